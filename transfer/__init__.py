@@ -1,0 +1,47 @@
+"""transfer: move robot policies between physics backends with every vector meaning the same thing.
+
+``import transfer`` is light: it loads neither torch, pxr, newton, ovphysx nor warp. The names below are
+loaded on first use.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "OrderingConvention": "transfer.ordering",
+    "parse_ordering": "transfer.ordering",
+    "ArticulationNameMap": "transfer.name_map",
+    "NameMapError": "transfer.name_map",
+    "build_name_map": "transfer.name_map",
+    "apply_articulation_ordering_preset": "transfer.presets",
+    "check_ordering_overrides": "transfer.presets",
+    "OrderingOverrideWarning": "transfer.presets",
+}
+
+__all__ = sorted(_EXPORTS)
+
+if TYPE_CHECKING:
+    from transfer.name_map import ArticulationNameMap, NameMapError, build_name_map
+    from transfer.ordering import OrderingConvention, parse_ordering
+    from transfer.presets import (
+        OrderingOverrideWarning,
+        apply_articulation_ordering_preset,
+        check_ordering_overrides,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'transfer' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,72 @@
+"""Ordering conventions: which articulation order a vector follows.
+
+A *convention* names the order a backend lists joints (DoFs) and bodies in:
+
+- ``physx``: PhysX (ovphysx) order, breadth-first from the root PhysX elects;
+- ``mjwarp``: Newton / MuJoCo-Warp order, depth-first (``ModelBuilder.add_usd`` + ``ArticulationView``);
+- ``robot_schema``: the order authored on the asset by ``isaac:physics:robotJoints`` / ``robotLinks``.
+
+An ordering is either a convention, an explicit sequence of names, or ``None`` (the backend's own order).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from enum import Enum
+
+__all__ = ["OrderingConvention", "Ordering", "parse_ordering"]
+
+
+class OrderingConvention(str, Enum):
+    """A named articulation ordering convention."""
+
+    PHYSX = "physx"
+    MJWARP = "mjwarp"
+    ROBOT_SCHEMA = "robot_schema"
+
+    def __str__(self) -> str:  # "physx", not "OrderingConvention.PHYSX"
+        return self.value
+
+
+Ordering = OrderingConvention | tuple[str, ...] | None
+"""What :func:`parse_ordering` returns: a convention, an explicit name tuple, or ``None``."""
+
+
+def _valid_values() -> str:
+    return ", ".join(c.value for c in OrderingConvention)
+
+
+def parse_ordering(value: object) -> Ordering:
+    """Normalise an ordering given by a user or a config.
+
+    Accepts ``None`` (backend order), an :class:`OrderingConvention`, a case-insensitive convention
+    string (``"PhysX"``, ``"mjwarp"``), or an explicit list/tuple of names (returned as a tuple of str).
+
+    Raises:
+        ValueError: an unknown convention string, or an empty name list.
+        TypeError: any other type, or a name list with non-string entries.
+    """
+    if value is None or isinstance(value, OrderingConvention):
+        return value
+    if isinstance(value, str):
+        key = value.strip().lower().replace("-", "_")
+        try:
+            return OrderingConvention(key)
+        except ValueError:
+            raise ValueError(
+                f"Unknown ordering convention {value!r}. Valid values: {_valid_values()}, "
+                "None (the backend's own order), or an explicit list of names."
+            ) from None
+    if isinstance(value, Sequence) and not isinstance(value, (bytes, bytearray)):
+        names = tuple(value)
+        bad = [(i, n) for i, n in enumerate(names) if not isinstance(n, str)]
+        if bad:
+            listed = ", ".join(f"[{i}]={n!r} ({type(n).__name__})" for i, n in bad)
+            raise TypeError(f"An explicit ordering must contain only names (str); non-string entries: {listed}.")
+        if not names:
+            raise ValueError("An explicit ordering must name at least one element; got an empty list.")
+        return names
+    raise TypeError(
+        f"Cannot use {type(value).__name__} {value!r} as an ordering. Expected None, one of "
+        f"{_valid_values()}, an OrderingConvention, or a list/tuple of names."
+    )
