@@ -20,13 +20,31 @@ _EXPORTS = {
     "apply_articulation_ordering_preset": "transfer.presets",
     "check_ordering_overrides": "transfer.presets",
     "OrderingOverrideWarning": "transfer.presets",
+    "OrderingError": "transfer.orders",
+    "ResolvedOrder": "transfer.orders",
+    "read_topology": "transfer.orders",
+    "resolve_ordering": "transfer.orders",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "ArticulationNameMap",
+    "NameMapError",
+    "OrderingConvention",
+    "OrderingError",
+    "OrderingOverrideWarning",
+    "ResolvedOrder",
+    "apply_articulation_ordering_preset",
+    "build_name_map",
+    "check_ordering_overrides",
+    "parse_ordering",
+    "read_topology",
+    "resolve_ordering",
+]
 
 if TYPE_CHECKING:
     from transfer.name_map import ArticulationNameMap, NameMapError, build_name_map
     from transfer.ordering import OrderingConvention, parse_ordering
+    from transfer.orders import OrderingError, ResolvedOrder, read_topology, resolve_ordering
     from transfer.presets import (
         OrderingOverrideWarning,
         apply_articulation_ordering_preset,

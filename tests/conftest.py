@@ -1,0 +1,33 @@
+"""Shared fixtures: the ../shared assets (skipped cleanly when absent) and hypothesis profiles."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+# Every property runs at least 200 examples (the "ci" profile is the default); `--hypothesis-profile=dev`
+# gives a quick local loop.
+settings.register_profile("ci", max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("dev", max_examples=30, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+SHARED = Path(os.environ.get("TRANSFER_SHARED", Path(__file__).resolve().parents[1].parent / "shared"))
+
+
+@pytest.fixture(scope="session")
+def shared() -> Path:
+    """The shared/ folder beside the checkout (real robots and policies); skips when absent."""
+    if not (SHARED / "assets").is_dir():
+        pytest.skip(f"shared assets not found at {SHARED} (set TRANSFER_SHARED to point elsewhere)")
+    return SHARED
+
+
+def shared_asset(relative: str) -> Path:
+    """A file under shared/assets, or a skip when shared/ is absent."""
+    path = SHARED / "assets" / relative
+    if not path.is_file():
+        pytest.skip(f"shared asset not found: {path}")
+    return path

@@ -1,0 +1,193 @@
+"""The ``transfer`` command line."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import tyro
+
+CONVENTIONS = ("physx", "mjwarp", "robot_schema")
+
+
+@dataclass(frozen=True)
+class Inspect:
+    """Print each articulation's elected root, base type, loop joints and the joint and body orders of
+    every convention side by side. Without ASSET, inspects the Ant shipped inside the installed newton
+    package."""
+
+    asset: Annotated[tyro.conf.Positional[Path | None], tyro.conf.arg(metavar="ASSET")] = None
+    """USD file to inspect (default: newton's bundled Ant)."""
+    root: Annotated[str | None, tyro.conf.arg(metavar="PRIM")] = None
+    """Path of the prim carrying PhysicsArticulationRootAPI (default: every articulation)."""
+    json: bool = False
+    """Print one JSON object instead of tables."""
+    truth: bool = False
+    """Also ask the real engines (ovphysx, Newton) and print a match/mismatch verdict."""
+
+
+def default_asset() -> Path:
+    """The Ant USD shipped inside the installed newton package (the demo asset), found without importing newton."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("newton")
+    if spec is None or not spec.submodule_search_locations:
+        raise SystemExit(
+            "No ASSET given and newton is not installed to provide the default Ant. "
+            "Pass a USD file, or `pip install 'transfer[newton]'`."
+        )
+    return Path(spec.submodule_search_locations[0]) / "examples" / "assets" / "ant.usda"
+
+
+def _convention_block(graph: Any, convention: str) -> dict[str, Any] | None:
+    from transfer.orders import OrderingError, mjwarp_order, physx_order, robot_schema_order
+
+    fn = {"physx": physx_order, "mjwarp": mjwarp_order, "robot_schema": robot_schema_order}[convention]
+    try:
+        order = fn(graph)
+    except OrderingError as exc:
+        return {"error": str(exc)}
+    if order is None:
+        return None
+    return {"joints": list(order.joints), "bodies": list(order.bodies)}
+
+
+def inspect_asset(asset: Path, root: str | None = None, truth: bool = False) -> dict[str, Any]:
+    """The ``inspect`` report as plain data (what ``--json`` prints)."""
+    from transfer.orders import OrderingError, physx_order, read_topology
+
+    topo = read_topology(asset, root)
+    engines: dict[str, Any] = {}
+    if truth:
+        engines = _truth(asset, root)
+    out = []
+    for graph in topo:
+        entry: dict[str, Any] = {"root": graph.root}
+        try:
+            px = physx_order(graph)
+            entry["root_body"] = px.root_body
+            entry["fixed_base"] = px.fixed_base
+            entry["loop_joints"] = list(px.loop_joints)
+        except OrderingError:
+            entry["root_body"], entry["fixed_base"], entry["loop_joints"] = None, None, []
+        for convention in CONVENTIONS:
+            entry[convention] = _convention_block(graph, convention)
+        if truth:
+            entry["truth"] = {name: result.get(graph.root) for name, result in engines.items()}
+            entry["truth"]["match"] = {
+                name: _matches(entry[name], entry["truth"][name]) for name in ("physx", "mjwarp")
+            }
+        out.append(entry)
+    return {"asset": str(asset), "articulations": out}
+
+
+def _truth(asset: Path, root: str | None) -> dict[str, dict[str, Any]]:
+    from transfer import truth
+
+    results: dict[str, dict[str, Any]] = {}
+    for name, fn in (("physx", truth.physx_order), ("mjwarp", truth.newton_order)):
+        try:
+            results[name] = {o.root: {"joints": list(o.joints), "bodies": list(o.bodies)} for o in fn(asset, root)}
+        except truth.EngineRefusal as exc:
+            results[name] = _AllRoots({"error": exc.reason})
+        except ImportError as exc:
+            results[name] = _AllRoots({"error": f"engine not installed: {exc}"})
+    return results
+
+
+class _AllRoots(dict):
+    """One engine answer for every root (a refusal of the whole stage)."""
+
+    def __init__(self, value: dict[str, Any]):
+        super().__init__()
+        self.value = value
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return self.value
+
+
+def _matches(emulated: dict[str, Any] | None, engine: dict[str, Any] | None) -> bool | None:
+    if emulated is None or engine is None:
+        return None
+    if "error" in emulated or "error" in engine:
+        return ("error" in emulated) == ("error" in engine)
+    return emulated["joints"] == engine["joints"] and emulated["bodies"] == engine["bodies"]
+
+
+def _print_report(report: dict[str, Any]) -> None:
+    print(f"asset: {report['asset']}")
+    for art in report["articulations"]:
+        base = {True: "fixed", False: "floating", None: "unknown"}[art["fixed_base"]]
+        print(f"\narticulation root: {art['root']}")
+        print(f"  elected root link (physx): {art['root_body']}   base: {base}")
+        print(f"  loop joints left out: {', '.join(art['loop_joints']) or 'none'}")
+        columns = [(c, art[c]) for c in CONVENTIONS]
+        if "truth" in art:
+            columns += [(f"{c} (engine)", art["truth"][c]) for c in ("physx", "mjwarp")]
+        for kind in ("joints", "bodies"):
+            _print_table(kind, columns)
+        for name, ok in art.get("truth", {}).get("match", {}).items():
+            verdict = {True: "MATCH", False: "MISMATCH", None: "n/a"}[ok]
+            print(f"  {name}: emulation vs engine: {verdict}")
+
+
+def _print_table(kind: str, columns: list[tuple[str, dict[str, Any] | None]]) -> None:
+    cells: list[list[str]] = []
+    notes = []
+    for title, block in columns:
+        if block is None:
+            cells.append(["(not authored)"])
+        elif "error" in block:
+            cells.append(["(refused, see below)"])
+            notes.append(f"  {title}: {block['error']}")
+        else:
+            cells.append(list(block[kind]))
+    rows = max(len(c) for c in cells)
+    widths = [max(len(t), *(len(x) for x in c)) for (t, _), c in zip(columns, cells, strict=True)]
+    header = "  ".join(t.ljust(w) for (t, _), w in zip(columns, widths, strict=True))
+    print(f"\n  {kind}:")
+    print(f"    #   {header}")
+    for i in range(rows):
+        line = "  ".join((c[i] if i < len(c) else "").ljust(w) for c, w in zip(cells, widths, strict=True))
+        print(f"    {i:<3} {line.rstrip()}")
+    for note in dict.fromkeys(notes) if kind == "bodies" else ():
+        print(note)
+
+
+def run_inspect(cmd: Inspect) -> int:
+    from transfer.orders import OrderingError
+
+    asset = cmd.asset or default_asset()
+    try:
+        report = inspect_asset(asset, cmd.root, cmd.truth)
+    except (OrderingError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if cmd.json:
+        print(json.dumps(report, indent=2))
+    else:
+        _print_report(report)
+    return 0
+
+
+SUBCOMMANDS = {"inspect": tyro.conf.FlagCreatePairsOff[Inspect]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``transfer`` console script."""
+    cmd = tyro.extras.subcommand_cli_from_dict(
+        SUBCOMMANDS,
+        args=argv,
+        prog="transfer",
+        description="Run a policy trained on one physics backend on another, every vector matched by name.",
+    )
+    if isinstance(cmd, Inspect):
+        return run_inspect(cmd)
+    raise AssertionError(cmd)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,106 @@
+"""Resolve articulation orders from USD alone: the ``physx``, ``mjwarp`` and ``robot_schema`` conventions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from transfer.ordering import OrderingConvention, parse_ordering
+from transfer.orders.graph import (
+    ArticulationGraph,
+    Body,
+    Joint,
+    JointType,
+    OrderingError,
+    ResolvedOrder,
+    RobotSchema,
+    Topology,
+    graph_from_edges,
+)
+from transfer.orders.mjwarp import MjwarpRefusal, mjwarp_order
+from transfer.orders.physx import physx_order
+from transfer.orders.robot_schema import robot_schema_order
+
+__all__ = [
+    "ArticulationGraph",
+    "Body",
+    "Joint",
+    "JointType",
+    "MjwarpRefusal",
+    "OrderingError",
+    "ResolvedOrder",
+    "RobotSchema",
+    "Topology",
+    "graph_from_edges",
+    "mjwarp_order",
+    "physx_order",
+    "read_topology",
+    "resolve_ordering",
+    "robot_schema_order",
+]
+
+
+def read_topology(asset: Any, root: str | None = None) -> Topology:
+    """Read every articulation of a USD file or ``Usd.Stage`` (or only the one at ``root``) as graphs."""
+    from transfer.orders.usd import read_topology as _read
+
+    return _read(asset, root)
+
+
+def _one_graph(asset: Any, root: str | None) -> ArticulationGraph:
+    if isinstance(asset, ArticulationGraph):
+        if root is not None and root != asset.root:
+            raise OrderingError(f"The given graph is rooted at {asset.root}, not {root}.")
+        return asset
+    topo = asset if isinstance(asset, Topology) else read_topology(asset, root)
+    graphs = [g for g in topo if root is None or g.root == root]
+    if len(graphs) != 1:
+        roots = [g.root for g in topo]
+        raise OrderingError(
+            f"{topo.source or 'The asset'} holds {len(roots)} articulations {roots}; pass root= (CLI: --root) "
+            "with the path of the one you mean."
+            if graphs
+            else f"No articulation at {root}; roots found: {roots}."
+        )
+    return graphs[0]
+
+
+def resolve_ordering(asset: Any, convention: Any, root: str | None = None) -> ResolvedOrder:
+    """The joint (DoF) and body order of one articulation under ``convention``.
+
+    ``asset`` is a USD path, a ``Usd.Stage``, a :class:`Topology` or an :class:`ArticulationGraph`;
+    ``convention`` anything :func:`transfer.parse_ordering` accepts. An explicit name list is validated
+    against the articulation's DoF names (or its body names) in PhysX spelling and returned in that field.
+    Raises :class:`OrderingError` (or :class:`MjwarpRefusal`) with the reason and the fix.
+    """
+    parsed = parse_ordering(convention)
+    g = _one_graph(asset, root)
+    if parsed is None:
+        raise ValueError("resolve_ordering needs a convention or a name list; None means 'the backend's own order'.")
+    if parsed is OrderingConvention.PHYSX:
+        return physx_order(g)
+    if parsed is OrderingConvention.MJWARP:
+        return mjwarp_order(g)
+    if parsed is OrderingConvention.ROBOT_SCHEMA:
+        order = robot_schema_order(g)
+        if order is None:
+            raise OrderingError(
+                f"The asset holding {g.root} authors no robot schema (isaac:physics:robotJoints / robotLinks on "
+                "the asset prim or the articulation root). Use physx, mjwarp or an explicit list instead."
+            )
+        return order
+    return _explicit(g, parsed)
+
+
+def _explicit(g: ArticulationGraph, names: tuple[str, ...]) -> ResolvedOrder:
+    from transfer.name_map import build_name_map
+
+    ref = physx_order(g)
+    for kind, reference in (("joint", ref.joints), ("body", ref.bodies)):
+        try:
+            build_name_map(kind, reference, names)
+        except ValueError as exc:
+            last = exc
+            continue
+        fields = {"joints": names, "bodies": ()} if kind == "joint" else {"joints": (), "bodies": names}
+        return ResolvedOrder("explicit", g.root, fixed_base=ref.fixed_base, root_body=ref.root_body, **fields)
+    raise OrderingError(f"The explicit order is neither a permutation of the joints nor of the bodies of {g.root}: {last}")
