@@ -47,6 +47,20 @@ def mjwarp_dof_names(joint: Joint) -> list[str]:
     )
 
 
+def _group_dof_names(group: list[Joint]) -> list[str]:
+    """DoF names of one joint, or of parallel joints Newton merges into a D6 named after the first."""
+    if len(group) == 1:
+        return mjwarp_dof_names(group[0])
+    bad = [j for j in group if j.type not in (JointType.REVOLUTE, JointType.PRISMATIC)]
+    if bad:
+        raise MjwarpRefusal(
+            f"Cannot merge joint {bad[0].path} of type {bad[0].type.value} into a D6 joint. "
+            "Only RevoluteJoint and PrismaticJoint are supported for merging."
+        )
+    count = len(group)  # one DoF per member, linear (prismatic) first, then angular
+    return [f"{group[0].name}:{i}" for i in range(count)]
+
+
 def _sort(edges: list[tuple[int, int]], names: list[str], body_paths: list[str]) -> list[int]:
     """Depth-first order of edge indices; Newton's reasons on failure."""
     directed = _sort_directed(edges)
@@ -131,6 +145,7 @@ def mjwarp_order(g: ArticulationGraph) -> ResolvedOrder:
     edges: list[tuple[int, int]] = []
     edge_joints: list[Joint] = []
     pairs: dict[tuple[int, int], Joint] = {}
+    groups: dict[str, list[Joint]] = defaultdict(list)
     excluded = []
     for j in sorted(g.joints, key=lambda j: j.path):
         parent, child = body_id.get(j.body0 or "", -1), body_id.get(j.body1 or "", -1)
@@ -142,12 +157,10 @@ def mjwarp_order(g: ArticulationGraph) -> ResolvedOrder:
             excluded.append(j.path)
             continue
         if (parent, child) in pairs:
-            raise OrderingError(
-                f"Joints {pairs[(parent, child)].path} and {j.path} connect the same two bodies; Newton merges "
-                "them into one D6 joint, which the mjwarp convention does not model yet. Pin the order with an "
-                "explicit list of DoF names (`transfer inspect --truth` prints Newton's)."
-            )
+            groups[pairs[(parent, child)].path].append(j)  # parallel joints merge into one D6
+            continue
         pairs[(parent, child)] = j
+        groups[j.path].append(j)
         edges.append((parent, child))
         edge_joints.append(j)
     if not edges:
@@ -161,11 +174,11 @@ def mjwarp_order(g: ArticulationGraph) -> ResolvedOrder:
                 bodies.append(b)
     first_parent, first_child = edges[order[0]]
     root = first_child if first_parent == -1 else first_parent
-    tree = {edge_joints[jid].path for jid in order}
+    tree = {j.path for jid in order for j in groups[edge_joints[jid].path]}
     return ResolvedOrder(
         convention="mjwarp",
         root=g.root,
-        joints=tuple(dof for jid in order for dof in mjwarp_dof_names(edge_joints[jid])),
+        joints=tuple(dof for jid in order for dof in _group_dof_names(groups[edge_joints[jid].path])),
         bodies=tuple(leaf(body_paths[b]) for b in bodies),
         fixed_base=first_parent == -1,
         root_body=body_paths[root],
