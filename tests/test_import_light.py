@@ -20,13 +20,21 @@ def test_import_transfer_loads_no_engine():
 def test_public_names_exist():
     for name in transfer.__all__:
         assert getattr(transfer, name) is not None
-    assert {"OrderingConvention", "parse_ordering", "ArticulationNameMap", "build_name_map",
-            "apply_articulation_ordering_preset", "resolve_ordering", "read_topology"} <= set(transfer.__all__)
+    assert {
+        "OrderingConvention",
+        "parse_ordering",
+        "ArticulationNameMap",
+        "build_name_map",
+        "apply_articulation_ordering_preset",
+        "resolve_ordering",
+        "read_topology",
+    } <= set(transfer.__all__)
 
 
 def test_ruff_bans_module_level_engine_imports():
-    result = subprocess.run([sys.executable, "-m", "ruff", "check", "--select", "TID253", "transfer"],
-                            capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--select", "TID253", "transfer"], capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stdout
 
 

@@ -7,7 +7,9 @@ from hypothesis import strategies as st
 
 from transfer import ArticulationNameMap, NameMapError, build_name_map
 
-unique_names = st.lists(st.text(alphabet="abcdefgh_:0123", min_size=1, max_size=6), min_size=1, max_size=30, unique=True)
+unique_names = st.lists(
+    st.text(alphabet="abcdefgh_:0123", min_size=1, max_size=6), min_size=1, max_size=30, unique=True
+)
 
 
 @st.composite

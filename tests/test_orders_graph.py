@@ -58,7 +58,9 @@ def test_ancestor_election_prefers_the_world_anchor():
 
 
 def test_ancestor_without_anchor_elects_the_graph_centre():
-    g = graph_from_edges([("j1", "a", "b"), ("j2", "b", "c"), ("j3", "c", "d"), ("j4", "d", "e")], root="", root_kind="ancestor")
+    g = graph_from_edges(
+        [("j1", "a", "b"), ("j2", "b", "c"), ("j3", "c", "d"), ("j4", "d", "e")], root="", root_kind="ancestor"
+    )
     order = physx_order(g)
     assert order.root_body == "/r/c" and not order.fixed_base
     assert order.bodies == ("c", "b", "d", "a", "e")

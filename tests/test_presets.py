@@ -117,7 +117,12 @@ def test_consistent_overrides_do_not_warn(prefix, ordering):
     value = str(ordering).lower()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert check_ordering_overrides([f"{prefix}.joint_ordering={value}", f"{prefix}.body_ordering={value.upper()}", "physics=physx"]) == []
+        assert (
+            check_ordering_overrides(
+                [f"{prefix}.joint_ordering={value}", f"{prefix}.body_ordering={value.upper()}", "physics=physx"]
+            )
+            == []
+        )
 
 
 @given(prefixes, conventions, st.sampled_from(["joint_ordering", "body_ordering"]))

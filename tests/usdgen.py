@@ -73,7 +73,11 @@ idents = st.text(alphabet="abcAB_", min_size=1, max_size=3).map(lambda s: "n" + 
 def d6_limits(draw) -> tuple[tuple[str, float, float], ...]:
     out = []
     for axis in ROT_AXES + LIN_AXES:
-        kind = draw(st.sampled_from(["none", "locked", "free", "free", "equal"] if axis in ROT_AXES else ["none", "none", "locked", "free"]))
+        kind = draw(
+            st.sampled_from(
+                ["none", "locked", "free", "free", "equal"] if axis in ROT_AXES else ["none", "none", "locked", "free"]
+            )
+        )
         if kind == "locked":
             out.append((axis, 1.0, -1.0))
         elif kind == "free":

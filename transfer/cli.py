@@ -142,7 +142,11 @@ def _print_table(kind: str, columns: list[tuple[str, dict[str, Any] | None]]) ->
             cells.append(["(not authored)"])
         elif "error" in block:
             cells.append(["(refused, see below)"])
-            notes.append(f"  {title}: {block['error']}")
+            lines = block["error"].splitlines()
+            shown = "\n    ".join(lines[:4]) + (
+                f"\n    ... ({len(lines) - 4} more lines; --json prints all)" if len(lines) > 4 else ""
+            )
+            notes.append(f"  {title}: {shown}")
         else:
             cells.append(list(block[kind]))
     rows = max(len(c) for c in cells)

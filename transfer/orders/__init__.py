@@ -103,4 +103,6 @@ def _explicit(g: ArticulationGraph, names: tuple[str, ...]) -> ResolvedOrder:
             continue
         fields = {"joints": names, "bodies": ()} if kind == "joint" else {"joints": (), "bodies": names}
         return ResolvedOrder("explicit", g.root, fixed_base=ref.fixed_base, root_body=ref.root_body, **fields)
-    raise OrderingError(f"The explicit order is neither a permutation of the joints nor of the bodies of {g.root}: {last}")
+    raise OrderingError(
+        f"The explicit order is neither a permutation of the joints nor of the bodies of {g.root}: {last}"
+    )

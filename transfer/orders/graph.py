@@ -117,6 +117,8 @@ class ArticulationGraph:
     joints: tuple[Joint, ...]
     source: str = ""
     robot: RobotSchema | None = None
+    composition_errors: tuple[str, ...] = ()
+    """Messages of the stage's USD composition errors (missing referenced files, ...)."""
 
     def body(self, path: str) -> Body:
         for b in self.bodies:

@@ -140,6 +140,14 @@ def _body(bid: int, body_paths: list[str]) -> str:
 
 def mjwarp_order(g: ArticulationGraph) -> ResolvedOrder:
     """Joint (DoF) and body order Newton gives ``g``; raises :class:`MjwarpRefusal` where Newton refuses."""
+    if g.composition_errors:
+        listed = "\n".join(f"- {e}" for e in g.composition_errors[:5])
+        more = len(g.composition_errors) - 5
+        raise MjwarpRefusal(
+            f"USD stage has composition errors while loading {g.source}:\n{listed}"
+            + (f"\n(and {more} more)" if more > 0 else "")
+            + "\nNewton refuses any composition error: fix the references (or use a flattened copy of the asset)."
+        )
     body_paths = sorted(b.path for b in g.bodies)
     body_id = {p: i for i, p in enumerate(body_paths)}
     edges: list[tuple[int, int]] = []
@@ -180,7 +188,7 @@ def mjwarp_order(g: ArticulationGraph) -> ResolvedOrder:
         root=g.root,
         joints=tuple(dof for jid in order for dof in _group_dof_names(groups[edge_joints[jid].path])),
         bodies=tuple(leaf(body_paths[b]) for b in bodies),
-        fixed_base=first_parent == -1,
+        fixed_base=first_parent == -1 and edge_joints[order[0]].type is JointType.FIXED,
         root_body=body_paths[root],
         loop_joints=tuple(sorted(p for p in (j.path for j in g.joints) if p not in tree)),
     )

@@ -199,9 +199,7 @@ def physx_order(g: ArticulationGraph) -> ResolvedOrder:
     used = {j.path for j in inbound} | ({root_joint.path} if root_joint else set())
     members = set(created)
     loops = sorted(
-        j.path
-        for j in G.joints
-        if j.path not in used and all(s is None or s in members for s in (j.body0, j.body1))
+        j.path for j in G.joints if j.path not in used and all(s is None or s in members for s in (j.body0, j.body1))
     )
     return ResolvedOrder(
         convention="physx",

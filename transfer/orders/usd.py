@@ -142,6 +142,7 @@ def read_topology(asset: Any, root: str | None = None) -> Topology:
         elif name == "Articulation":
             articulations.extend(zip(paths, descs, strict=True))
 
+    composition_errors = tuple(str(e) for e in stage.GetCompositionErrors())
     graphs = []
     for path, desc in articulations:
         key = str(path)
@@ -162,6 +163,7 @@ def read_topology(asset: Any, root: str | None = None) -> Topology:
                 joints=tuple(joints[p] for p in sorted(member_joints) if p in joints),
                 source=_source(stage),
                 robot=read_robot_schema(stage, key),
+                composition_errors=composition_errors,
             )
         )
     graphs.sort(key=lambda g: g.root)
@@ -186,13 +188,19 @@ def _no_root_hint() -> str:
 def _robot_prim(stage, start: str):
     prim = stage.GetPrimAtPath(start)
     while prim and prim.IsValid() and str(prim.GetPath()) != "/":
-        if prim.GetRelationship(_ROBOT_JOINTS) or prim.GetRelationship(_ROBOT_LINKS) or "IsaacRobotAPI" in (
-            prim.GetAppliedSchemas()
+        if (
+            prim.GetRelationship(_ROBOT_JOINTS)
+            or prim.GetRelationship(_ROBOT_LINKS)
+            or "IsaacRobotAPI" in (prim.GetAppliedSchemas())
         ):
             return prim
         prim = prim.GetParent()
     default = stage.GetDefaultPrim()
-    if default and default.IsValid() and (default.GetRelationship(_ROBOT_JOINTS) or default.GetRelationship(_ROBOT_LINKS)):
+    if (
+        default
+        and default.IsValid()
+        and (default.GetRelationship(_ROBOT_JOINTS) or default.GetRelationship(_ROBOT_LINKS))
+    ):
         return default
     return None
 
