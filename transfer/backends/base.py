@@ -1,0 +1,155 @@
+"""The backend contract: one articulation, cloned into ``num_envs`` environments, in the engine's own order.
+
+Everything here is in **backend order** (the engine's joint/DoF and body order), **SI units** (m, rad,
+N, N·m, N·m/rad, ...), the **world frame**, and quaternions **xyzw** (Warp's convention). Arrays are
+``wp.array(dtype=wp.float32)`` on :attr:`Backend.device`:
+
+- poses: shape ``(num_envs, 7)`` (root) or ``(num_envs, num_bodies, 7)`` (bodies): ``x, y, z, qx, qy, qz, qw``
+  of the body (link) frame, i.e. the authored body prim frame;
+- velocities: ``(num_envs, 6)`` / ``(num_envs, num_bodies, 6)``: linear velocity of the centre of mass,
+  then angular velocity, both in the world frame;
+- joint quantities: ``(num_envs, num_joints)`` with one column per DoF.
+
+Readers return arrays the backend owns and refreshes; do not write into them. Writers take full-width
+arrays (``num_envs`` rows) and an optional ``env_ids`` (1-D ``wp.int32``): only those rows are applied.
+The public-order layer (:func:`transfer.open_articulation`) sits on top and never needs more than this.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+if TYPE_CHECKING:
+    import warp as wp
+
+__all__ = ["JOINT_PROPERTIES", "Backend", "JointProperties"]
+
+JOINT_PROPERTIES = (
+    "stiffness",
+    "damping",
+    "armature",
+    "friction",
+    "position_limit_lower",
+    "position_limit_upper",
+    "velocity_limit",
+    "effort_limit",
+)
+
+
+@dataclass
+class JointProperties:
+    """Per-DoF properties, each ``(num_envs, num_joints)`` float32, SI (drive gains per rad or per m)."""
+
+    stiffness: wp.array
+    damping: wp.array
+    armature: wp.array
+    friction: wp.array
+    position_limit_lower: wp.array
+    position_limit_upper: wp.array
+    velocity_limit: wp.array
+    effort_limit: wp.array
+
+
+class Backend(ABC):
+    """A physics engine driving one articulation type in ``num_envs`` environments, in backend order."""
+
+    name: ClassVar[str]
+    """Engine name: ``"physx"`` or ``"newton"``; it is also the ordering convention the engine follows."""
+
+    # Capabilities: declared, never discovered by trial.
+    supports_partial_reset: ClassVar[bool] = True
+    """``reset(env_ids)`` resets only the given environments."""
+    supports_body_velocities: ClassVar[bool] = True
+    """:meth:`body_velocities` is available."""
+    supports_cuda_graph: ClassVar[bool] = False
+    """:meth:`step` may be captured in a CUDA graph (on CUDA devices)."""
+
+    device: str
+    num_envs: int
+    joint_names: tuple[str, ...]
+    """DoF names in backend order."""
+    body_names: tuple[str, ...]
+    """Link names in backend order; index 0 is the root link."""
+    fixed_base: bool
+    default_joint_pos: wp.array
+    """Initial joint positions from the asset, ``(num_envs, num_joints)``."""
+
+    @property
+    def num_joints(self) -> int:
+        return len(self.joint_names)
+
+    @property
+    def num_bodies(self) -> int:
+        return len(self.body_names)
+
+    # -- reads -----------------------------------------------------------------------------------
+    @abstractmethod
+    def root_pose(self) -> wp.array:
+        """Shape ``(num_envs, 7)``: root link position and quaternion (xyzw), world frame."""
+
+    @abstractmethod
+    def root_velocity(self) -> wp.array:
+        """Shape ``(num_envs, 6)``: root COM linear velocity, then angular velocity, world frame."""
+
+    @abstractmethod
+    def joint_positions(self) -> wp.array:
+        """Shape ``(num_envs, num_joints)``: rad or m."""
+
+    @abstractmethod
+    def joint_velocities(self) -> wp.array:
+        """Shape ``(num_envs, num_joints)``: rad/s or m/s."""
+
+    @abstractmethod
+    def body_poses(self) -> wp.array:
+        """Shape ``(num_envs, num_bodies, 7)``: link frames, world frame, xyzw."""
+
+    def body_velocities(self) -> wp.array:
+        """Shape ``(num_envs, num_bodies, 6)``: COM linear, then angular velocity, world frame."""
+        raise NotImplementedError(f"{type(self).__name__} does not support body velocities")
+
+    @abstractmethod
+    def joint_properties(self) -> JointProperties:
+        """Per-DoF properties as the engine holds them (converted to SI)."""
+
+    # -- writes ----------------------------------------------------------------------------------
+    @abstractmethod
+    def write_root_pose(self, pose: wp.array, env_ids: wp.array | None = None) -> None:
+        """Teleport roots; ``pose`` is ``(num_envs, 7)``."""
+
+    @abstractmethod
+    def write_root_velocity(self, velocity: wp.array, env_ids: wp.array | None = None) -> None:
+        """``velocity`` is ``(num_envs, 6)``: COM linear, angular, world frame."""
+
+    @abstractmethod
+    def write_joint_state(self, position: wp.array, velocity: wp.array, env_ids: wp.array | None = None) -> None:
+        """Set joint positions and velocities, each ``(num_envs, num_joints)``."""
+
+    @abstractmethod
+    def set_joint_position_target(self, target: wp.array, env_ids: wp.array | None = None) -> None:
+        """PD position targets, ``(num_envs, num_joints)``."""
+
+    @abstractmethod
+    def set_joint_velocity_target(self, target: wp.array, env_ids: wp.array | None = None) -> None:
+        """PD velocity targets, ``(num_envs, num_joints)``."""
+
+    @abstractmethod
+    def set_joint_effort_target(self, effort: wp.array, env_ids: wp.array | None = None) -> None:
+        """Feed-forward joint efforts (N·m or N), ``(num_envs, num_joints)``."""
+
+    @abstractmethod
+    def write_joint_properties(self, env_ids: wp.array | None = None, **values: wp.array) -> None:
+        """Set some of :data:`JOINT_PROPERTIES` (keyword names), each ``(num_envs, num_joints)``."""
+
+    # -- stepping --------------------------------------------------------------------------------
+    @abstractmethod
+    def step(self, dt: float) -> None:
+        """Advance the simulation by ``dt`` seconds; readers reflect the new state afterwards."""
+
+    @abstractmethod
+    def reset(self, env_ids: wp.array | None = None) -> None:
+        """Restore the initial root state and default joint state of the given environments (all if None)."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release engine resources."""
