@@ -100,7 +100,9 @@ def articulations(draw, name: str = "robot", max_bodies: int = 40) -> Articulati
 
     def fresh(holder: int | None) -> str:
         taken = used.setdefault(holder, set())
-        nm = draw(idents.filter(lambda s: s not in taken))
+        nm = draw(idents)
+        if nm in taken:  # siblings need unique names; a digit suffix keeps it unique (idents have no digits)
+            nm = f"{nm}{len(taken)}"
         taken.add(nm)
         return nm
 
