@@ -24,9 +24,12 @@ _EXPORTS = {
     "ResolvedOrder": "transfer.orders",
     "read_topology": "transfer.orders",
     "resolve_ordering": "transfer.orders",
+    "open_articulation": "transfer.articulation",
+    "Articulation": "transfer.articulation",
 }
 
 __all__ = [
+    "Articulation",
     "ArticulationNameMap",
     "NameMapError",
     "OrderingConvention",
@@ -35,6 +38,7 @@ __all__ = [
     "ResolvedOrder",
     "apply_articulation_ordering_preset",
     "build_name_map",
+    "open_articulation",
     "check_ordering_overrides",
     "parse_ordering",
     "read_topology",
@@ -42,6 +46,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from transfer.articulation import Articulation, open_articulation
     from transfer.name_map import ArticulationNameMap, NameMapError, build_name_map
     from transfer.ordering import OrderingConvention, parse_ordering
     from transfer.orders import OrderingError, ResolvedOrder, read_topology, resolve_ordering
