@@ -1,0 +1,510 @@
+"""One articulation in public order, the same on every backend: :func:`open_articulation`.
+
+The public (user) order is the order of the checkpoint or the config (``joint_ordering``/``body_ordering``);
+the backend runs in its own order underneath. Reads gather backend data into public order; writes scatter
+public-order data into backend order. Identity orderings (``None``) launch no reorder at all.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import warp as wp
+
+from transfer import kernels
+from transfer.name_map import ArticulationNameMap, build_name_map
+from transfer.ordering import OrderingConvention, parse_ordering
+from transfer.presets import OrderingOverrideWarning
+
+if TYPE_CHECKING:
+    from transfer.backends.base import Backend
+
+__all__ = ["BACKENDS", "Articulation", "ArticulationData", "open_articulation"]
+
+BACKENDS = {
+    "physx": ("transfer.backends.physx", "PhysxBackend", "physx"),
+    "newton": ("transfer.backends.newton", "NewtonBackend", "newton"),
+}
+NATIVE = {"physx": OrderingConvention.PHYSX, "newton": OrderingConvention.MJWARP}
+
+
+# -- kernels: split poses and velocities, body frame quantities --------------------------------------------------
+@wp.kernel
+def _root_kernel(
+    pose: wp.array2d(dtype=wp.float32),
+    vel: wp.array2d(dtype=wp.float32),
+    gravity_dir: wp.vec3,
+    pos_w: wp.array(dtype=wp.vec3),
+    quat_w: wp.array(dtype=wp.quat),
+    lin_w: wp.array(dtype=wp.vec3),
+    ang_w: wp.array(dtype=wp.vec3),
+    lin_b: wp.array(dtype=wp.vec3),
+    ang_b: wp.array(dtype=wp.vec3),
+    gravity_b: wp.array(dtype=wp.vec3),
+):
+    e = wp.tid()
+    q = wp.normalize(wp.quat(pose[e, 3], pose[e, 4], pose[e, 5], pose[e, 6]))
+    v = wp.vec3(vel[e, 0], vel[e, 1], vel[e, 2])
+    w = wp.vec3(vel[e, 3], vel[e, 4], vel[e, 5])
+    pos_w[e] = wp.vec3(pose[e, 0], pose[e, 1], pose[e, 2])
+    quat_w[e] = q
+    lin_w[e] = v
+    ang_w[e] = w
+    lin_b[e] = wp.quat_rotate_inv(q, v)
+    ang_b[e] = wp.quat_rotate_inv(q, w)
+    gravity_b[e] = wp.quat_rotate_inv(q, gravity_dir)
+
+
+@wp.kernel
+def _bodies_kernel(
+    poses: wp.array3d(dtype=wp.float32),
+    user_to_backend: wp.array(dtype=wp.int32),
+    pos_w: wp.array2d(dtype=wp.vec3),
+    quat_w: wp.array2d(dtype=wp.quat),
+):
+    e, u = wp.tid()
+    b = user_to_backend[u]
+    pos_w[e, u] = wp.vec3(poses[e, b, 0], poses[e, b, 1], poses[e, b, 2])
+    quat_w[e, u] = wp.quat(poses[e, b, 3], poses[e, b, 4], poses[e, b, 5], poses[e, b, 6])
+
+
+@wp.kernel
+def _copy_rows_2d(src: wp.array2d(dtype=wp.float32), rows: wp.array(dtype=wp.int32), dst: wp.array2d(dtype=wp.float32)):
+    i, j = wp.tid()
+    dst[rows[i], j] = src[i, j]
+
+
+class ArticulationData:
+    """Public-order state of an :class:`Articulation`, refreshed lazily once per step.
+
+    Every attribute is a ``wp.array`` shaped ``(num_envs, ...)``: ``.numpy()`` copies to the host and
+    ``wp.to_torch(a)`` is a zero-copy torch view. Positions in m, angles in rad, quaternions xyzw, velocities in
+    the world frame (``_w``) or the root body frame (``_b``).
+    """
+
+    def __init__(self, art: Articulation) -> None:
+        self._art = art
+        self._stamp: dict[str, int] = {}
+        b, e, d = art._backend, art.num_envs, art.num_joints
+        dev = b.device
+        z = lambda *shape, dtype=wp.float32: wp.zeros(shape, dtype=dtype, device=dev)  # noqa: E731
+        self._joint_pos, self._joint_vel = z(e, d), z(e, d)
+        self._root = {k: z(e, dtype=wp.vec3) for k in ("pos_w", "lin_w", "ang_w", "lin_b", "ang_b", "gravity_b")}
+        self._root_quat = z(e, dtype=wp.quat)
+        self._body_pos = z(e, art.num_bodies, dtype=wp.vec3)
+        self._body_quat = z(e, art.num_bodies, dtype=wp.quat)
+        self._default_joint_pos = art._to_user(b.default_joint_pos, art.joint_ordering)
+        self._props: dict[str, wp.array] = {}
+        up = np.asarray(getattr(b, "gravity_dir", (0.0, 0.0, -1.0)), dtype=np.float32)
+        self._gravity_dir = wp.vec3(*up.tolist())
+
+    def _fresh(self, key: str) -> bool:
+        if self._stamp.get(key) == self._art._step_count:
+            return True
+        self._stamp[key] = self._art._step_count
+        return False
+
+    # joints
+    @property
+    def joint_pos(self) -> wp.array:
+        """Joint (DoF) positions, ``(num_envs, num_joints)``, public order."""
+        if not self._fresh("joint_pos"):
+            self._art._gather_joints(self._art._backend.joint_positions(), self._joint_pos)
+        return self._joint_pos
+
+    @property
+    def joint_vel(self) -> wp.array:
+        """Joint (DoF) velocities, ``(num_envs, num_joints)``, public order."""
+        if not self._fresh("joint_vel"):
+            self._art._gather_joints(self._art._backend.joint_velocities(), self._joint_vel)
+        return self._joint_vel
+
+    @property
+    def default_joint_pos(self) -> wp.array:
+        """Initial joint positions from the asset, ``(num_envs, num_joints)``, public order."""
+        return self._default_joint_pos
+
+    # root
+    def _refresh_root(self) -> None:
+        if self._fresh("root"):
+            return
+        b = self._art._backend
+        r = self._root
+        wp.launch(
+            _root_kernel,
+            dim=self._art.num_envs,
+            inputs=[b.root_pose(), b.root_velocity(), self._gravity_dir],
+            outputs=[r["pos_w"], self._root_quat, r["lin_w"], r["ang_w"], r["lin_b"], r["ang_b"], r["gravity_b"]],
+            device=b.device,
+        )
+
+    def _root_field(self, key: str) -> wp.array:
+        self._refresh_root()
+        return self._root[key]
+
+    root_pos_w = property(lambda self: self._root_field("pos_w"), doc="Root link position ``(num_envs,)`` vec3.")
+    root_lin_vel_w = property(lambda self: self._root_field("lin_w"), doc="Root COM linear velocity, world frame.")
+    root_ang_vel_w = property(lambda self: self._root_field("ang_w"), doc="Root angular velocity, world frame.")
+    root_lin_vel_b = property(lambda self: self._root_field("lin_b"), doc="Root COM linear velocity, root frame.")
+    root_ang_vel_b = property(lambda self: self._root_field("ang_b"), doc="Root angular velocity, root frame.")
+    projected_gravity_b = property(lambda self: self._root_field("gravity_b"), doc="Gravity direction, root frame.")
+
+    @property
+    def root_quat_w(self) -> wp.array:
+        """Root orientation ``(num_envs,)`` ``wp.quat`` (xyzw), world frame."""
+        self._refresh_root()
+        return self._root_quat
+
+    # bodies
+    def _refresh_bodies(self) -> None:
+        if self._fresh("bodies"):
+            return
+        art = self._art
+        wp.launch(
+            _bodies_kernel,
+            dim=(art.num_envs, art.num_bodies),
+            inputs=[art._backend.body_poses(), art._body_u2b],
+            outputs=[self._body_pos, self._body_quat],
+            device=art._backend.device,
+        )
+
+    @property
+    def body_pos_w(self) -> wp.array:
+        """Link positions ``(num_envs, num_bodies)`` vec3, public body order, world frame."""
+        self._refresh_bodies()
+        return self._body_pos
+
+    @property
+    def body_quat_w(self) -> wp.array:
+        """Link orientations ``(num_envs, num_bodies)`` quat (xyzw), public body order, world frame."""
+        self._refresh_bodies()
+        return self._body_quat
+
+    # joint properties (read from the engine, public order)
+    def _prop(self, name: str) -> wp.array:
+        if not self._fresh(f"prop:{name}"):
+            src = getattr(self._art._backend.joint_properties(), name)
+            self._props[name] = self._art._to_user(src, self._art.joint_ordering, out=self._props.get(name))
+        return self._props[name]
+
+    joint_stiffness = property(lambda self: self._prop("stiffness"), doc="Drive stiffness (N·m/rad or N/m).")
+    joint_damping = property(lambda self: self._prop("damping"), doc="Drive damping (N·m·s/rad or N·s/m).")
+    joint_armature = property(lambda self: self._prop("armature"), doc="Armature (kg·m² or kg).")
+    joint_friction = property(lambda self: self._prop("friction"), doc="Joint friction coefficient.")
+    joint_pos_limit_lower = property(lambda self: self._prop("position_limit_lower"), doc="Lower limit (rad or m).")
+    joint_pos_limit_upper = property(lambda self: self._prop("position_limit_upper"), doc="Upper limit (rad or m).")
+    joint_vel_limits = property(lambda self: self._prop("velocity_limit"), doc="Velocity limit (rad/s or m/s).")
+    joint_effort_limits = property(lambda self: self._prop("effort_limit"), doc="Effort limit (N·m or N).")
+
+
+class Articulation:
+    """An articulation in public order over any :class:`~transfer.backends.base.Backend`."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        joint_ordering: ArticulationNameMap | None,
+        body_ordering: ArticulationNameMap | None,
+    ) -> None:
+        self._backend = backend
+        self.joint_ordering = joint_ordering
+        self.body_ordering = body_ordering
+        self._step_count = 0
+        dev = backend.device
+        self._body_u2b = (
+            body_ordering.to_device(dev).user_to_backend
+            if body_ordering
+            else wp.array(np.arange(backend.num_bodies, dtype=np.int32), dtype=wp.int32, device=dev)
+        )
+        e, d = backend.num_envs, backend.num_joints
+        self._stage_pos = wp.zeros((e, d), dtype=wp.float32, device=dev)
+        self._stage_vel = wp.zeros((e, d), dtype=wp.float32, device=dev)
+        self._targets = {
+            "position": wp.clone(backend.default_joint_pos),
+            "velocity": wp.zeros((e, d), dtype=wp.float32, device=dev),
+            "effort": wp.zeros((e, d), dtype=wp.float32, device=dev),
+        }
+        self._root_pose = wp.zeros((e, 7), dtype=wp.float32, device=dev)
+        self._root_vel = wp.zeros((e, 6), dtype=wp.float32, device=dev)
+        self.data = ArticulationData(self)
+
+    # -- names and ids ---------------------------------------------------------------------------------
+    backend = property(lambda self: self._backend, doc="The backend underneath (backend order).")
+    num_envs = property(lambda self: self._backend.num_envs)
+    device = property(lambda self: self._backend.device)
+    fixed_base = property(lambda self: self._backend.fixed_base)
+    backend_joint_names = property(lambda self: self._backend.joint_names, doc="DoF names in backend order.")
+    backend_body_names = property(lambda self: self._backend.body_names, doc="Link names in backend order.")
+    num_joints = property(lambda self: self._backend.num_joints)
+    num_bodies = property(lambda self: self._backend.num_bodies)
+
+    @property
+    def joint_names(self) -> tuple[str, ...]:
+        """DoF names in public order."""
+        return self.joint_ordering.user_names if self.joint_ordering else self._backend.joint_names
+
+    @property
+    def body_names(self) -> tuple[str, ...]:
+        """Link names in public order."""
+        return self.body_ordering.user_names if self.body_ordering else self._backend.body_names
+
+    def find_joints(self, pattern: str | Sequence[str]) -> tuple[list[int], list[str]]:
+        """Public indices and names of joints whose name fully matches a regex (or any of several)."""
+        return _find(self.joint_names, pattern, "joint")
+
+    def find_bodies(self, pattern: str | Sequence[str]) -> tuple[list[int], list[str]]:
+        """Public indices and names of bodies whose name fully matches a regex (or any of several)."""
+        return _find(self.body_names, pattern, "body")
+
+    def map_joint_ids_to_backend(self, ids: Sequence[int]) -> list[int]:
+        """Backend indices of public joint indices."""
+        return (
+            self.joint_ordering.map_user_ids_to_backend(ids)
+            if self.joint_ordering
+            else _checked(ids, self.num_joints, "joint")
+        )
+
+    def map_body_ids_to_backend(self, ids: Sequence[int]) -> list[int]:
+        """Backend indices of public body indices."""
+        return (
+            self.body_ordering.map_user_ids_to_backend(ids)
+            if self.body_ordering
+            else _checked(ids, self.num_bodies, "body")
+        )
+
+    # -- reorder helpers ------------------------------------------------------------------------------
+    def _to_user(self, src: wp.array, nmap: ArticulationNameMap | None, out: wp.array | None = None) -> wp.array:
+        if nmap is None:
+            if out is None:
+                return wp.clone(src)
+            wp.copy(out, src)
+            return out
+        return kernels.reorder_backend_to_user(src, nmap, out=out)
+
+    def _gather_joints(self, src: wp.array, out: wp.array) -> None:
+        self._to_user(src, self.joint_ordering, out=out)
+
+    def _env_selector(self, env_ids: Any) -> wp.array | None:
+        if env_ids is None:
+            return None
+        ids = _host_ids(env_ids, self.num_envs, "env_ids")
+        return wp.array(ids, dtype=wp.int32, device=self.device)
+
+    def _scatter_joints(self, dst: wp.array, values: Any, env_ids: Any, joint_ids: Any, what: str) -> None:
+        envs = _host_ids(env_ids, self.num_envs, "env_ids") if env_ids is not None else None
+        joints = _host_ids(joint_ids, self.num_joints, "joint_ids") if joint_ids is not None else None
+        rows = self.num_envs if envs is None else len(envs)
+        cols = self.num_joints if joints is None else len(joints)
+        src = _as_float_array(values, (rows, cols), what, "(len(env_ids), len(joint_ids))", self.device)
+        kernels.scatter_user_to_backend(dst, src, self.joint_ordering, envs, joints)
+
+    # -- writers (public order) ------------------------------------------------------------------------
+    def write_joint_state(self, position: Any, velocity: Any, env_ids: Any = None, joint_ids: Any = None) -> None:
+        """Set joint positions and velocities of the selected environments and (public) joints."""
+        b = self._backend
+        wp.copy(self._stage_pos, b.joint_positions())
+        wp.copy(self._stage_vel, b.joint_velocities())
+        self._scatter_joints(self._stage_pos, position, env_ids, joint_ids, "write_joint_state: position")
+        self._scatter_joints(self._stage_vel, velocity, env_ids, joint_ids, "write_joint_state: velocity")
+        b.write_joint_state(self._stage_pos, self._stage_vel, self._env_selector(env_ids))
+        self._invalidate()
+
+    def _set_target(self, kind: str, values: Any, env_ids: Any, joint_ids: Any) -> None:
+        buf = self._targets[kind]
+        self._scatter_joints(buf, values, env_ids, joint_ids, f"set_joint_{kind}_target")
+        setter = {
+            "position": self._backend.set_joint_position_target,
+            "velocity": self._backend.set_joint_velocity_target,
+            "effort": self._backend.set_joint_effort_target,
+        }[kind]
+        setter(buf, self._env_selector(env_ids))
+
+    def set_joint_position_target(self, target: Any, env_ids: Any = None, joint_ids: Any = None) -> None:
+        """PD position targets (rad or m) for the selected environments and public joints."""
+        self._set_target("position", target, env_ids, joint_ids)
+
+    def set_joint_velocity_target(self, target: Any, env_ids: Any = None, joint_ids: Any = None) -> None:
+        """PD velocity targets (rad/s or m/s) for the selected environments and public joints."""
+        self._set_target("velocity", target, env_ids, joint_ids)
+
+    def set_joint_effort_target(self, effort: Any, env_ids: Any = None, joint_ids: Any = None) -> None:
+        """Feed-forward efforts (N·m or N) for the selected environments and public joints."""
+        self._set_target("effort", effort, env_ids, joint_ids)
+
+    def write_joint_properties(self, env_ids: Any = None, joint_ids: Any = None, **values: Any) -> None:
+        """Set joint properties (``stiffness``, ``damping``, ``armature``, ... in SI) in public order."""
+        props = self._backend.joint_properties()
+        staged = {}
+        for name, value in values.items():
+            if not hasattr(props, name):
+                raise ValueError(f"write_joint_properties: unknown property {name!r}; valid: {list(vars(props))}")
+            buf = wp.clone(getattr(props, name))
+            self._scatter_joints(buf, value, env_ids, joint_ids, f"write_joint_properties: {name}")
+            staged[name] = buf
+        self._backend.write_joint_properties(self._env_selector(env_ids), **staged)
+        self._invalidate()
+
+    def _write_rows(self, dst: wp.array, values: Any, env_ids: Any, width: int, what: str) -> wp.array | None:
+        envs = _host_ids(env_ids, self.num_envs, "env_ids") if env_ids is not None else None
+        rows = self.num_envs if envs is None else len(envs)
+        src = _as_float_array(values, (rows, width), what, f"(len(env_ids), {width})", self.device)
+        if envs is None:
+            wp.copy(dst, src)
+            return None
+        sel = wp.array(envs, dtype=wp.int32, device=self.device)
+        wp.launch(_copy_rows_2d, dim=(rows, width), inputs=[src, sel], outputs=[dst], device=self.device)
+        return sel
+
+    def write_root_pose(self, pose: Any, env_ids: Any = None) -> None:
+        """Teleport roots: ``(len(env_ids), 7)`` rows ``x, y, z, qx, qy, qz, qw`` (world frame)."""
+        wp.copy(self._root_pose, self._backend.root_pose())
+        sel = self._write_rows(self._root_pose, pose, env_ids, 7, "write_root_pose: pose")
+        self._backend.write_root_pose(self._root_pose, sel)
+        self._invalidate()
+
+    def write_root_velocity(self, velocity: Any, env_ids: Any = None) -> None:
+        """Root velocities: ``(len(env_ids), 6)`` rows: COM linear, then angular velocity (world frame)."""
+        wp.copy(self._root_vel, self._backend.root_velocity())
+        sel = self._write_rows(self._root_vel, velocity, env_ids, 6, "write_root_velocity: velocity")
+        self._backend.write_root_velocity(self._root_vel, sel)
+        self._invalidate()
+
+    # -- stepping --------------------------------------------------------------------------------------
+    def step(self, dt: float) -> None:
+        """Advance the physics by ``dt`` seconds."""
+        self._backend.step(dt)
+        self._invalidate()
+
+    def reset(self, env_ids: Any = None) -> None:
+        """Restore initial root state and default joint state (all environments, or those given)."""
+        self._backend.reset(self._env_selector(env_ids))
+        self._invalidate()
+
+    def _invalidate(self) -> None:
+        self._step_count += 1
+
+    def close(self) -> None:
+        self._backend.close()
+
+
+# -- helpers -------------------------------------------------------------------------------------------------
+def _find(names: Sequence[str], pattern: str | Sequence[str], kind: str) -> tuple[list[int], list[str]]:
+    patterns = [pattern] if isinstance(pattern, str) else list(pattern)
+    ids = [i for i, n in enumerate(names) if any(re.fullmatch(p, n) for p in patterns)]
+    if not ids:
+        raise ValueError(f"No {kind} name matches {patterns}; {kind} names: {list(names)}")
+    return ids, [names[i] for i in ids]
+
+
+def _checked(ids: Sequence[int], n: int, kind: str) -> list[int]:
+    out = [int(i) for i in ids]
+    bad = [i for i in out if not 0 <= i < n]
+    if bad:
+        raise IndexError(f"{kind} ids {bad} out of range: the articulation has {n} {kind}s")
+    return out
+
+
+def _host_ids(ids: Any, n: int, name: str) -> np.ndarray:
+    if isinstance(ids, slice):
+        return np.arange(n, dtype=np.int32)[ids]
+    if isinstance(ids, wp.array):
+        ids = ids.numpy()
+    elif type(ids).__module__.startswith("torch"):
+        ids = ids.detach().cpu().numpy()
+    arr = np.asarray(ids)
+    if arr.dtype == bool:
+        if arr.shape != (n,):
+            raise ValueError(f"{name}: a boolean mask must have length {n}, got shape {arr.shape}")
+        arr = np.flatnonzero(arr)
+    arr = arr.astype(np.int64).reshape(-1)
+    bad = arr[(arr < 0) | (arr >= n)]
+    if bad.size:
+        raise IndexError(f"{name} contains {bad.tolist()}, out of range for {n} entries (valid: 0..{n - 1})")
+    if np.unique(arr).size != arr.size:
+        raise ValueError(f"{name} contains duplicates: {arr.tolist()}; name each index once")
+    return arr.astype(np.int32)
+
+
+def _as_float_array(values: Any, shape: tuple[int, int], what: str, layout: str, device: str) -> wp.array:
+    if isinstance(values, wp.array):
+        if values.dtype != wp.float32:
+            raise TypeError(f"{what}: expected float32 data, got {wp.types.type_repr(values.dtype)}")
+        arr = values if str(values.device) == str(device) else values.to(device)
+    elif type(values).__module__.startswith("torch"):
+        import torch
+
+        if values.dtype != torch.float32:
+            raise TypeError(f"{what}: expected a float32 tensor, got {values.dtype}")
+        arr = wp.from_torch(values.contiguous())
+    else:
+        host = np.asarray(values, dtype=np.float32)
+        if host.ndim == 1 and shape[0] == 1:
+            host = host[None]
+        arr = wp.array(host, dtype=wp.float32, device=device)
+    if tuple(arr.shape) != shape:
+        raise ValueError(f"{what}: got shape {tuple(arr.shape)}, expected {shape} = {layout}")
+    return arr
+
+
+def _resolve_names(
+    usd_path: Path, root: str | None, ordering: Any, backend_name: str, kind: str
+) -> tuple[str, ...] | None:
+    parsed = parse_ordering(ordering)
+    if parsed is None or parsed is NATIVE[backend_name]:
+        return None
+    if isinstance(parsed, tuple):
+        return parsed
+    from transfer.orders import resolve_ordering
+
+    order = resolve_ordering(usd_path, parsed, root)
+    return order.joints if kind == "joint" else order.bodies
+
+
+def open_articulation(
+    usd_path: str | Path,
+    backend: str = "physx",
+    root: str | None = None,
+    num_envs: int = 1,
+    device: str = "cpu",
+    joint_ordering: Any = None,
+    body_ordering: Any = None,
+    **backend_options: Any,
+) -> Articulation:
+    """Open ``usd_path`` on ``backend`` (``"physx"`` or ``"newton"``) in ``num_envs`` environments, public order.
+
+    ``joint_ordering`` / ``body_ordering`` accept anything :func:`transfer.parse_ordering` accepts; conventions are
+    resolved from the USD asset (a convention equal to the backend's own order becomes ``None``). Setting only
+    one of the two warns (:class:`~transfer.OrderingOverrideWarning`). Extra keyword arguments go to the backend.
+    """
+    key = str(backend).lower()
+    if key not in BACKENDS:
+        raise ValueError(f"Unknown backend {backend!r}; valid backends: {sorted(BACKENDS)}")
+    path = Path(usd_path)
+    if not path.is_file():
+        raise FileNotFoundError(f"USD file not found: {path}")
+    if (joint_ordering is None) != (body_ordering is None):
+        have = "joint_ordering" if body_ordering is None else "body_ordering"
+        warnings.warn(
+            f"Only {have} is set: joint and body vectors will follow different orders. Set both "
+            "(transfer.apply_articulation_ordering_preset does) unless that is what you mean.",
+            OrderingOverrideWarning,
+            stacklevel=2,
+        )
+    module_name, class_name, extra = BACKENDS[key]
+    try:
+        from importlib import import_module
+
+        cls = getattr(import_module(module_name), class_name)
+    except ImportError as exc:
+        raise ImportError(f"The {key} backend needs its engine: pip install 'transfer[{extra}]' ({exc})") from exc
+    engine = cls(path, num_envs=num_envs, device=device, root=root, **backend_options)
+    joint_names = _resolve_names(path, root, joint_ordering, key, "joint")
+    body_names = _resolve_names(path, root, body_ordering, key, "body")
+    jmap = build_name_map("joint", engine.joint_names, joint_names, device=engine.device)
+    bmap = build_name_map("body", engine.body_names, body_names, device=engine.device)
+    return Articulation(engine, jmap, bmap)
