@@ -102,7 +102,8 @@ def _physx_instance() -> Any:
         ovstage.population.register_usd_schemas(
             [*(str(p) for p in physx_schema_paths()), str(ovphysx.newton_schema_root())]
         )
-        PhysX.set_cpu_mode(True)
+        if not PhysX.get_cpu_mode():  # process-wide; refused once any instance (e.g. a live backend) exists
+            PhysX.set_cpu_mode(True)
         _physx = PhysX()
         atexit.register(_release_physx)
     return _physx
