@@ -488,10 +488,12 @@ def open_articulation(
     if not path.is_file():
         raise FileNotFoundError(f"USD file not found: {path}")
     if (joint_ordering is None) != (body_ordering is None):
-        have = "joint_ordering" if body_ordering is None else "body_ordering"
+        have, lack = (
+            ("joint_ordering", "body_ordering") if body_ordering is None else ("body_ordering", "joint_ordering")
+        )
         warnings.warn(
-            f"Only {have} is set: joint and body vectors will follow different orders. Set both "
-            "(transfer.apply_articulation_ordering_preset does) unless that is what you mean.",
+            f"Only {have} is set ({lack} is None): joint and body vectors will follow different orders. Set "
+            f"{lack} too (transfer.apply_articulation_ordering_preset sets both) unless that is what you mean.",
             OrderingOverrideWarning,
             stacklevel=2,
         )
