@@ -1,0 +1,31 @@
+"""The Newton backend: batched views over a Newton model and the :class:`~transfer.backends.base.Backend` on top.
+
+- :class:`JointView`, :class:`BodyView`, :class:`MechanismView`: one asset per world, ``(num_worlds, n)`` batches,
+  partial writes by ``env_ids`` and element ids, an explicit root/base policy and declared capabilities.
+- :func:`import_usd`: ``ModelBuilder.add_usd`` plus ``rootless_articulation_policy="infer_tree"`` for assets without
+  an articulation root; returns the builder (or model) and an :class:`ImportSummary`.
+- :class:`NewtonBackend`: one USD asset cloned into ``num_envs`` worlds, stepped by a Newton solver.
+
+Importing this package imports ``newton`` and ``warp``; ``import transfer`` does not.
+"""
+
+from transfer.backends.newton.backend import SOLVERS, NewtonBackend
+from transfer.backends.newton.importer import CoordinateMove, ImportSummary, InferredTree, import_usd, infer_trees
+from transfer.backends.newton.mechanism import BASE_POLICIES, CapabilityError, MechanismView
+from transfer.backends.newton.views import JOINT_PROPERTY_ATTRIBUTES, BodyView, JointView
+
+__all__ = [
+    "BASE_POLICIES",
+    "JOINT_PROPERTY_ATTRIBUTES",
+    "SOLVERS",
+    "BodyView",
+    "CapabilityError",
+    "CoordinateMove",
+    "ImportSummary",
+    "InferredTree",
+    "JointView",
+    "MechanismView",
+    "NewtonBackend",
+    "import_usd",
+    "infer_trees",
+]

@@ -1,0 +1,381 @@
+"""``NewtonBackend``: one USD asset cloned into ``num_envs`` Newton worlds, behind the :class:`Backend` contract.
+
+The asset is imported once into a sub-builder (:func:`~transfer.backends.newton.import_usd`), drives are
+configured there, and ``ModelBuilder.replicate`` clones it into one world per environment. A
+:class:`~transfer.backends.newton.MechanismView` does every read and write; this class adds the solver, the
+double-buffered states and the contract's float32 layouts:
+
+- poses ``(E, 7)`` / ``(E, B, 7)``: ``x, y, z, qx, qy, qz, qw`` of the link frame. Newton's ``wp.transform`` is
+  already ``p`` then ``q`` in xyzw order, so these are zero-copy float32 views of the view's transform buffers.
+- velocities ``(E, 6)`` / ``(E, B, 6)``: COM linear then angular velocity, world frame. Newton 1.8's
+  ``State.body_qd`` uses exactly this convention (checked against ``eval_fk`` in the tests), so no conversion.
+
+Solvers: ``"mujoco_cpu"`` (MuJoCo C; simulates only world 0 of a multi-world model, so ``num_envs`` must be 1),
+``"mujoco_warp"`` (MuJoCo-Warp; any ``num_envs``, ~50 s first kernel compile on the CPU), ``"xpbd"`` and
+``"semi_implicit"`` (maximal coordinates; Newton's collision pipeline runs each step and joint coordinates are
+recovered with ``eval_ik`` after each step).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import numpy as np
+import warp as wp
+
+import newton
+from transfer.backends.base import JOINT_PROPERTIES, Backend, JointProperties
+from transfer.backends.newton import _kernels as nk
+from transfer.backends.newton._layout import as_rows, components
+from transfer.backends.newton.importer import ImportSummary, RootlessPolicy, import_usd
+from transfer.backends.newton.mechanism import MechanismView
+
+__all__ = ["SOLVERS", "UNLIMITED", "NewtonBackend"]
+
+SOLVERS: tuple[str, ...] = ("mujoco_cpu", "mujoco_warp", "xpbd", "semi_implicit")
+_MAXIMAL = ("xpbd", "semi_implicit")
+_LIMITS = ("position_limit_lower", "position_limit_upper")
+#: "Unlimited" as the contract reports it (the float32 maximum, as PhysX does); Newton stores ``newton.MAXVAL``.
+UNLIMITED = float(np.finfo(np.float32).max)
+
+Gain = float | Mapping[str, float] | None
+
+
+class NewtonBackend(Backend):
+    """One articulation in ``num_envs`` Newton worlds, in Newton's (MuJoCo-Warp) joint and body order.
+
+    Args:
+        usd_path: The USD asset.
+        num_envs: Number of worlds (one copy of the asset each).
+        device: Warp device (``"cpu"``, ``"cuda:0"``).
+        root: The articulation to drive, by its label (the prim carrying ``PhysicsArticulationRootAPI``) when the
+            asset holds several.
+        solver: One of :data:`SOLVERS`.
+        drive_stiffness, drive_damping: Position-drive gains (N·m/rad or N/m; N·m·s/rad or N·s/m) for every DoF, or
+            a mapping from DoF name (globs allowed) to gain. Setting either switches the DoFs to
+            ``JointTargetMode.POSITION`` (USD drives with zero gains import as EFFORT mode). ``None``: as authored.
+        armature: Armature for every DoF (or a mapping by DoF name), ``None``: as authored.
+        rootless_articulation_policy: ``"infer_tree"`` to give a rootless asset an articulation tree (see
+            :func:`~transfer.backends.newton.import_usd`). With ``"none"`` a rootless asset is refused.
+        base: Root policy of the :class:`MechanismView` (``"auto"`` by default).
+        ground_plane: Add a ground plane (global, shared by all worlds).
+        initial_root_pose: ``(x, y, z, qx, qy, qz, qw)`` of the root link at start and after reset (floating base).
+        solver_options: Keyword arguments for the solver constructor.
+        import_options: Keyword arguments for ``ModelBuilder.add_usd``.
+
+    Raises:
+        ValueError: ``solver="mujoco_cpu"`` with ``num_envs > 1``, unknown solver, an asset without (or with
+            several) articulations, ball/free joints among the DoF joints.
+    """
+
+    name: ClassVar[str] = "newton"
+    supports_partial_reset: ClassVar[bool] = True
+    supports_body_velocities: ClassVar[bool] = True
+    supports_cuda_graph: ClassVar[bool] = False
+
+    def __init__(
+        self,
+        usd_path: str | os.PathLike,
+        num_envs: int = 1,
+        device: str = "cpu",
+        root: str | None = None,
+        solver: str = "mujoco_cpu",
+        drive_stiffness: Gain = None,
+        drive_damping: Gain = None,
+        armature: Gain = None,
+        *,
+        rootless_articulation_policy: RootlessPolicy = "none",
+        base: str = "auto",
+        ground_plane: bool = False,
+        initial_root_pose: tuple[float, ...] | None = None,
+        solver_options: Mapping[str, Any] | None = None,
+        import_options: Mapping[str, Any] | None = None,
+    ) -> None:
+        if solver not in SOLVERS:
+            raise ValueError(f"NewtonBackend(solver={solver!r}): expected one of {list(SOLVERS)}")
+        if num_envs < 1:
+            raise ValueError(f"NewtonBackend(num_envs={num_envs}): need at least one environment")
+        if solver == "mujoco_cpu" and num_envs > 1:
+            raise ValueError(
+                f"NewtonBackend(solver='mujoco_cpu', num_envs={num_envs}): SolverMuJoCo(use_mujoco_cpu=True) simulates "
+                "only world 0 of a multi-world model (the other worlds would stay frozen). Use solver='mujoco_warp' "
+                "(MuJoCo-Warp, also on the CPU) for several environments, or num_envs=1."
+            )
+        self.device = str(wp.get_device(device))
+        self.num_envs = int(num_envs)
+        self.solver_name = solver
+        self.usd_path = str(usd_path)
+
+        sub = newton.ModelBuilder()
+        if solver.startswith("mujoco"):
+            newton.solvers.SolverMuJoCo.register_custom_attributes(sub)
+        sub, summary = import_usd(usd_path, rootless_articulation_policy, builder=sub, **dict(import_options or {}))
+        self.import_summary: ImportSummary = summary
+        label = self._pick_articulation(sub, root, rootless_articulation_policy)
+        self.articulation_label = label
+        self._configure(sub, label, drive_stiffness, drive_damping, armature, initial_root_pose)
+
+        scene = newton.ModelBuilder()
+        if solver.startswith("mujoco"):
+            newton.solvers.SolverMuJoCo.register_custom_attributes(scene)
+        scene.replicate(sub, self.num_envs)
+        if ground_plane:
+            scene.add_ground_plane()
+        self.model = scene.finalize(device=self.device)
+        self.view = MechanismView(self.model, label, base=base)
+        v = self.view
+        if not v.joints.coords_match_dofs:
+            odd = [
+                n
+                for n, c, d in zip(
+                    v.joints.joint_names, v.joints.joint_coord_counts, v.joints.joint_dof_counts, strict=True
+                )
+                if c != d
+            ]
+            raise ValueError(
+                f"NewtonBackend: joints {odd} have more coordinates than DoFs (ball or free joints inside the tree); the "
+                "backend contract has one column per DoF. Use MechanismView directly for such assets."
+            )
+
+        self.solver = self._make_solver(solver, dict(solver_options or {}))
+        self.state_0 = self.model.state()
+        self.state_1 = self.model.state()
+        self.control = self.model.control()
+        newton.eval_fk(self.model, self.model.joint_q, self.model.joint_qd, self.state_0)
+        self._pipeline = None
+        self.contacts = None
+        if solver in _MAXIMAL and self.model.shape_count:
+            self._pipeline = newton.CollisionPipeline(self.model)
+            self.contacts = self._pipeline.contacts()
+
+        # -- contract attributes ----------------------------------------------------------------------------
+        self.joint_names = tuple(v.joint_dof_names)
+        self.body_names = tuple(v.link_names)
+        self.fixed_base = v.is_fixed_base
+        E, J, B = self.num_envs, len(self.joint_names), len(self.body_names)
+        d = self.device
+        self.default_joint_pos = wp.zeros((E, J), dtype=wp.float32, device=d)
+        self.default_joint_vel = wp.zeros((E, J), dtype=wp.float32, device=d)
+        """``(E, J)`` joint velocities :meth:`reset` restores (the asset's, normally zero)."""
+        v.joints.get_attribute("joint_q", self.model, out=self.default_joint_pos)
+        v.joints.get_attribute("joint_qd", self.model, out=self.default_joint_vel)
+        self._jq = wp.zeros((E, J), dtype=wp.float32, device=d)
+        self._jqd = wp.zeros((E, J), dtype=wp.float32, device=d)
+        self._root_q = wp.zeros(E, dtype=wp.transform, device=d)
+        self._root_qd = wp.zeros(E, dtype=wp.spatial_vector, device=d)
+        self._body_q = wp.zeros((E, B), dtype=wp.transform, device=d)
+        self._body_qd = wp.zeros((E, B), dtype=wp.spatial_vector, device=d)
+        self._root_q_f = components(self._root_q)
+        self._root_qd_f = components(self._root_qd)
+        self._body_q_f = components(self._body_q)
+        self._body_qd_f = components(self._body_qd)
+        self._initial_root_q = wp.zeros(E, dtype=wp.transform, device=d)
+        self._initial_root_qd = wp.zeros(E, dtype=wp.spatial_vector, device=d)
+        if v.supports_root_state:
+            wp.copy(self._initial_root_q, v.get_root_transforms(self.state_0))
+            wp.copy(self._initial_root_qd, v.get_root_velocities(self.state_0))
+        self.default_root_pose: wp.array = components(self._initial_root_q)
+        """``(E, 7)`` root pose :meth:`reset` restores (edit in place to change the reset state)."""
+        self.default_root_velocity: wp.array = components(self._initial_root_qd)
+        """``(E, 6)`` root velocity :meth:`reset` restores."""
+        self._world_ids = wp.array(np.asarray([max(w, 0) for w in v.worlds], dtype=np.int32), dtype=wp.int32, device=d)
+        self._world_mask = wp.zeros(self.model.world_count + 1, dtype=wp.bool, device=d)
+
+    # -- construction helpers -------------------------------------------------------------------------------
+    @staticmethod
+    def _pick_articulation(sub: Any, root: str | None, policy: str) -> str:
+        labels = list(sub.articulation_label)
+        if root is not None:
+            if root not in labels:
+                raise ValueError(f"NewtonBackend(root={root!r}): no articulation with that root; found {labels}.")
+            return root
+        if not labels:
+            hint = (
+                "pass rootless_articulation_policy='infer_tree' to infer one"
+                if policy == "none"
+                else "the asset has no jointed bodies to build one from"
+            )
+            raise ValueError(f"NewtonBackend: the asset has no articulation root; {hint}.")
+        if len(labels) > 1:
+            raise ValueError(
+                f"NewtonBackend: the asset holds {len(labels)} articulations {labels}; pass root= with one."
+            )
+        return labels[0]
+
+    @staticmethod
+    def _configure(sub: Any, label: str, stiffness: Gain, damping: Gain, armature: Gain, root_pose: Any) -> None:
+        a = list(sub.articulation_label).index(label)
+        start, end = sub.articulation_start[a], sub.articulation_end[a]
+        qd_start = [*sub.joint_qd_start, sub.joint_dof_count]
+        dofs: list[tuple[int, str]] = []
+        for j in range(start, end):
+            if int(sub.joint_type[j]) in (int(newton.JointType.FREE), int(newton.JointType.DISTANCE)):
+                continue
+            n = qd_start[j + 1] - qd_start[j]
+            name = sub.joint_label[j].rsplit("/", 1)[-1]
+            dofs.extend((qd_start[j] + k, name if n == 1 else f"{name}:{k}") for k in range(n))
+
+        def value(gain: Gain, dof_name: str) -> float | None:
+            if gain is None or isinstance(gain, int | float):
+                return gain
+            hits = [v for k, v in gain.items() if fnmatch.fnmatchcase(dof_name, k)]
+            return float(hits[0]) if hits else None
+
+        if isinstance(stiffness, Mapping) or isinstance(damping, Mapping) or isinstance(armature, Mapping):
+            known = [n for _, n in dofs]
+            for what, gain in (("drive_stiffness", stiffness), ("drive_damping", damping), ("armature", armature)):
+                if isinstance(gain, Mapping):
+                    unknown = [k for k in gain if not any(fnmatch.fnmatchcase(n, k) for n in known)]
+                    if unknown:
+                        raise ValueError(f"NewtonBackend({what}=...): {unknown} match no DoF; DoFs are {known}.")
+        for dof, dof_name in dofs:
+            ke, kd, arm = value(stiffness, dof_name), value(damping, dof_name), value(armature, dof_name)
+            if ke is not None:
+                sub.joint_target_ke[dof] = float(ke)
+            if kd is not None:
+                sub.joint_target_kd[dof] = float(kd)
+            if ke is not None or kd is not None:
+                sub.joint_target_mode[dof] = int(newton.JointTargetMode.POSITION)
+            if arm is not None:
+                sub.joint_armature[dof] = float(arm)
+        if root_pose is not None:
+            root_joint = start
+            if int(sub.joint_type[root_joint]) != int(newton.JointType.FREE):
+                raise ValueError(
+                    f"NewtonBackend(initial_root_pose=...): {label} is not floating (its root joint "
+                    f"{sub.joint_label[root_joint]!r} is not FREE); move a fixed base with write_root_pose instead."
+                )
+            pose = [float(x) for x in root_pose]
+            if len(pose) != 7:
+                raise ValueError(f"initial_root_pose: expected (x, y, z, qx, qy, qz, qw), got {root_pose!r}")
+            q0 = sub.joint_q_start[root_joint]
+            for k in range(7):
+                sub.joint_q[q0 + k] = pose[k]
+
+    def _make_solver(self, solver: str, options: dict[str, Any]) -> Any:
+        S = newton.solvers
+        if solver == "mujoco_cpu":
+            return S.SolverMuJoCo(self.model, use_mujoco_cpu=True, **options)
+        if solver == "mujoco_warp":
+            return S.SolverMuJoCo(self.model, **options)
+        if solver == "xpbd":
+            return S.SolverXPBD(self.model, **options)
+        return S.SolverSemiImplicit(self.model, **options)
+
+    # -- reads ----------------------------------------------------------------------------------------------
+    def root_pose(self) -> wp.array:
+        self.view.get_root_transforms(self.state_0, out=self._root_q)
+        return self._root_q_f
+
+    def root_velocity(self) -> wp.array:
+        self.view.get_root_velocities(self.state_0, out=self._root_qd)
+        return self._root_qd_f
+
+    def joint_positions(self) -> wp.array:
+        return self.view.joints.get_attribute("joint_q", self.state_0, out=self._jq)
+
+    def joint_velocities(self) -> wp.array:
+        return self.view.joints.get_attribute("joint_qd", self.state_0, out=self._jqd)
+
+    def body_poses(self) -> wp.array:
+        self.view.links.get_attribute("body_q", self.state_0, out=self._body_q)
+        return self._body_q_f
+
+    def body_velocities(self) -> wp.array:
+        self.view.links.get_attribute("body_qd", self.state_0, out=self._body_qd)
+        return self._body_qd_f
+
+    def joint_properties(self) -> JointProperties:
+        """Per-DoF properties; unlimited position limits (``±newton.MAXVAL`` in Newton) read as ``±3.4028235e38``."""
+        values = {}
+        for name in JOINT_PROPERTIES:
+            out = wp.clone(self.view.joints.get_property(name))
+            if name in _LIMITS:
+                self._swap_unlimited(out, float(newton.MAXVAL), UNLIMITED, out)
+            values[name] = out
+        return JointProperties(**values)
+
+    def _swap_unlimited(self, src: wp.array, threshold: float, value: float, dst: wp.array) -> None:
+        if src.size:
+            wp.launch(
+                nk.swap_unlimited, dim=src.shape, inputs=[src, threshold, value], outputs=[dst], device=self.device
+            )
+
+    # -- writes ---------------------------------------------------------------------------------------------
+    def write_root_pose(self, pose: wp.array, env_ids: wp.array | None = None) -> None:
+        self.view.set_root_transforms(self.state_0, pose, env_ids)
+        if self.view.base == "fixed":
+            self.solver.notify_model_changed(newton.ModelFlags.JOINT_PROPERTIES)
+
+    def write_root_velocity(self, velocity: wp.array, env_ids: wp.array | None = None) -> None:
+        self.view.set_root_velocities(self.state_0, velocity, env_ids)
+
+    def write_joint_state(self, position: wp.array, velocity: wp.array, env_ids: wp.array | None = None) -> None:
+        self.view.set_dof_state(self.state_0, position, velocity, env_ids)
+
+    def set_joint_position_target(self, target: wp.array, env_ids: wp.array | None = None) -> None:
+        self.view.set_dof_position_targets(self.control, target, env_ids)
+
+    def set_joint_velocity_target(self, target: wp.array, env_ids: wp.array | None = None) -> None:
+        self.view.set_dof_velocity_targets(self.control, target, env_ids)
+
+    def set_joint_effort_target(self, effort: wp.array, env_ids: wp.array | None = None) -> None:
+        self.view.set_dof_efforts(self.control, effort, env_ids)
+
+    def write_joint_properties(self, env_ids: wp.array | None = None, **values: wp.array) -> None:
+        unknown = sorted(set(values) - set(JOINT_PROPERTIES))
+        if unknown:
+            raise KeyError(f"write_joint_properties: unknown properties {unknown}; known: {list(JOINT_PROPERTIES)}")
+        for name, array in values.items():
+            if name in _LIMITS:  # the contract's "unlimited" (float32 max, or inf) back to Newton's MAXVAL
+                staged = wp.empty((self.num_envs, self.num_joints), dtype=wp.float32, device=self.device)
+                src = as_rows(array, wp.float32, staged.shape, name, self.device)
+                self._swap_unlimited(src, float(newton.MAXVAL), float(newton.MAXVAL), staged)
+                array = staged
+            self.view.joints.set_property(name, array, env_ids)
+        if values:
+            self.solver.notify_model_changed(newton.ModelFlags.JOINT_DOF_PROPERTIES)
+
+    # -- stepping -------------------------------------------------------------------------------------------
+    def step(self, dt: float) -> None:
+        if self._pipeline is not None:
+            self._pipeline.collide(self.state_0, self.contacts)
+        self.solver.step(self.state_0, self.state_1, self.control, self.contacts, dt)
+        self.state_0, self.state_1 = self.state_1, self.state_0
+        if self.solver_name in _MAXIMAL and self.view.supports_fk:
+            self.view.eval_ik(self.state_0)
+
+    def reset(self, env_ids: wp.array | None = None) -> None:
+        envs = self.view.env_ids(env_ids)
+        if envs.shape[0] == 0:
+            return
+        self._world_mask.zero_()
+        wp.launch(
+            nk.envs_to_articulation_mask,
+            dim=envs.shape[0],
+            inputs=[envs, self._world_ids],
+            outputs=[self._world_mask],
+            device=self.device,
+        )
+        self.solver.reset(self.state_0, world_mask=self._world_mask)
+        self.view.set_dof_state(self.state_0, self.default_joint_pos, self.default_joint_vel, envs, fk=False)
+        if self.view.supports_root_state:
+            self.view.set_root_transforms(self.state_0, self._initial_root_q, envs)
+            self.view.set_root_velocities(self.state_0, self._initial_root_qd, envs)
+            if self.view.base == "fixed":
+                self.solver.notify_model_changed(newton.ModelFlags.JOINT_PROPERTIES)
+        if self.view.supports_fk:
+            self.view.eval_fk(self.state_0, envs)
+
+    def close(self) -> None:
+        self.solver = None
+        self._pipeline = None
+
+    def __repr__(self) -> str:
+        return (
+            f"NewtonBackend({self.usd_path!r}, num_envs={self.num_envs}, solver={self.solver_name!r}, "
+            f"device={self.device!r}, joints={len(self.joint_names)}, bodies={len(self.body_names)})"
+        )
