@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import os
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from transfer.orders.graph import ArticulationGraph, Body, Joint, JointType, OrderingError, RobotSchema, Topology
 
-__all__ = ["open_stage", "read_robot_schema", "read_topology"]
+__all__ = ["StagePhysics", "open_stage", "read_physics", "read_robot_schema", "read_topology"]
 
 _ROBOT_JOINTS = "isaac:physics:robotJoints"
 _ROBOT_LINKS = "isaac:physics:robotLinks"
@@ -104,14 +105,18 @@ def _check_targets(stage, path: str, desc) -> None:
         )
 
 
-def read_topology(asset: Any, root: str | None = None) -> Topology:
-    """Every articulation of a USD file or stage as engine-free graphs, sorted by root path.
+@dataclass(frozen=True)
+class StagePhysics:
+    """Every rigid body and joint of a stage, and each articulation's members, from the UsdPhysics parse."""
 
-    With ``root`` (the path of the prim carrying ``PhysicsArticulationRootAPI``), only that articulation.
-    """
-    from pxr import UsdPhysics
+    bodies: dict[str, Body]
+    joints: dict[str, Joint]
+    articulations: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]
+    """``(root prim, member bodies, member joints)`` per articulation, members in sorted path order."""
 
-    stage = open_stage(asset)
+
+def read_physics(stage) -> StagePhysics:
+    """Bodies, joints (validated, with D6 limits) and articulations of an open ``Usd.Stage``."""
     parsed = _parse(stage, "/")
     bodies: dict[str, Body] = {}
     joints: dict[str, Joint] = {}
@@ -140,12 +145,25 @@ def read_topology(asset: Any, root: str | None = None) -> Topology:
                     limits=_limits(prim) if jtype is JointType.D6 else (),
                 )
         elif name == "Articulation":
-            articulations.extend(zip(paths, descs, strict=True))
+            for path, desc in zip(paths, descs, strict=True):
+                members = tuple(sorted(str(p) for p in desc.articulatedBodies if str(p)))
+                member_joints = tuple(sorted(str(p) for p in desc.articulatedJoints if str(p)))
+                articulations.append((str(path), members, member_joints))
+    return StagePhysics(bodies, joints, tuple(sorted(articulations)))
 
+
+def read_topology(asset: Any, root: str | None = None) -> Topology:
+    """Every articulation of a USD file or stage as engine-free graphs, sorted by root path.
+
+    With ``root`` (the path of the prim carrying ``PhysicsArticulationRootAPI``), only that articulation.
+    """
+    from pxr import UsdPhysics
+
+    stage = open_stage(asset)
+    physics = read_physics(stage)
     composition_errors = tuple(str(e) for e in stage.GetCompositionErrors())
     graphs = []
-    for path, desc in articulations:
-        key = str(path)
+    for key, member_bodies, member_joints in physics.articulations:
         prim = stage.GetPrimAtPath(key)
         if prim.HasAPI(UsdPhysics.RigidBodyAPI):
             kind = "body"
@@ -153,14 +171,12 @@ def read_topology(asset: Any, root: str | None = None) -> Topology:
             kind = "joint"
         else:
             kind = "ancestor"
-        member_bodies = [str(p) for p in desc.articulatedBodies if str(p)]
-        member_joints = [str(p) for p in desc.articulatedJoints if str(p)]
         graphs.append(
             ArticulationGraph(
                 root=key,
                 root_kind=kind,
-                bodies=tuple(bodies.get(p, Body(p)) for p in sorted(member_bodies)),
-                joints=tuple(joints[p] for p in sorted(member_joints) if p in joints),
+                bodies=tuple(physics.bodies.get(p, Body(p)) for p in member_bodies),
+                joints=tuple(physics.joints[p] for p in member_joints if p in physics.joints),
                 source=_source(stage),
                 robot=read_robot_schema(stage, key),
                 composition_errors=composition_errors,

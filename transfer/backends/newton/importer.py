@@ -25,7 +25,6 @@ joint of a floating root) and every joint coordinate whose index moved relative 
 from __future__ import annotations
 
 import os
-import warnings
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,16 +35,6 @@ from transfer.orders.graph import Body, Joint, JointType, OrderingError
 __all__ = ["CoordinateMove", "ImportSummary", "InferredTree", "RootlessPolicy", "import_usd", "infer_trees"]
 
 RootlessPolicy = Literal["none", "infer_tree"]
-
-_JOINT_TYPES = {
-    "FixedJoint": JointType.FIXED,
-    "RevoluteJoint": JointType.REVOLUTE,
-    "PrismaticJoint": JointType.PRISMATIC,
-    "SphericalJoint": JointType.SPHERICAL,
-    "D6Joint": JointType.D6,
-    "DistanceJoint": JointType.DISTANCE,
-    "CustomJoint": JointType.OTHER,
-}
 
 
 @dataclass(frozen=True)
@@ -143,35 +132,12 @@ def _open(source: Any):
 
 
 def _read_physics(stage) -> _Physics:
-    from pxr import UsdPhysics
+    from transfer.orders.usd import read_physics
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        parsed = UsdPhysics.LoadUsdPhysicsFromRange(stage, ["/"])
-    bodies: dict[str, Body] = {}
-    joints: dict[str, Joint] = {}
-    articulated: set[str] = set()
-    roots: list[str] = []
-    for otype, (paths, descs) in parsed.items():
-        name = str(otype).rsplit(".", 1)[-1]
-        if name == "RigidBody":
-            for path, desc in zip(paths, descs, strict=True):
-                bodies[str(path)] = Body(str(path), bool(desc.rigidBodyEnabled), bool(desc.kinematicBody))
-        elif name in _JOINT_TYPES:
-            for path, desc in zip(paths, descs, strict=True):
-                joints[str(path)] = Joint(
-                    path=str(path),
-                    type=_JOINT_TYPES[name],
-                    body0=str(desc.body0) or None,
-                    body1=str(desc.body1) or None,
-                    excluded=bool(desc.excludeFromArticulation),
-                    enabled=bool(desc.jointEnabled),
-                )
-        elif name == "Articulation":
-            for path, desc in zip(paths, descs, strict=True):
-                roots.append(str(path))
-                articulated.update(str(p) for p in desc.articulatedBodies if str(p))
-    return _Physics(bodies, joints, frozenset(articulated), tuple(sorted(roots)))
+    physics = read_physics(stage)
+    articulated = frozenset(b for _, members, _ in physics.articulations for b in members)
+    roots = tuple(root for root, _, _ in physics.articulations)
+    return _Physics(physics.bodies, physics.joints, articulated, roots)
 
 
 # ---------------------------------------------------------------------------------------------------------------
