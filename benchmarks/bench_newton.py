@@ -45,33 +45,13 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from _common import DEFAULT_ASSET, DT, cpu_name, stand_pose  # noqa: E402
+
 import transfer  # noqa: E402
 from transfer.backends.newton import NewtonBackend  # noqa: E402
 from transfer.plan import ReorderPlan  # noqa: E402
 
-DEFAULT_ASSET = ROOT.parent / "shared" / "assets" / "anybotics_anymal_c" / "usd" / "anymal_c.usda"
-DT = 0.005
 BASE_HEIGHT = 0.62
-STAND = {"HAA": 0.0, "HFE": 0.4, "KFE": -0.8}  # front legs; hind legs mirror HFE and KFE
-
-
-def _cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
-def _stand_pose(joint_names: tuple[str, ...]) -> np.ndarray:
-    pose = np.zeros(len(joint_names), np.float32)
-    for i, name in enumerate(joint_names):
-        leg, kind = name.split("_", 1)
-        sign = -1.0 if leg.startswith(("LH", "RH")) and kind != "HAA" else 1.0
-        pose[i] = sign * STAND.get(kind, 0.0)
-    return pose
 
 
 def make_backend(asset: Path, num_envs: int, solver: str) -> NewtonBackend:
@@ -85,7 +65,7 @@ def make_backend(asset: Path, num_envs: int, solver: str) -> NewtonBackend:
         ground_plane=True,
         initial_root_pose=(0.0, 0.0, BASE_HEIGHT, 0.0, 0.0, 0.0, 1.0),
     )
-    stand = np.tile(_stand_pose(backend.joint_names), (num_envs, 1))
+    stand = np.tile(stand_pose(backend.joint_names), (num_envs, 1))
     backend.default_joint_pos.assign(stand)
     backend.reset()
     backend.set_joint_position_target(backend.default_joint_pos)
@@ -220,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = run(args.asset, args.worlds, args.solvers, args.min_time, args.trials, args.warmup)
     meta = {
         "device": "cpu",
-        "cpu": _cpu_name(),
+        "cpu": cpu_name(),
         "cpu_count": os.cpu_count(),
         "python": platform.python_version(),
         "warp": wp.__version__,

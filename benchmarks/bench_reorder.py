@@ -23,15 +23,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import platform
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import warp as wp
+from _common import cpu_name
 
 from transfer import kernels
 from transfer.name_map import build_name_map
@@ -76,16 +75,6 @@ def _time_interleaved(fns: dict[str, Callable[[], None]], device: wp.Device, min
             wp.synchronize_device(device)
             best[name] = min(best[name], (time.perf_counter() - t0) / reps[name])
     return best
-
-
-def _cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def run(device_name: str, num_envs: int, joints: list[int], dtypes: list[str], min_time: float, trials: int) -> dict:
@@ -151,7 +140,7 @@ def run(device_name: str, num_envs: int, joints: list[int], dtypes: list[str], m
             rows.append(row)
     return {
         "device": str(device),
-        "device_name": device.name if device.is_cuda else _cpu_name(),
+        "device_name": device.name if device.is_cuda else cpu_name(),
         "warp": wp.__version__,
         "numpy": np.__version__,
         "rows": rows,

@@ -1,0 +1,34 @@
+"""Shared bits of the benchmarks: the default robot, its standing pose, and the machine's name."""
+
+from __future__ import annotations
+
+import platform
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_ASSET = ROOT.parent / "shared" / "assets" / "anybotics_anymal_c" / "usd" / "anymal_c.usda"
+DT = 0.005
+STAND = {"HAA": 0.0, "HFE": 0.4, "KFE": -0.8}  # front legs; hind legs mirror HFE and KFE
+
+
+def cpu_name() -> str:
+    """The CPU model, for the record of where a number was measured."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def stand_pose(joint_names: tuple[str, ...]) -> np.ndarray:
+    """ANYmal's standing joint positions for the given DoF names (any order)."""
+    pose = np.zeros(len(joint_names), np.float32)
+    for i, name in enumerate(joint_names):
+        leg, kind = name.split("_", 1)
+        sign = -1.0 if leg.startswith(("LH", "RH")) and kind != "HAA" else 1.0
+        pose[i] = sign * STAND.get(kind, 0.0)
+    return pose
