@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import math
 import platform
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -32,3 +35,28 @@ def stand_pose(joint_names: tuple[str, ...]) -> np.ndarray:
         sign = -1.0 if leg.startswith(("LH", "RH")) and kind != "HAA" else 1.0
         pose[i] = sign * STAND.get(kind, 0.0)
     return pose
+
+
+def calibrate(fn: Callable[[], None], min_time: float) -> int:
+    """Repetitions of ``fn`` that take at least ``min_time`` seconds (doubling, capped at 65536)."""
+    reps = 1
+    while True:
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            fn()
+        if time.perf_counter() - t0 >= min_time or reps >= 1 << 16:
+            return reps
+        reps *= 2
+
+
+def time_interleaved(fns: dict[str, Callable[[], None]], min_time: float, trials: int) -> dict[str, float]:
+    """Best seconds per call of each function, trials interleaved so machine load hits all alike."""
+    reps = {name: calibrate(fn, min_time) for name, fn in fns.items()}
+    best = dict.fromkeys(fns, math.inf)
+    for _ in range(trials):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            for _ in range(reps[name]):
+                fn()
+            best[name] = min(best[name], (time.perf_counter() - t0) / reps[name])
+    return best

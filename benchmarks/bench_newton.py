@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import platform
 import sys
@@ -45,7 +44,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from _common import DEFAULT_ASSET, DT, cpu_name, stand_pose  # noqa: E402
+from _common import DEFAULT_ASSET, DT, cpu_name, stand_pose, time_interleaved  # noqa: E402
 
 import transfer  # noqa: E402
 from transfer.backends.newton import NewtonBackend  # noqa: E402
@@ -115,29 +114,6 @@ def ordered_loop(backend: NewtonBackend, asset: Path) -> tuple[Callable[[], None
     return it, reorder_only, extra
 
 
-def _calibrate(fn: Callable[[], None], min_time: float) -> int:
-    reps = 1
-    while True:
-        t0 = time.perf_counter()
-        for _ in range(reps):
-            fn()
-        if time.perf_counter() - t0 >= min_time or reps >= 1 << 16:
-            return reps
-        reps *= 2
-
-
-def _time_interleaved(fns: dict[str, Callable[[], None]], min_time: float, trials: int) -> dict[str, float]:
-    reps = {name: _calibrate(fn, min_time) for name, fn in fns.items()}
-    best = dict.fromkeys(fns, math.inf)
-    for _ in range(trials):
-        for name, fn in fns.items():
-            t0 = time.perf_counter()
-            for _ in range(reps[name]):
-                fn()
-            best[name] = min(best[name], (time.perf_counter() - t0) / reps[name])
-    return best
-
-
 def run(asset: Path, counts: list[int], solvers: list[str], min_time: float, trials: int, warmup: int) -> list[dict]:
     rows = []
     for solver in solvers:
@@ -154,7 +130,7 @@ def run(asset: Path, counts: list[int], solvers: list[str], min_time: float, tri
             build = t_first - t_build
             for _ in range(warmup):  # let the robots settle on the ground
                 identity()
-            best = _time_interleaved(
+            best = time_interleaved(
                 {"identity": identity, "ordered": ordered, "reorder": reorder_only}, min_time, trials
             )
             z = backend.root_pose().numpy()[:, 2]

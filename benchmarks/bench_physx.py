@@ -35,7 +35,6 @@ import json
 import math
 import os
 import sys
-import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -48,7 +47,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from _common import DEFAULT_ASSET, DT, cpu_name, stand_pose  # noqa: E402
+from _common import DEFAULT_ASSET, DT, cpu_name, stand_pose, time_interleaved  # noqa: E402
 
 import transfer  # noqa: E402
 from transfer.backends.physx import PhysxBackend  # noqa: E402
@@ -184,29 +183,6 @@ def session_loop(backend: PhysxBackend) -> tuple[Callable[[], None], np.ndarray]
     return it, q
 
 
-def _calibrate(fn: Callable[[], None], min_time: float) -> int:
-    reps = 1
-    while True:
-        t0 = time.perf_counter()
-        for _ in range(reps):
-            fn()
-        if time.perf_counter() - t0 >= min_time or reps >= 1 << 16:
-            return reps
-        reps *= 2
-
-
-def _time_interleaved(fns: dict[str, Callable[[], None]], min_time: float, trials: int) -> dict[str, float]:
-    reps = {name: _calibrate(fn, min_time) for name, fn in fns.items()}
-    best = dict.fromkeys(fns, math.inf)
-    for _ in range(trials):
-        for name, fn in fns.items():
-            t0 = time.perf_counter()
-            for _ in range(reps[name]):
-                fn()
-            best[name] = min(best[name], (time.perf_counter() - t0) / reps[name])
-    return best
-
-
 def run(asset: Path, counts: list[int], min_time: float, trials: int, warmup: int, num_threads: int) -> list[dict]:
     rows = []
     for num_envs in counts:
@@ -216,7 +192,7 @@ def run(asset: Path, counts: list[int], min_time: float, trials: int, warmup: in
             ordered, extra = ordered_loop(backend, asset)
             for _ in range(warmup):  # let the robots settle on the ground
                 identity()
-            best = _time_interleaved({"identity": identity, "ordered": ordered}, min_time, trials)
+            best = time_interleaved({"identity": identity, "ordered": ordered}, min_time, trials)
             # Sanity: the robots still stand, and the ordered view is the PhysX state permuted by name.
             z = backend.root_pose().numpy()[:, 2]
             names = list(backend.joint_names)
@@ -249,7 +225,7 @@ def run_api_comparison(
             session, session_q = session_loop(backend)
             for _ in range(warmup):
                 bindings()
-            best = _time_interleaved({"bindings": bindings, "session": session}, min_time, trials)
+            best = time_interleaved({"bindings": bindings, "session": session}, min_time, trials)
             session()  # the session loop's state, converted to radians, is the bindings' state
             np.testing.assert_allclose(session_q, backend.joint_positions().numpy(), atol=1e-4)
         finally:
