@@ -22,16 +22,6 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore:ovphysx is in CPU-only mode:RuntimeWarning"),
 ]
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-
-
-@pytest.fixture
-def shared() -> Path:
-    if not SHARED.is_dir():
-        pytest.skip(f"shared assets not found at {SHARED}")
-    return SHARED
-
-
 @pytest.fixture
 def physx():
     pytest.importorskip("ovphysx")
