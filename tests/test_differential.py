@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 
 from tests.conftest import SHARED
 from tests.usdgen import stages, write_stage
@@ -51,7 +51,7 @@ PACKAGE_ASSETS = [
 ]
 
 
-def assert_emulation_matches_engines(path: Path) -> None:
+def assert_emulation_matches_engines(path: Path) -> str:
     """Compare both conventions with both engines on every articulation of ``path``."""
     topo = read_topology(path)
     engine_physx = truth.physx_order(path)
@@ -77,12 +77,13 @@ def assert_emulation_matches_engines(path: Path) -> None:
     if refusal is not None:
         assert emulated_refusals, f"Newton refused ({refusal.reason}) but the emulation accepted"
         assert _reason_kind(refusal.reason) in {_reason_kind(r) for r in emulated_refusals}
-        return
+        return f"Newton refused: {_reason_kind(refusal.reason)}"
     assert not emulated_refusals, f"the emulation refused ({emulated_refusals[0]}) but Newton accepted"
     for graph in topo:
         emulated, engine = emulated_newton[graph.root], engine_newton[graph.root]
         assert (emulated.joints, emulated.bodies) == (engine.joints, engine.bodies), f"mjwarp order of {graph.root}"
         assert emulated.fixed_base == engine.fixed_base, f"mjwarp fixed_base of {graph.root}"
+    return "Newton accepted"
 
 
 def _reason_kind(reason: str) -> str:
@@ -120,8 +121,21 @@ _counter = itertools.count()
 
 def _check_generated(spec) -> None:
     path = write_stage(spec, _workdir / f"stage_{next(_counter)}.usda")
-    assert_emulation_matches_engines(path)
+    event(assert_emulation_matches_engines(path))
     path.unlink()
+    for art in spec.articulations:
+        event(f"root API on {art.root_on}")
+        event(f"bodies {'2-9' if len(art.bodies) < 10 else '10-40'}")
+        if any(j.body0 is None or j.body1 is None for j in art.joints):
+            event("world-anchored")
+        if any(j.excluded for j in art.joints):
+            event("excluded loop joint")
+        if any(b.nest_under is not None for b in art.bodies):
+            event("nested bodies")
+        if any(j.type == "d6" for j in art.joints):
+            event("D6 joints")
+    if len(spec.articulations) == 2:
+        event("two articulations in one stage")
 
 
 _SETTINGS = dict(deadline=None, suppress_health_check=list(HealthCheck), derandomize=False)
