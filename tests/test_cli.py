@@ -58,3 +58,16 @@ def test_inspect_unknown_root_lists_the_roots(capsys):
 @pytest.mark.parametrize("flag", ["--json", "--truth"])
 def test_flags_are_documented(flag):
     assert flag in run("inspect", "--help").stdout
+
+
+def test_inspect_truth_json_is_clean_and_matches(shared):
+    """--truth runs both engines; their console chatter must not corrupt the JSON on stdout."""
+    pytest.importorskip("ovphysx")
+    pytest.importorskip("newton")
+    path = shared / "assets/unitree_go2/usd/go2.usda"  # PhysX accepts it; Newton refuses (missing mesh library)
+    result = run("inspect", str(path), "--json", "--truth")
+    assert result.returncode == 0, result.stderr[-2000:]
+    (art,) = json.loads(result.stdout)["articulations"]
+    assert art["truth"]["match"] == {"physx": True, "mjwarp": True}
+    assert art["truth"]["physx"]["joints"] == art["physx"]["joints"]
+    assert "composition errors" in art["truth"]["mjwarp"]["error"] and "error" in art["mjwarp"]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,7 +64,8 @@ def inspect_asset(asset: Path, root: str | None = None, truth: bool = False) -> 
     topo = read_topology(asset, root)
     engines: dict[str, Any] = {}
     if truth:
-        engines = _truth(asset, root)
+        with _native_stdout_to_stderr():  # engines print to the C stdout; keep ours clean for --json
+            engines = _truth(asset, root)
     out = []
     for graph in topo:
         entry: dict[str, Any] = {"root": graph.root}
@@ -76,7 +79,7 @@ def inspect_asset(asset: Path, root: str | None = None, truth: bool = False) -> 
         for convention in CONVENTIONS:
             entry[convention] = _convention_block(graph, convention)
         if truth:
-            entry["truth"] = {name: result.get(graph.root) for name, result in engines.items()}
+            entry["truth"] = {name: _engine_entry(result, graph.root) for name, result in engines.items()}
             entry["truth"]["match"] = {
                 name: _matches(entry[name], entry["truth"][name]) for name in ("physx", "mjwarp")
             }
@@ -85,6 +88,7 @@ def inspect_asset(asset: Path, root: str | None = None, truth: bool = False) -> 
 
 
 def _truth(asset: Path, root: str | None) -> dict[str, dict[str, Any]]:
+    """Each engine's answer: ``{root: {"joints", "bodies"}}``, or ``{"error": reason}`` for the whole stage."""
     from transfer import truth
 
     results: dict[str, dict[str, Any]] = {}
@@ -92,21 +96,28 @@ def _truth(asset: Path, root: str | None) -> dict[str, dict[str, Any]]:
         try:
             results[name] = {o.root: {"joints": list(o.joints), "bodies": list(o.bodies)} for o in fn(asset, root)}
         except truth.EngineRefusal as exc:
-            results[name] = _AllRoots({"error": exc.reason})
+            results[name] = {"error": exc.reason}
         except ImportError as exc:
-            results[name] = _AllRoots({"error": f"engine not installed: {exc}"})
+            results[name] = {"error": f"engine not installed ({exc}); pip install 'transfer[all]'"}
     return results
 
 
-class _AllRoots(dict):
-    """One engine answer for every root (a refusal of the whole stage)."""
+@contextlib.contextmanager
+def _native_stdout_to_stderr():
+    """Send what native code writes to file descriptor 1 to descriptor 2 for the duration."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        os.dup2(2, 1)
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
 
-    def __init__(self, value: dict[str, Any]):
-        super().__init__()
-        self.value = value
 
-    def get(self, key: Any, default: Any = None) -> Any:
-        return self.value
+def _engine_entry(result: dict[str, Any], root: str) -> dict[str, Any] | None:
+    return result if "error" in result else result.get(root)
 
 
 def _matches(emulated: dict[str, Any] | None, engine: dict[str, Any] | None) -> bool | None:
