@@ -93,7 +93,8 @@ class ArticulationData:
         b, e, d = art._backend, art.num_envs, art.num_joints
         dev = b.device
         z = lambda *shape, dtype=wp.float32: wp.zeros(shape, dtype=dtype, device=dev)  # noqa: E731
-        self._joint_pos, self._joint_vel = z(e, d), z(e, d)
+        self._joint_buffers = {k: z(e, d) for k in ("joint_pos", "joint_vel")} if art.joint_ordering else {}
+        self._joints_cache: dict[str, wp.array] = {}
         self._root = {k: z(e, dtype=wp.vec3) for k in ("pos_w", "lin_w", "ang_w", "lin_b", "ang_b", "gravity_b")}
         self._root_quat = z(e, dtype=wp.quat)
         self._body_pos = z(e, art.num_bodies, dtype=wp.vec3)
@@ -110,19 +111,28 @@ class ArticulationData:
         return False
 
     # joints
+    def _joints(self, key: str, read: Any) -> wp.array:
+        """Backend joint data in public order; with the identity ordering, the backend's own array (no copy)."""
+        cached = self._joints_cache.get(key)
+        if self._fresh(key) and cached is not None:
+            return cached
+        src = read()
+        if self._art.joint_ordering is None:
+            out = src
+        else:
+            out = self._art._to_user(src, self._art.joint_ordering, out=self._joint_buffers[key])
+        self._joints_cache[key] = out
+        return out
+
     @property
     def joint_pos(self) -> wp.array:
         """Joint (DoF) positions, ``(num_envs, num_joints)``, public order."""
-        if not self._fresh("joint_pos"):
-            self._art._gather_joints(self._art._backend.joint_positions(), self._joint_pos)
-        return self._joint_pos
+        return self._joints("joint_pos", self._art._backend.joint_positions)
 
     @property
     def joint_vel(self) -> wp.array:
         """Joint (DoF) velocities, ``(num_envs, num_joints)``, public order."""
-        if not self._fresh("joint_vel"):
-            self._art._gather_joints(self._art._backend.joint_velocities(), self._joint_vel)
-        return self._joint_vel
+        return self._joints("joint_vel", self._art._backend.joint_velocities)
 
     @property
     def default_joint_pos(self) -> wp.array:
@@ -285,9 +295,6 @@ class Articulation:
             wp.copy(out, src)
             return out
         return kernels.reorder_backend_to_user(src, nmap, out=out)
-
-    def _gather_joints(self, src: wp.array, out: wp.array) -> None:
-        self._to_user(src, self.joint_ordering, out=out)
 
     def _env_selector(self, env_ids: Any) -> wp.array | None:
         if env_ids is None:
