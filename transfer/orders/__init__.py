@@ -59,7 +59,7 @@ def _one_graph(asset: Any, root: str | None) -> ArticulationGraph:
             f"{topo.source or 'The asset'} holds {len(roots)} articulations {roots}; pass root= (CLI: --root) "
             "with the path of the one you mean."
             if graphs
-            else f"No articulation at {root}; roots found: {roots}."
+            else f"No articulation at {root} in {topo.source or 'the asset'}; articulation roots found: {roots}."
         )
     return graphs[0]
 
@@ -73,9 +73,9 @@ def resolve_ordering(asset: Any, convention: Any, root: str | None = None) -> Re
     Raises :class:`OrderingError` (or :class:`MjwarpRefusal`) with the reason and the fix.
     """
     parsed = parse_ordering(convention)
-    g = _one_graph(asset, root)
     if parsed is None:
         raise ValueError("resolve_ordering needs a convention or a name list; None means 'the backend's own order'.")
+    g = _one_graph(asset, root)
     if parsed is OrderingConvention.PHYSX:
         return physx_order(g)
     if parsed is OrderingConvention.MJWARP:
@@ -95,14 +95,19 @@ def _explicit(g: ArticulationGraph, names: tuple[str, ...]) -> ResolvedOrder:
     from transfer.name_map import build_name_map
 
     ref = physx_order(g)
+    errors = {}
     for kind, reference in (("joint", ref.joints), ("body", ref.bodies)):
         try:
             build_name_map(kind, reference, names)
         except ValueError as exc:
-            last = exc
+            errors[kind] = (len(set(names) & set(reference)), exc)
             continue
         fields = {"joints": names, "bodies": ()} if kind == "joint" else {"joints": (), "bodies": names}
         return ResolvedOrder("explicit", g.root, fixed_base=ref.fixed_base, root_body=ref.root_body, **fields)
+    # Report against the kind the list resembles most (joints on a tie).
+    kind = max(errors, key=lambda k: errors[k][0])
+    other = "body" if kind == "joint" else "joint"
     raise OrderingError(
-        f"The explicit order is neither a permutation of the joints nor of the bodies of {g.root}: {last}"
+        f"The explicit order is not a permutation of the {kind} names of {g.root} (nor of its {other} names): "
+        f"{errors[kind][1]}"
     )

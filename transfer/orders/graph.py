@@ -90,15 +90,21 @@ class Joint:
 class RobotSchema:
     """The order authored with ``isaac:physics:robotJoints`` / ``robotLinks`` (nested robots expanded).
 
-    ``names`` maps a prim path to its ``isaac:nameOverride`` where one is authored.
+    ``prim`` is the robot prim that authors them; ``joints`` and ``links`` are target prim paths in
+    authored order. ``names`` maps a target path to its ``isaac:NameOverride`` / ``isaac:nameOverride``
+    where one is authored. ``error`` is set (and ``joints``/``links`` left empty) when the authored schema
+    is unusable (a target that does not resolve, a duplicate, a nested-robot cycle); resolving the
+    ``robot_schema`` convention raises it, while the other conventions are unaffected.
     """
 
     prim: str
     joints: tuple[str, ...]
     links: tuple[str, ...]
     names: tuple[tuple[str, str], ...] = ()
+    error: str = ""
 
     def name(self, path: str) -> str:
+        """The robot schema's name for ``path``: its name override, else its prim name."""
         return dict(self.names).get(path, leaf(path))
 
 
@@ -119,6 +125,9 @@ class ArticulationGraph:
     robot: RobotSchema | None = None
     composition_errors: tuple[str, ...] = ()
     """Messages of the stage's USD composition errors (missing referenced files, ...)."""
+    instance_proxies: tuple[str, ...] = ()
+    """Member prims (root, bodies, joints) that are instance proxies: physics authored inside an instanceable
+    prim's prototype. Newton builds such articulations; PhysX (ovphysx 0.7) ignores that physics."""
 
     def body(self, path: str) -> Body:
         for b in self.bodies:
@@ -152,6 +161,11 @@ class ResolvedOrder:
     ``joints`` are DoF names in DoF order (as the engine spells them), ``bodies`` link names in link
     order. ``root_body`` is the path of the elected root link; ``loop_joints`` the joint paths left out
     of the tree (excluded, loop-closing or redundant).
+
+    ``joint_labels`` and ``body_labels`` (``robot_schema`` only, else empty) run parallel to ``joints`` and
+    ``bodies``: the robot schema's own names, i.e. the ``isaac:NameOverride`` / ``isaac:nameOverride`` where
+    one is authored, else the engine name. ``joints``/``bodies`` always hold engine names, so that they can
+    be mapped against a backend's names.
     """
 
     convention: str
@@ -161,6 +175,8 @@ class ResolvedOrder:
     fixed_base: bool
     root_body: str = ""
     loop_joints: tuple[str, ...] = field(default=())
+    joint_labels: tuple[str, ...] = field(default=())
+    body_labels: tuple[str, ...] = field(default=())
 
 
 def graph_from_edges(

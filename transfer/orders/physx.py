@@ -176,7 +176,19 @@ def _elect(g: ArticulationGraph, G: _Graph) -> tuple[str, Joint | None]:
 
 
 def physx_order(g: ArticulationGraph) -> ResolvedOrder:
-    """Joint (DoF) and body order PhysX gives ``g``."""
+    """Joint (DoF) and body order PhysX gives ``g``.
+
+    Refuses articulations with members on instance proxies: ovphysx 0.7 builds no articulation from physics
+    authored inside an instanceable prim's prototype (checked against the engine by tests/test_usd_reader.py).
+    """
+    if g.instance_proxies:
+        listed = ", ".join(g.instance_proxies[:5]) + (", ..." if len(g.instance_proxies) > 5 else "")
+        raise OrderingError(
+            f"Articulation {g.root} has physics inside instanceable prims (instance proxies: {listed}). PhysX "
+            "ignores physics authored in an instance's prototype and builds no articulation from it (Newton "
+            "does). Set instanceable = false on the prims above them, or author the rigid bodies, joints and "
+            "root API on the instanceable prims themselves (keep only geometry inside the prototype)."
+        )
     G = _Graph(g)
     root, root_joint = _elect(g, G)
     created = G.walk(root)
