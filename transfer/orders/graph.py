@@ -22,6 +22,7 @@ __all__ = [
     "Topology",
     "graph_from_edges",
     "leaf",
+    "standard_dof_names",
 ]
 
 AXES = ("transX", "transY", "transZ", "rotX", "rotY", "rotZ")
@@ -59,6 +60,17 @@ class Body:
     def is_link(self) -> bool:
         """Enabled, dynamic, non-kinematic: the bodies an articulation is made of."""
         return self.enabled and not self.kinematic
+
+
+def standard_dof_names(joint_type: JointType, name: str) -> list[str] | None:
+    """DoF names both engines give fixed, revolute, prismatic and spherical joints; ``None`` for other types."""
+    if joint_type is JointType.FIXED:
+        return []
+    if joint_type in (JointType.REVOLUTE, JointType.PRISMATIC):
+        return [name]
+    if joint_type is JointType.SPHERICAL:
+        return [f"{name}:{i}" for i in range(3)]
+    return None
 
 
 @dataclass(frozen=True)

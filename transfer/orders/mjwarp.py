@@ -12,7 +12,16 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from transfer.orders.graph import AXES, ArticulationGraph, Joint, JointType, OrderingError, ResolvedOrder, leaf
+from transfer.orders.graph import (
+    AXES,
+    ArticulationGraph,
+    Joint,
+    JointType,
+    OrderingError,
+    ResolvedOrder,
+    leaf,
+    standard_dof_names,
+)
 
 __all__ = ["MjwarpRefusal", "mjwarp_dof_names", "mjwarp_order"]
 
@@ -26,12 +35,9 @@ class MjwarpRefusal(OrderingError):
 def mjwarp_dof_names(joint: Joint) -> list[str]:
     """DoF names ``ArticulationView.joint_dof_names`` gives ``joint``."""
     name = joint.name
-    if joint.type is JointType.FIXED:
-        return []
-    if joint.type in (JointType.REVOLUTE, JointType.PRISMATIC):
-        return [name]
-    if joint.type is JointType.SPHERICAL:
-        return [f"{name}:{i}" for i in range(3)]
+    standard = standard_dof_names(joint.type, name)
+    if standard is not None:
+        return standard
     if joint.type is JointType.D6:
         limits = {axis: (lo, hi) for axis, lo, hi in joint.limits}
         free = 0

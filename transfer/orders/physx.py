@@ -13,7 +13,15 @@ from __future__ import annotations
 
 from collections import deque
 
-from transfer.orders.graph import ArticulationGraph, Joint, JointType, OrderingError, ResolvedOrder, leaf
+from transfer.orders.graph import (
+    ArticulationGraph,
+    Joint,
+    JointType,
+    OrderingError,
+    ResolvedOrder,
+    leaf,
+    standard_dof_names,
+)
 
 __all__ = ["physx_order", "joint_priority", "physx_dof_names"]
 
@@ -35,12 +43,9 @@ def joint_priority(joint: Joint) -> tuple[int, str]:
 
 def physx_dof_names(joint: Joint, name: str) -> list[str]:
     """DoF names PhysX gives ``joint`` (spelled with its de-duplicated ``name``)."""
-    if joint.type is JointType.FIXED:
-        return []
-    if joint.type in (JointType.REVOLUTE, JointType.PRISMATIC):
-        return [name]
-    if joint.type is JointType.SPHERICAL:
-        return [f"{name}:{i}" for i in range(3)]
+    standard = standard_dof_names(joint.type, name)
+    if standard is not None:
+        return standard
     if joint.type is JointType.D6:
         limits = {axis: (lo, hi) for axis, lo, hi in joint.limits}
         names = []
