@@ -101,8 +101,7 @@ class ArticulationData:
         self._body_quat = z(e, art.num_bodies, dtype=wp.quat)
         self._default_joint_pos = art._to_user(b.default_joint_pos, art.joint_ordering)
         self._props: dict[str, wp.array] = {}
-        up = np.asarray(getattr(b, "gravity_dir", (0.0, 0.0, -1.0)), dtype=np.float32)
-        self._gravity_dir = wp.vec3(*up.tolist())
+        self._gravity_dir = wp.vec3(*(float(c) for c in b.gravity_dir))
 
     def _fresh(self, key: str) -> bool:
         if self._stamp.get(key) == self._art._step_count:

@@ -73,6 +73,8 @@ class Backend(ABC):
     body_names: tuple[str, ...]
     """Link names in backend order; index 0 is the root link."""
     fixed_base: bool
+    gravity_dir: tuple[float, float, float]
+    """Unit gravity direction in the world frame (for ``projected_gravity_b``)."""
     default_joint_pos: wp.array
     """Initial joint positions from the asset, ``(num_envs, num_joints)``."""
 

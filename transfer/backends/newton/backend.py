@@ -142,6 +142,12 @@ class NewtonBackend(Backend):
 
         self.solver = self._make_solver(solver, dict(solver_options or {}))
         self.state_0 = self.model.state()
+        g = self.model.gravity.numpy().reshape(-1, 3)[0]
+        norm = float(np.linalg.norm(g))
+        self.gravity_dir: tuple[float, float, float] = (
+            tuple(float(c) / norm for c in g) if norm > 0 else (0.0, 0.0, -1.0)
+        )
+        """Unit gravity direction of the simulated scene, world frame."""
         self.state_1 = self.model.state()
         self.control = self.model.control()
         newton.eval_fk(self.model, self.model.joint_q, self.model.joint_qd, self.state_0)
