@@ -203,12 +203,7 @@ def as_rows(values: Any, dtype: Any, shape: tuple[int, int], name: str, device: 
     component axis (``(num_worlds, n, 7)`` for transforms, ``(..., 6)`` for spatial vectors, ``(..., 3, 3)`` for
     matrices) laid out contiguously in its last axes.
     """
-    if type(values).__module__.startswith("torch"):
-        values = wp.from_torch(values)
-    if not isinstance(values, wp.array):
-        raise TypeError(f"{name}: expected a wp.array or torch.Tensor, got {type(values).__name__}")
-    if values.device != wp.get_device(device):
-        raise ValueError(f"{name}: on device {values.device}, but the model is on {device}")
+    values = _device_array(values, name, device)
     if values.dtype == dtype:
         if tuple(values.shape) != tuple(shape):
             raise ValueError(f"{name}: expected shape {tuple(shape)} ({_dtype_name(dtype)}), got {tuple(values.shape)}")
@@ -220,21 +215,9 @@ def as_rows(values: Any, dtype: Any, shape: tuple[int, int], name: str, device: 
         if comp_shape:
             expected += f" or {(*shape, *comp_shape)} of {_dtype_name(scalar)}"
         raise ValueError(f"{name}: expected shape {expected}, got {tuple(values.shape)} of {_dtype_name(values.dtype)}")
-    item = wp.types.type_size_in_bytes(scalar)
-    inner = values.strides[2:]
-    expected_inner = tuple(int(np.prod(comp_shape[i + 1 :], dtype=np.int64)) * item for i in range(len(comp_shape)))
-    if tuple(inner) != expected_inner:
+    if tuple(values.strides[2:]) != _packed_strides(comp_shape, scalar):
         raise ValueError(f"{name}: the component axes must be contiguous (got strides {values.strides})")
-    view = wp.array(
-        ptr=values.ptr,
-        dtype=dtype,
-        shape=tuple(shape),
-        strides=values.strides[:2],
-        device=values.device,
-        copy=False,
-    )
-    view._ref = values
-    return view
+    return _alias(values, dtype, tuple(shape), values.strides[:2])
 
 
 def as_struct_array(values: Any, dtype: Any, n: int, name: str, device: Any) -> wp.array:
@@ -242,12 +225,7 @@ def as_struct_array(values: Any, dtype: Any, n: int, name: str, device: Any) -> 
 
     Accepts ``(n,)`` of ``dtype`` or float32 ``(n, 7)`` / ``(n, 6)`` with a contiguous last axis.
     """
-    if type(values).__module__.startswith("torch"):
-        values = wp.from_torch(values)
-    if not isinstance(values, wp.array):
-        raise TypeError(f"{name}: expected a wp.array or torch.Tensor, got {type(values).__name__}")
-    if values.device != wp.get_device(device):
-        raise ValueError(f"{name}: on device {values.device}, but the model is on {device}")
+    values = _device_array(values, name, device)
     if values.dtype == dtype and tuple(values.shape) == (n,):
         return values
     width = dtype._shape_[0]
@@ -258,11 +236,7 @@ def as_struct_array(values: Any, dtype: Any, n: int, name: str, device: Any) -> 
             f"{name}: expected shape ({n},) of {_dtype_name(dtype)} or ({n}, {width}) of {_dtype_name(scalar)} with a "
             f"contiguous last axis, got {tuple(values.shape)} of {_dtype_name(values.dtype)}"
         )
-    view = wp.array(
-        ptr=values.ptr, dtype=dtype, shape=(n,), strides=(values.strides[0],), device=values.device, copy=False
-    )
-    view._ref = values
-    return view
+    return _alias(values, dtype, (n,), (values.strides[0],))
 
 
 def components(a: wp.array) -> wp.array:
@@ -271,18 +245,7 @@ def components(a: wp.array) -> wp.array:
     if not comp_shape:
         return a
     scalar = a.dtype._wp_scalar_type_
-    item = wp.types.type_size_in_bytes(scalar)
-    inner = tuple(int(np.prod(comp_shape[i + 1 :], dtype=np.int64)) * item for i in range(len(comp_shape)))
-    view = wp.array(
-        ptr=a.ptr,
-        dtype=scalar,
-        shape=(*a.shape, *comp_shape),
-        strides=(*a.strides, *inner),
-        device=a.device,
-        copy=False,
-    )
-    view._ref = a
-    return view
+    return _alias(a, scalar, (*a.shape, *comp_shape), (*a.strides, *_packed_strides(comp_shape, scalar)))
 
 
 def as_index_array(ids: Any, n: int, name: str, device: Any, cache: dict) -> wp.array:
@@ -336,6 +299,30 @@ def as_index_array(ids: Any, n: int, name: str, device: Any, cache: dict) -> wp.
         cache.clear()
     cache[key] = arr
     return arr
+
+
+def _device_array(values: Any, name: str, device: Any) -> wp.array:
+    """``values`` (a ``wp.array`` or ``torch.Tensor``) as a ``wp.array``, checked to be on ``device``; no copy."""
+    if type(values).__module__.startswith("torch"):
+        values = wp.from_torch(values)
+    if not isinstance(values, wp.array):
+        raise TypeError(f"{name}: expected a wp.array or torch.Tensor, got {type(values).__name__}")
+    if values.device != wp.get_device(device):
+        raise ValueError(f"{name}: on device {values.device}, but the model is on {device}")
+    return values
+
+
+def _packed_strides(comp_shape: tuple[int, ...], scalar: Any) -> tuple[int, ...]:
+    """Byte strides of contiguous (row-major) component axes of ``comp_shape`` holding ``scalar`` values."""
+    item = wp.types.type_size_in_bytes(scalar)
+    return tuple(int(np.prod(comp_shape[i + 1 :], dtype=np.int64)) * item for i in range(len(comp_shape)))
+
+
+def _alias(base: wp.array, dtype: Any, shape: tuple, strides: tuple) -> wp.array:
+    """A zero-copy view of ``base``'s memory as ``dtype`` with ``shape`` and byte ``strides``; it keeps ``base`` alive."""
+    view = wp.array(ptr=base.ptr, dtype=dtype, shape=shape, strides=strides, device=base.device, copy=False)
+    view._ref = base
+    return view
 
 
 def _dtype_name(dtype: Any) -> str:

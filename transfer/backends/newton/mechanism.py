@@ -8,6 +8,7 @@ adds root state (by policy), forward/inverse kinematics and the mass matrix wher
 from __future__ import annotations
 
 from collections.abc import Iterable
+from operator import attrgetter
 from typing import Any, Literal
 
 import numpy as np
@@ -17,7 +18,7 @@ import newton
 from transfer.backends.newton import _kernels as nk
 from transfer.backends.newton._layout import LaunchCache, Layout, Pattern, as_struct_array
 from transfer.backends.newton._select import Asset, ModelInfo, model_info, select_asset
-from transfer.backends.newton.views import BodyView, JointView
+from transfer.backends.newton.views import BodyView, JointView, _PerWorld
 
 __all__ = ["BASE_POLICIES", "BasePolicy", "CapabilityError", "MechanismView"]
 
@@ -35,7 +36,12 @@ class CapabilityError(NotImplementedError):
         super().__init__(f"{capability} is False: {message}")
 
 
-class MechanismView:
+def _forward(view: str, name: str) -> property:
+    """A read-only property that returns ``self.<view>.<name>`` (a count, name list or index map of a sub-view)."""
+    return property(attrgetter(f"{view}.{name}"), doc=f"``{view}.{name}``.")
+
+
+class MechanismView(_PerWorld):
     """One asset per world as a mechanism: links, DoF joints, loop joints and an explicit root/base policy.
 
     Args:
@@ -192,66 +198,23 @@ class MechanismView:
             "base='auto' (or base='none' to drop root state)."
         )
 
-    # -- counts, names, index maps ---------------------------------------------------------------------------
-    @property
-    def count(self) -> int:
-        return len(self.worlds)
-
-    @property
-    def world_count(self) -> int:
-        return len(self.worlds)
-
-    @property
-    def joint_count(self) -> int:
-        return self.joints.joint_count
-
-    @property
-    def joint_dof_count(self) -> int:
-        return self.joints.joint_dof_count
-
-    @property
-    def joint_coord_count(self) -> int:
-        return self.joints.joint_coord_count
-
-    @property
-    def link_count(self) -> int:
-        return self.links.body_count
-
-    @property
-    def joint_names(self) -> list[str]:
-        return self.joints.joint_names
-
-    @property
-    def joint_dof_names(self) -> list[str]:
-        return self.joints.joint_dof_names
-
-    @property
-    def joint_coord_names(self) -> list[str]:
-        return self.joints.joint_coord_names
-
-    @property
-    def link_names(self) -> list[str]:
-        return self.links.body_names
+    # -- counts, names, index maps (read through to :attr:`joints` and :attr:`links`) ---------------------------
+    joint_count = _forward("joints", "joint_count")
+    joint_dof_count = _forward("joints", "joint_dof_count")
+    joint_coord_count = _forward("joints", "joint_coord_count")
+    link_count = _forward("links", "body_count")
+    joint_names = _forward("joints", "joint_names")
+    joint_dof_names = _forward("joints", "joint_dof_names")
+    joint_coord_names = _forward("joints", "joint_coord_names")
+    link_names = _forward("links", "body_names")
+    joint_ids = _forward("joints", "joint_ids")
+    joint_dof_ids = _forward("joints", "joint_dof_ids")
+    joint_coord_ids = _forward("joints", "joint_coord_ids")
+    link_ids = _forward("links", "body_ids")
 
     @property
     def loop_joint_names(self) -> list[str]:
         return [] if self.loop_joints is None else self.loop_joints.joint_names
-
-    @property
-    def joint_ids(self) -> np.ndarray:
-        return self.joints.joint_ids
-
-    @property
-    def joint_dof_ids(self) -> np.ndarray:
-        return self.joints.joint_dof_ids
-
-    @property
-    def joint_coord_ids(self) -> np.ndarray:
-        return self.joints.joint_coord_ids
-
-    @property
-    def link_ids(self) -> np.ndarray:
-        return self.links.body_ids
 
     @property
     def loop_joint_ids(self) -> np.ndarray:

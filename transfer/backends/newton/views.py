@@ -14,7 +14,7 @@ the world frame (linear velocity of the centre of mass), wrenches ``(force, torq
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -31,7 +31,7 @@ from transfer.backends.newton._layout import (
     compile_matcher,
     leaf,
 )
-from transfer.backends.newton._select import Asset, check_same_names, model_info, select_asset
+from transfer.backends.newton._select import Asset, ModelInfo, check_same_names, model_info, select_asset
 
 __all__ = ["JOINT_PROPERTY_ATTRIBUTES", "BodyView", "JointView"]
 
@@ -54,15 +54,63 @@ JOINT_PROPERTY_ATTRIBUTES: dict[str, str] = {
 # ---------------------------------------------------------------------------------------------------------------
 # Base class: buffers, selectors, attribute access.
 # ---------------------------------------------------------------------------------------------------------------
-class _ViewBase:
+class _PerWorld:
+    """One selected asset per model world: ``worlds`` and the counts derived from it."""
+
+    worlds: tuple[int, ...]
+    """Model world of each view row (``(-1,)`` for a model without worlds)."""
+
+    @property
+    def world_count(self) -> int:
+        return len(self.worlds)
+
+    @property
+    def count(self) -> int:
+        """Number of selected assets (one per world)."""
+        return len(self.worlds)
+
+
+class _ViewBase(_PerWorld):
     model: newton.Model
 
-    def _init_common(self, model: newton.Model) -> None:
+    def _init_common(
+        self,
+        what: str,
+        model: newton.Model,
+        pattern: Pattern,
+        asset: Asset | None,
+        include: Pattern,
+        exclude: Pattern,
+    ) -> tuple[ModelInfo, Asset, Callable[[str], bool]]:
+        """Set up the model, buffers and selected asset; return the model info, the asset and an element filter.
+
+        ``what`` names the view in error messages. The filter keeps a label matched by ``include`` (``None``: all)
+        and not by ``exclude``.
+        """
+        self._what = what
         self.model = model
         self.device = model.device
         self._launches = LaunchCache(model.device)
         self._selectors: dict = {}
         self._buffers: dict[tuple, wp.array] = {}
+        info = model_info(model)
+        asset = asset or select_asset(model, pattern, what)
+        self.asset_pattern = asset.pattern
+        self.worlds = asset.worlds
+        inc = compile_matcher(include, f"{what}(include=...)")
+        exc = compile_matcher(exclude, f"{what}(exclude=...)")
+
+        def keep(label: str) -> bool:
+            return (inc is None or inc(label)) and not (exc is not None and exc(label))
+
+        return info, asset, keep
+
+    def _init_layouts(self, **ids: np.ndarray) -> None:
+        """``self.layouts``: a :class:`Layout` per kind, from ``(num_worlds, n)`` model ids."""
+        where = f"{self._what}({self.asset_pattern})"
+        self.layouts: dict[str, Layout] = {
+            kind: Layout.from_ids(kind, kind_ids, self.device, where) for kind, kind_ids in ids.items()
+        }
 
     def _buffer(self, key: tuple, shape: tuple[int, ...], dtype: Any) -> wp.array:
         buf = self._buffers.get(key)
@@ -73,10 +121,6 @@ class _ViewBase:
     def env_ids(self, env_ids: Any) -> wp.array:
         """``env_ids`` as a ``wp.int32`` array (``None``: every world). Device int32 arrays pass through."""
         return as_index_array(env_ids, self.world_count, "env_ids", self.device, self._selectors)
-
-    @property
-    def world_count(self) -> int:
-        raise NotImplementedError
 
     def _layout_for(self, name: str, source: Any) -> Layout:
         raise NotImplementedError
@@ -154,12 +198,7 @@ class JointView(_ViewBase):
         _asset: Asset | None = None,
         _only_loops: bool = False,
     ) -> None:
-        self._init_common(model)
-        info = model_info(model)
-        asset = _asset or select_asset(model, pattern, "JointView")
-        self.asset_pattern = asset.pattern
-        inc = compile_matcher(include, "JointView(include=...)")
-        exc = compile_matcher(exclude, "JointView(exclude=...)")
+        info, asset, keep = self._init_common("JointView", model, pattern, _asset, include, exclude)
         keep_types = None if joint_types is None else {int(t) for t in joint_types}
         drop_types = set() if exclude_joint_types is None else {int(t) for t in exclude_joint_types}
 
@@ -173,14 +212,11 @@ class JointView(_ViewBase):
         chosen = [
             p
             for p, j in enumerate(template)
-            if (inc is None or inc(info.joint_label[j]))
-            and not (exc is not None and exc(info.joint_label[j]))
+            if keep(info.joint_label[j])
             and (keep_types is None or int(info.joint_type[j]) in keep_types)
             and int(info.joint_type[j]) not in drop_types
         ]
         joint_ids = np.array([[c[p] for p in chosen] for c in candidates], dtype=np.int64).reshape(len(candidates), -1)
-        self.worlds: tuple[int, ...] = asset.worlds
-        """Model world of each view row (``(-1,)`` for a model without worlds)."""
         self.joint_ids: np.ndarray = joint_ids.astype(np.int32)
         self.joint_labels: list[str] = [info.joint_label[j] for j in joint_ids[0]]
         self.joint_names: list[str] = [leaf(label) for label in self.joint_labels]
@@ -201,23 +237,9 @@ class JointView(_ViewBase):
         self._dof_starts = np.concatenate([[0], np.cumsum(self.joint_dof_counts)]).astype(np.int64)
         self._coord_starts = np.concatenate([[0], np.cumsum(self.joint_coord_counts)]).astype(np.int64)
 
-        where = f"JointView({asset.pattern})"
-        self.layouts: dict[str, Layout] = {
-            "joint": Layout.from_ids("joint", joint_ids, self.device, where),
-            "dof": Layout.from_ids("dof", dof_ids, self.device, where),
-            "coord": Layout.from_ids("coord", coord_ids, self.device, where),
-        }
+        self._init_layouts(joint=joint_ids, dof=dof_ids, coord=coord_ids)
 
     # -- counts and strides ---------------------------------------------------------------------------------
-    @property
-    def world_count(self) -> int:
-        return len(self.worlds)
-
-    @property
-    def count(self) -> int:
-        """Number of selected assets (one per world)."""
-        return len(self.worlds)
-
     @property
     def joint_count(self) -> int:
         return len(self.joint_names)
@@ -398,22 +420,12 @@ class BodyView(_ViewBase):
         exclude: Pattern = None,
         _asset: Asset | None = None,
     ) -> None:
-        self._init_common(model)
-        info = model_info(model)
-        asset = _asset or select_asset(model, pattern, "BodyView")
-        self.asset_pattern = asset.pattern
-        inc = compile_matcher(include, "BodyView(include=...)")
-        exc = compile_matcher(exclude, "BodyView(exclude=...)")
+        info, asset, keep = self._init_common("BodyView", model, pattern, _asset, include, exclude)
         check_same_names([[info.body_label[b] for b in row] for row in asset.bodies], "BodyView")
-        chosen = [
-            p
-            for p, b in enumerate(asset.bodies[0])
-            if (inc is None or inc(info.body_label[b])) and not (exc is not None and exc(info.body_label[b]))
-        ]
+        chosen = [p for p, b in enumerate(asset.bodies[0]) if keep(info.body_label[b])]
         body_ids = np.array([[row[p] for p in chosen] for row in asset.bodies], dtype=np.int64).reshape(
             len(asset.bodies), -1
         )
-        self.worlds: tuple[int, ...] = asset.worlds
         self.body_ids: np.ndarray = body_ids.astype(np.int32)
         self.body_labels: list[str] = [info.body_label[b] for b in body_ids[0]]
         self.body_names: list[str] = [leaf(label) for label in self.body_labels]
@@ -428,21 +440,10 @@ class BodyView(_ViewBase):
         self.body_shapes: list[list[int]] = [
             [position[s] for s in info.body_shapes.get(int(b), [])] for b in body_ids[0]
         ]
-        where = f"BodyView({asset.pattern})"
-        self.layouts: dict[str, Layout] = {
-            "body": Layout.from_ids("body", body_ids, self.device, where),
-            "shape": Layout.from_ids("shape", shape_ids, self.device, where),
-        }
+        self._init_layouts(body=body_ids, shape=shape_ids)
         self._ids_wp = wp.array(self.body_ids, dtype=wp.int32, device=self.device)
 
-    @property
-    def world_count(self) -> int:
-        return len(self.worlds)
-
-    @property
-    def count(self) -> int:
-        return len(self.worlds)
-
+    # -- counts and strides ---------------------------------------------------------------------------------
     @property
     def body_count(self) -> int:
         return len(self.body_names)
@@ -525,28 +526,26 @@ class BodyView(_ViewBase):
 
     def set_masses(self, values: Any, env_ids: Any = None, body_ids: Any = None) -> None:
         """Write masses and inverse masses; then ``solver.notify_model_changed(ModelFlags.BODY_INERTIAL_PROPERTIES)``."""
-        src = as_rows(values, wp.float32, (self.world_count, self.body_count), "masses", self.device)
-        envs = self.env_ids(env_ids)
-        ids = as_index_array(body_ids, self.body_count, "body_ids", self.device, self._selectors)
-        if envs.shape[0] and ids.shape[0]:
-            wp.launch(
-                nk.set_mass_and_inverse,
-                dim=(envs.shape[0], ids.shape[0]),
-                inputs=[src, envs, ids, self._ids_wp],
-                outputs=[self.model.body_mass, self.model.body_inv_mass],
-                device=self.device,
-            )
+        outputs = [self.model.body_mass, self.model.body_inv_mass]
+        self._set_with_inverse(nk.set_mass_and_inverse, outputs, values, wp.float32, "masses", env_ids, body_ids)
 
     def set_inertias(self, values: Any, env_ids: Any = None, body_ids: Any = None) -> None:
         """Write inertia tensors and their inverses (body frame, about the COM)."""
-        src = as_rows(values, wp.mat33, (self.world_count, self.body_count), "inertias", self.device)
+        outputs = [self.model.body_inertia, self.model.body_inv_inertia]
+        self._set_with_inverse(nk.set_inertia_and_inverse, outputs, values, wp.mat33, "inertias", env_ids, body_ids)
+
+    def _set_with_inverse(
+        self, kernel: Any, outputs: list, values: Any, dtype: Any, what: str, env_ids: Any, body_ids: Any
+    ) -> None:
+        """Launch ``kernel`` to write ``values`` (full-width, ``dtype``) and their inverses into ``outputs``."""
+        src = as_rows(values, dtype, (self.world_count, self.body_count), what, self.device)
         envs = self.env_ids(env_ids)
         ids = as_index_array(body_ids, self.body_count, "body_ids", self.device, self._selectors)
         if envs.shape[0] and ids.shape[0]:
             wp.launch(
-                nk.set_inertia_and_inverse,
+                kernel,
                 dim=(envs.shape[0], ids.shape[0]),
                 inputs=[src, envs, ids, self._ids_wp],
-                outputs=[self.model.body_inertia, self.model.body_inv_inertia],
+                outputs=outputs,
                 device=self.device,
             )
