@@ -5,8 +5,10 @@ velocity in the base frame, projected gravity, the velocity command, joint posit
 velocities and the last action, joint blocks in the training backend's order. Actions are position targets
 ``default + action_scale * action``; policy at 50 Hz, physics at 200 Hz. Opening the articulation with the
 checkpoint's ordering is all the transfer needs; without it the robot staggers or falls. 10 s of simulated
-walking on a command of 1 m/s forward. Thresholds: walking means > 0.5 m/s forward with the base above 0.4 m
-(measured 0.93 m/s on PhysX, 0.88 and 0.59 m/s on Newton); the unpermuted runs stay below 0.3 m/s or fall.
+walking on a command of 1 m/s forward. Speed is the planar displacement over 10 s (the PhysX-trained policy
+yaws on Newton, a dynamics difference). Thresholds: walking means > 0.6 m/s with the base above 0.4 m
+(measured 0.93-0.99 m/s on PhysX, 0.88 m/s for both checkpoints on Newton); the unpermuted runs measured
+0.13 and 0.15 m/s (< 0.3) or fell.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ BACKEND_OPTIONS = {
 
 
 def walk(shared, checkpoint: str, backend: str, ordering: str, seconds: float = 10.0) -> tuple[float, float]:
-    """Forward speed (m/s) and final base height (m) of the ANYmal C policy ``checkpoint`` on ``backend``."""
+    """Planar speed (m/s) and final base height (m) of the ANYmal C policy ``checkpoint`` on ``backend``."""
     folder = shared / "policies/anybotics_anymal_c/rl_policies"
     meta = yaml.safe_load((folder / "anymal.yaml").read_text())
     policy = torch.jit.load(str(folder / f"{checkpoint}_anymal.pt"))
@@ -71,7 +73,7 @@ def walk(shared, checkpoint: str, backend: str, ordering: str, seconds: float = 
             for _ in range(4):
                 art.step(0.005)
         end = art.data.root_pos_w.numpy()[0]
-        return float(end[0] - start[0]) / seconds, float(end[2])
+        return float(np.linalg.norm(end[:2] - start[:2])) / seconds, float(end[2])
     finally:
         art.close()
 
@@ -88,7 +90,7 @@ def walk(shared, checkpoint: str, backend: str, ordering: str, seconds: float = 
 def test_checkpoint_walks_when_opened_in_its_training_order(shared, checkpoint, backend, ordering):
     pytest.importorskip("ovphysx" if backend == "physx" else "newton")
     speed, height = walk(shared, checkpoint, backend, ordering)
-    assert speed > 0.5 and height > 0.4, (speed, height)
+    assert speed > 0.6 and height > 0.4, (speed, height)
 
 
 @pytest.mark.parametrize(("checkpoint", "backend", "wrong"), [("mjw", "physx", "physx"), ("physx", "newton", "mjwarp")])
