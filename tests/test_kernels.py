@@ -11,11 +11,8 @@ import warp as wp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.warp_helpers import DEVICES, make_map
 from transfer import kernels as K
-from transfer.name_map import ArticulationNameMap
-
-CUDA = wp.is_cuda_available()
-DEVICES = ["cpu", pytest.param("cuda:0", marks=pytest.mark.skipif(not CUDA, reason="CUDA is not available"))]
 
 # (warp dtype, numpy scalar dtype, component shape)
 DTYPES = [
@@ -35,16 +32,6 @@ dtypes = st.sampled_from(DTYPES)
 scalar_dtypes = st.sampled_from(SCALARS)
 num_envs = st.integers(1, 6)
 seeds = st.integers(0, 2**32 - 1)
-
-
-def make_map(u2b: list[int], kind: str = "joint", device: str = "cpu") -> ArticulationNameMap:
-    """A name map with the given user_to_backend permutation (identity allowed, unlike build_name_map)."""
-    n = len(u2b)
-    b2u = [0] * n
-    for u, b in enumerate(u2b):
-        b2u[b] = u
-    backend = tuple(f"{kind}{i}" for i in range(n))
-    return ArticulationNameMap(kind, backend, tuple(backend[b] for b in u2b), tuple(u2b), tuple(b2u), device=device)
 
 
 def random_data(seed: int, shape: tuple[int, ...], np_dtype: type) -> np.ndarray:

@@ -11,21 +11,8 @@ import warp as wp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transfer.name_map import ArticulationNameMap
+from tests.warp_helpers import DEVICES, make_map, needs_cuda
 from transfer.plan import ReorderPlan
-
-CUDA = wp.is_cuda_available()
-DEVICES = ["cpu", pytest.param("cuda:0", marks=pytest.mark.skipif(not CUDA, reason="CUDA is not available"))]
-needs_cuda = pytest.mark.skipif(not CUDA, reason="CUDA is not available")
-
-
-def make_map(u2b: list[int], kind: str = "joint", device: str = "cpu") -> ArticulationNameMap:
-    n = len(u2b)
-    b2u = [0] * n
-    for u, b in enumerate(u2b):
-        b2u[b] = u
-    backend = tuple(f"{kind}{i}" for i in range(n))
-    return ArticulationNameMap(kind, backend, tuple(backend[b] for b in u2b), tuple(u2b), tuple(b2u), device=device)
 
 
 @wp.kernel

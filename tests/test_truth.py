@@ -22,6 +22,7 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore:ovphysx is in CPU-only mode:RuntimeWarning"),
 ]
 
+
 @pytest.fixture
 def physx():
     pytest.importorskip("ovphysx")

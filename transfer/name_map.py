@@ -55,6 +55,28 @@ class ArticulationNameMap:
     def __len__(self) -> int:
         return len(self.backend_names)
 
+    @classmethod
+    def from_user_to_backend(
+        cls,
+        kind: Kind,
+        backend_names: Sequence[str],
+        user_to_backend: Sequence[int],
+        user_names: Sequence[str] | None = None,
+        device: Any = "cpu",
+    ) -> ArticulationNameMap:
+        """The map whose user element ``u`` is backend element ``user_to_backend[u]`` (the inverse is derived).
+
+        ``user_names`` defaults to the backend names in that order. Unlike :func:`build_name_map`, an identity
+        permutation gives a map, not ``None``.
+        """
+        u2b = tuple(int(b) for b in user_to_backend)
+        b2u = [0] * len(u2b)
+        for u, b in enumerate(u2b):
+            b2u[b] = u
+        backend = tuple(backend_names)
+        user = tuple(user_names) if user_names is not None else tuple(backend[b] for b in u2b)
+        return cls(kind, backend, user, u2b, tuple(b2u), device=str(device))
+
     # -- device maps -----------------------------------------------------------------------------
     @cached_property
     def user_to_backend(self) -> wp.array:
@@ -208,7 +230,4 @@ def build_name_map(
         )
     if tuple(u2b) == tuple(range(len(backend))):
         return None
-    b2u = [0] * len(u2b)
-    for u, b in enumerate(u2b):
-        b2u[b] = u
-    return ArticulationNameMap(kind, backend, user, tuple(u2b), tuple(b2u), device=str(device))
+    return ArticulationNameMap.from_user_to_backend(kind, backend, u2b, user, device)
