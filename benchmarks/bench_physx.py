@@ -30,7 +30,6 @@ Python).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import math
 import os
@@ -50,6 +49,7 @@ if str(ROOT) not in sys.path:
 from _common import DEFAULT_ASSET, DT, cpu_name, stand_pose, time_interleaved  # noqa: E402
 
 import transfer  # noqa: E402
+from transfer._console import stdout_to_stderr  # noqa: E402
 from transfer.backends.physx import PhysxBackend  # noqa: E402
 from transfer.plan import ReorderPlan  # noqa: E402
 
@@ -243,21 +243,6 @@ def run_api_comparison(
     return rows
 
 
-@contextlib.contextmanager
-def _stdout_to_stderr():
-    """Send stdout, including what native code (PhysX, Warp) prints to file descriptor 1, to stderr."""
-    sys.stdout.flush()
-    saved = os.dup(1)
-    try:
-        os.dup2(2, 1)
-        with contextlib.redirect_stdout(sys.stderr):
-            yield
-    finally:
-        sys.stdout.flush()
-        os.dup2(saved, 1)
-        os.close(saved)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--asset", type=Path, default=DEFAULT_ASSET, help="ANYmal C USD (default: ../shared)")
@@ -277,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
     import ovphysx
 
     wp.config.quiet = True
-    with warnings.catch_warnings(), _stdout_to_stderr():  # keep stdout for the table / JSON
+    with warnings.catch_warnings(), stdout_to_stderr():  # keep stdout for the table / JSON
         warnings.simplefilter("ignore", RuntimeWarning)  # session reads: "Warp built with CUDA" notice
         wp.init()
         rows = run(args.asset, args.num_envs, args.min_time, args.trials, args.warmup, args.num_threads)

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
 import tyro
+
+from transfer._console import stdout_to_stderr
 
 CONVENTIONS = ("physx", "mjwarp", "robot_schema")
 
@@ -64,7 +64,7 @@ def inspect_asset(asset: Path, root: str | None = None, truth: bool = False) -> 
     topo = read_topology(asset, root)
     engines: dict[str, Any] = {}
     if truth:
-        with _native_stdout_to_stderr():  # engines print to the C stdout; keep ours clean for --json
+        with stdout_to_stderr():  # engines print to the C stdout; keep ours clean for --json
             engines = _truth(asset, root)
     out = []
     for graph in topo:
@@ -100,20 +100,6 @@ def _truth(asset: Path, root: str | None) -> dict[str, dict[str, Any]]:
         except ImportError as exc:
             results[name] = {"error": f"engine not installed ({exc}); pip install 'transfer[all]'"}
     return results
-
-
-@contextlib.contextmanager
-def _native_stdout_to_stderr():
-    """Send what native code writes to file descriptor 1 to descriptor 2 for the duration."""
-    sys.stdout.flush()
-    saved = os.dup(1)
-    try:
-        os.dup2(2, 1)
-        yield
-    finally:
-        sys.stdout.flush()
-        os.dup2(saved, 1)
-        os.close(saved)
 
 
 def _engine_entry(result: dict[str, Any], root: str) -> dict[str, Any] | None:
