@@ -298,12 +298,12 @@ class Articulation:
     def _env_selector(self, env_ids: Any) -> wp.array | None:
         if env_ids is None:
             return None
-        ids = _host_ids(env_ids, self.num_envs, "env_ids")
+        ids = kernels.host_indices(env_ids, self.num_envs, "env_ids")
         return wp.array(ids, dtype=wp.int32, device=self.device)
 
     def _scatter_joints(self, dst: wp.array, values: Any, env_ids: Any, joint_ids: Any, what: str) -> None:
-        envs = _host_ids(env_ids, self.num_envs, "env_ids") if env_ids is not None else None
-        joints = _host_ids(joint_ids, self.num_joints, "joint_ids") if joint_ids is not None else None
+        envs = kernels.host_indices(env_ids, self.num_envs, "env_ids") if env_ids is not None else None
+        joints = kernels.host_indices(joint_ids, self.num_joints, "joint_ids") if joint_ids is not None else None
         rows = self.num_envs if envs is None else len(envs)
         cols = self.num_joints if joints is None else len(joints)
         src = _as_float_array(values, (rows, cols), what, "(len(env_ids), len(joint_ids))", self.device)
@@ -356,7 +356,7 @@ class Articulation:
         self._invalidate()
 
     def _write_rows(self, dst: wp.array, values: Any, env_ids: Any, width: int, what: str) -> wp.array | None:
-        envs = _host_ids(env_ids, self.num_envs, "env_ids") if env_ids is not None else None
+        envs = kernels.host_indices(env_ids, self.num_envs, "env_ids") if env_ids is not None else None
         rows = self.num_envs if envs is None else len(envs)
         src = _as_float_array(values, (rows, width), what, f"(len(env_ids), {width})", self.device)
         if envs is None:
@@ -413,27 +413,6 @@ def _checked(ids: Sequence[int], n: int, kind: str) -> list[int]:
     if bad:
         raise IndexError(f"{kind} ids {bad} out of range: the articulation has {n} {kind}s")
     return out
-
-
-def _host_ids(ids: Any, n: int, name: str) -> np.ndarray:
-    if isinstance(ids, slice):
-        return np.arange(n, dtype=np.int32)[ids]
-    if isinstance(ids, wp.array):
-        ids = ids.numpy()
-    elif type(ids).__module__.startswith("torch"):
-        ids = ids.detach().cpu().numpy()
-    arr = np.asarray(ids)
-    if arr.dtype == bool:
-        if arr.shape != (n,):
-            raise ValueError(f"{name}: a boolean mask must have length {n}, got shape {arr.shape}")
-        arr = np.flatnonzero(arr)
-    arr = arr.astype(np.int64).reshape(-1)
-    bad = arr[(arr < 0) | (arr >= n)]
-    if bad.size:
-        raise IndexError(f"{name} contains {bad.tolist()}, out of range for {n} entries (valid: 0..{n - 1})")
-    if np.unique(arr).size != arr.size:
-        raise ValueError(f"{name} contains duplicates: {arr.tolist()}; name each index once")
-    return arr.astype(np.int32)
 
 
 def _as_float_array(values: Any, shape: tuple[int, int], what: str, layout: str, device: str) -> wp.array:

@@ -35,6 +35,7 @@ import warp as wp
 from transfer.name_map import ArticulationNameMap
 
 __all__ = [
+    "host_indices",
     "VALUE_DTYPES",
     "generalized_backend_to_user",
     "generalized_user_to_backend",
@@ -419,9 +420,20 @@ def reorder_user_to_backend(src_user: Any, nmap: ArticulationNameMap | None, *, 
 # ---------------------------------------------------------------------------------------------------------------
 # Partial writes.
 # ---------------------------------------------------------------------------------------------------------------
-def _host_selector(values: np.ndarray, n: int, name: str) -> np.ndarray:
-    """Validate a host selector (indices or boolean mask) and return sorted-as-given int32 indices."""
-    values = np.asarray(values)
+def host_indices(sel: Any, n: int, name: str) -> np.ndarray:
+    """A selector of ``n`` elements as validated int32 indices on the host, in the order given.
+
+    Accepts a slice or range, a list or numpy array of int32/int64 indices, a boolean mask of length ``n``, a
+    ``torch.Tensor`` or a ``wp.array`` (copied to the host). Raises ``IndexError`` for out-of-range indices and
+    ``ValueError`` for duplicates or a mask of the wrong length, naming ``name``.
+    """
+    if isinstance(sel, slice):
+        return np.arange(n, dtype=np.int32)[sel]
+    if _is_torch(sel):
+        sel = sel.detach().cpu().numpy()
+    elif isinstance(sel, wp.array):
+        sel = sel.numpy()
+    values = np.asarray(sel)
     if values.ndim != 1:
         raise ValueError(f"{name}: expected a 1-D index array or boolean mask, got shape {values.shape}")
     if values.dtype == np.bool_:
@@ -453,19 +465,11 @@ def _selector(sel: Any, n: int, name: str, device: wp.Device) -> wp.array:
     """
     if sel is None or (isinstance(sel, slice) and sel == slice(None)):
         return _arange(n, str(device))
-    if isinstance(sel, slice):
-        host = np.arange(n)[sel]
-    elif _is_torch(sel):
-        if sel.is_cuda and not sel.dtype.is_floating_point and sel.dtype.itemsize in (4, 8):
-            return _device_selector(wp.from_torch(sel), name, device)
-        host = sel.detach().cpu().numpy()
-    elif isinstance(sel, wp.array):
-        if not sel.device.is_cpu and sel.dtype != wp.bool:
-            return _device_selector(sel, name, device)
-        host = sel.numpy()
-    else:
-        host = np.asarray(sel)
-    return wp.array(_host_selector(host, n, name), dtype=wp.int32, device=device)
+    if _is_torch(sel) and sel.is_cuda and not sel.dtype.is_floating_point and sel.dtype.itemsize in (4, 8):
+        return _device_selector(wp.from_torch(sel), name, device)
+    if isinstance(sel, wp.array) and not sel.device.is_cpu and sel.dtype != wp.bool:
+        return _device_selector(sel, name, device)
+    return wp.array(host_indices(sel, n, name), dtype=wp.int32, device=device)
 
 
 def _device_selector(sel: wp.array, name: str, device: wp.Device) -> wp.array:

@@ -280,21 +280,8 @@ def as_index_array(ids: Any, n: int, name: str, device: Any, cache: dict) -> wp.
     key = ("host", host.dtype.str, host.tobytes(), n)
     if key in cache:
         return cache[key]
-    if host.ndim != 1:
-        raise ValueError(f"{name}: expected a 1-D index array or boolean mask, got shape {host.shape}")
-    if host.dtype == np.bool_:
-        if host.shape[0] != n:
-            raise ValueError(f"{name}: a boolean mask must have length {n}, got {host.shape[0]}")
-        host = np.flatnonzero(host)
-    elif host.size and not np.issubdtype(host.dtype, np.integer):
-        raise TypeError(f"{name}: expected integer indices or a boolean mask, got dtype {host.dtype}")
-    bad = host[(host < 0) | (host >= n)]
-    if bad.size:
-        raise IndexError(f"{name}: indices {bad[:8].tolist()} are out of range [0, {n})")
-    uniq, counts = np.unique(host, return_counts=True)
-    if uniq.size != host.size:
-        raise ValueError(f"{name}: duplicate indices {uniq[counts > 1][:8].tolist()}; list each index once")
-    arr = wp.array(host.astype(np.int32), dtype=wp.int32, device=device)
+    host = tk.host_indices(host, n, name)
+    arr = wp.array(host, dtype=wp.int32, device=device)
     if len(cache) > 512:
         cache.clear()
     cache[key] = arr
