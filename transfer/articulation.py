@@ -1,8 +1,17 @@
 """One articulation in public order, the same on every backend: :func:`open_articulation`.
 
 The public (user) order is the order of the checkpoint or the config (``joint_ordering``/``body_ordering``);
-the backend runs in its own order underneath. Reads gather backend data into public order; writes scatter
-public-order data into backend order. Identity orderings (``None``) launch no reorder at all.
+the backend runs in its own order underneath. One :class:`~transfer.plan.ReorderPlan` per articulation holds the
+gathers (backend -> public: joint positions and velocities, body poses and velocities) and the scatters (public
+-> backend: position, velocity and effort targets). Identity orderings (``None``) launch no reorder at all.
+
+When they run depends on the backend (:attr:`~transfer.backends.base.Backend.publish_on_step`):
+
+- Newton: :meth:`Articulation.step` is one call that scatters the commands written since start-up, steps the
+  solver and republishes the state in public order; on a CUDA device (``supports_cuda_graph``) that call is one
+  CUDA graph, recorded once per ``dt`` and set of commands in use. Reads after a step are plain buffers.
+- PhysX (reads and writes are host calls to the tensor bindings): reads gather on first access after a step,
+  writes scatter and apply at once.
 """
 
 from __future__ import annotations
@@ -19,6 +28,7 @@ import warp as wp
 from transfer import kernels
 from transfer.name_map import ArticulationNameMap, build_name_map
 from transfer.ordering import OrderingConvention, parse_ordering
+from transfer.plan import ReorderPlan, capture
 from transfer.presets import OrderingOverrideWarning
 
 if TYPE_CHECKING:
@@ -31,6 +41,7 @@ BACKENDS = {
     "newton": ("transfer.backends.newton", "NewtonBackend", "newton"),
 }
 NATIVE = {"physx": OrderingConvention.PHYSX, "newton": OrderingConvention.MJWARP}
+_COMMANDS = ("position", "velocity", "effort")
 
 
 # -- kernels: split poses and velocities, body frame quantities --------------------------------------------------
@@ -61,16 +72,17 @@ def _root_kernel(
 
 
 @wp.kernel
-def _bodies_kernel(
-    poses: wp.array3d(dtype=wp.float32),
-    user_to_backend: wp.array(dtype=wp.int32),
-    pos_w: wp.array2d(dtype=wp.vec3),
-    quat_w: wp.array2d(dtype=wp.quat),
-):
-    e, u = wp.tid()
-    b = user_to_backend[u]
-    pos_w[e, u] = wp.vec3(poses[e, b, 0], poses[e, b, 1], poses[e, b, 2])
-    quat_w[e, u] = wp.quat(poses[e, b, 3], poses[e, b, 4], poses[e, b, 5], poses[e, b, 6])
+def _split_3_4(src: wp.array3d(dtype=wp.float32), a: wp.array2d(dtype=wp.vec3), b: wp.array2d(dtype=wp.quat)):
+    e, i = wp.tid()
+    a[e, i] = wp.vec3(src[e, i, 0], src[e, i, 1], src[e, i, 2])
+    b[e, i] = wp.quat(src[e, i, 3], src[e, i, 4], src[e, i, 5], src[e, i, 6])
+
+
+@wp.kernel
+def _split_3_3(src: wp.array3d(dtype=wp.float32), a: wp.array2d(dtype=wp.vec3), b: wp.array2d(dtype=wp.vec3)):
+    e, i = wp.tid()
+    a[e, i] = wp.vec3(src[e, i, 0], src[e, i, 1], src[e, i, 2])
+    b[e, i] = wp.vec3(src[e, i, 3], src[e, i, 4], src[e, i, 5])
 
 
 @wp.kernel
@@ -80,25 +92,26 @@ def _copy_rows_2d(src: wp.array2d(dtype=wp.float32), rows: wp.array(dtype=wp.int
 
 
 class ArticulationData:
-    """Public-order state of an :class:`Articulation`, refreshed lazily once per step.
+    """Public-order state of an :class:`Articulation`, refreshed once per step.
 
     Every attribute is a ``wp.array`` shaped ``(num_envs, ...)``: ``.numpy()`` copies to the host and
     ``wp.to_torch(a)`` is a zero-copy torch view. Positions in m, angles in rad, quaternions xyzw, velocities in
-    the world frame (``_w``) or the root body frame (``_b``).
+    the world frame (``_w``) or the root body frame (``_b``). The arrays are the articulation's own buffers,
+    updated in place each step: keep a reference, or copy what must outlive the step.
     """
 
     def __init__(self, art: Articulation) -> None:
         self._art = art
         self._stamp: dict[str, int] = {}
-        b, e, d = art._backend, art.num_envs, art.num_joints
+        b, e = art._backend, art.num_envs
         dev = b.device
         z = lambda *shape, dtype=wp.float32: wp.zeros(shape, dtype=dtype, device=dev)  # noqa: E731
-        self._joint_buffers = {k: z(e, d) for k in ("joint_pos", "joint_vel")} if art.joint_ordering else {}
-        self._joints_cache: dict[str, wp.array] = {}
         self._root = {k: z(e, dtype=wp.vec3) for k in ("pos_w", "lin_w", "ang_w", "lin_b", "ang_b", "gravity_b")}
         self._root_quat = z(e, dtype=wp.quat)
-        self._body_pos = z(e, art.num_bodies, dtype=wp.vec3)
-        self._body_quat = z(e, art.num_bodies, dtype=wp.quat)
+        self._root_src = (b.root_pose(), b.root_velocity())
+        n = art.num_bodies
+        self._bodies = {k: z(e, n, dtype=wp.vec3) for k in ("pos_w", "lin_w", "ang_w")}
+        self._body_quat = z(e, n, dtype=wp.quat)
         self._default_joint_pos = art._to_user(b.default_joint_pos, art.joint_ordering)
         self._props: dict[str, wp.array] = {}
         self._gravity_dir = wp.vec3(*(float(c) for c in b.gravity_dir))
@@ -109,29 +122,26 @@ class ArticulationData:
         self._stamp[key] = self._art._step_count
         return False
 
+    def _published(self) -> None:
+        """The step just republished every gathered quantity (and the backend's root buffers)."""
+        for key in (*self._art._public, "root:src"):
+            self._stamp[key] = self._art._step_count
+
+    def _gathered(self, key: str) -> wp.array:
+        """The public-order buffer ``key`` of the plan (the backend's own array for the identity ordering)."""
+        art = self._art
+        if not self._fresh(key):
+            art._readers[key]()
+            art._plan.launch(key)
+        return art._public[key]
+
     # joints
-    def _joints(self, key: str, read: Any) -> wp.array:
-        """Backend joint data in public order; with the identity ordering, the backend's own array (no copy)."""
-        cached = self._joints_cache.get(key)
-        if self._fresh(key) and cached is not None:
-            return cached
-        src = read()
-        if self._art.joint_ordering is None:
-            out = src
-        else:
-            out = self._art._to_user(src, self._art.joint_ordering, out=self._joint_buffers[key])
-        self._joints_cache[key] = out
-        return out
-
-    @property
-    def joint_pos(self) -> wp.array:
-        """Joint (DoF) positions, ``(num_envs, num_joints)``, public order."""
-        return self._joints("joint_pos", self._art._backend.joint_positions)
-
-    @property
-    def joint_vel(self) -> wp.array:
-        """Joint (DoF) velocities, ``(num_envs, num_joints)``, public order."""
-        return self._joints("joint_vel", self._art._backend.joint_velocities)
+    joint_pos = property(
+        lambda self: self._gathered("joint_pos"), doc="Joint (DoF) positions ``(num_envs, num_joints)``."
+    )
+    joint_vel = property(
+        lambda self: self._gathered("joint_vel"), doc="Joint (DoF) velocities ``(num_envs, num_joints)``."
+    )
 
     @property
     def default_joint_pos(self) -> wp.array:
@@ -143,11 +153,14 @@ class ArticulationData:
         if self._fresh("root"):
             return
         b = self._art._backend
+        if not self._fresh("root:src"):
+            b.root_pose()
+            b.root_velocity()
         r = self._root
         wp.launch(
             _root_kernel,
             dim=self._art.num_envs,
-            inputs=[b.root_pose(), b.root_velocity(), self._gravity_dir],
+            inputs=[*self._root_src, self._gravity_dir],
             outputs=[r["pos_w"], self._root_quat, r["lin_w"], r["ang_w"], r["lin_b"], r["ang_b"], r["gravity_b"]],
             device=b.device,
         )
@@ -170,29 +183,36 @@ class ArticulationData:
         return self._root_quat
 
     # bodies
-    def _refresh_bodies(self) -> None:
-        if self._fresh("bodies"):
-            return
-        art = self._art
-        wp.launch(
-            _bodies_kernel,
-            dim=(art.num_envs, art.num_bodies),
-            inputs=[art._backend.body_poses(), art._body_u2b],
-            outputs=[self._body_pos, self._body_quat],
-            device=art._backend.device,
-        )
+    body_pose_w = property(
+        lambda self: self._gathered("body_pose"),
+        doc="Link poses ``(num_envs, num_bodies, 7)`` float32: ``x, y, z, qx, qy, qz, qw``, world frame.",
+    )
 
     @property
-    def body_pos_w(self) -> wp.array:
-        """Link positions ``(num_envs, num_bodies)`` vec3, public body order, world frame."""
-        self._refresh_bodies()
-        return self._body_pos
+    def body_vel_w(self) -> wp.array:
+        """Link velocities ``(num_envs, num_bodies, 6)`` float32: COM linear, then angular, world frame."""
+        if "body_vel" not in self._art._public:
+            raise NotImplementedError(f"{type(self._art._backend).__name__} does not support body velocities")
+        return self._gathered("body_vel")
 
-    @property
-    def body_quat_w(self) -> wp.array:
-        """Link orientations ``(num_envs, num_bodies)`` quat (xyzw), public body order, world frame."""
-        self._refresh_bodies()
-        return self._body_quat
+    def _split(self, key: str, kernel: Any, outputs: tuple[wp.array, wp.array]) -> None:
+        src = self.body_pose_w if key == "body_pose" else self.body_vel_w
+        if not self._fresh(f"split:{key}"):
+            art = self._art
+            wp.launch(kernel, dim=(art.num_envs, art.num_bodies), inputs=[src], outputs=outputs, device=art.device)
+
+    def _body_pose_field(self, which: int) -> wp.array:
+        self._split("body_pose", _split_3_4, (self._bodies["pos_w"], self._body_quat))
+        return (self._bodies["pos_w"], self._body_quat)[which]
+
+    def _body_vel_field(self, key: str) -> wp.array:
+        self._split("body_vel", _split_3_3, (self._bodies["lin_w"], self._bodies["ang_w"]))
+        return self._bodies[key]
+
+    body_pos_w = property(lambda self: self._body_pose_field(0), doc="Link positions ``(num_envs, num_bodies)`` vec3.")
+    body_quat_w = property(lambda self: self._body_pose_field(1), doc="Link orientations, quat (xyzw), world frame.")
+    body_lin_vel_w = property(lambda self: self._body_vel_field("lin_w"), doc="Link COM linear velocities, vec3.")
+    body_ang_vel_w = property(lambda self: self._body_vel_field("ang_w"), doc="Link angular velocities, vec3.")
 
     # joint properties (read from the engine, public order)
     def _prop(self, name: str) -> wp.array:
@@ -225,21 +245,37 @@ class Articulation:
         self.body_ordering = body_ordering
         self._step_count = 0
         dev = backend.device
-        self._body_u2b = (
-            body_ordering.to_device(dev).user_to_backend
-            if body_ordering
-            else wp.array(np.arange(backend.num_bodies, dtype=np.int32), dtype=wp.int32, device=dev)
-        )
         e, d = backend.num_envs, backend.num_joints
         self._stage_pos = wp.zeros((e, d), dtype=wp.float32, device=dev)
         self._stage_vel = wp.zeros((e, d), dtype=wp.float32, device=dev)
-        self._targets = {
-            "position": wp.clone(backend.default_joint_pos),
-            "velocity": wp.zeros((e, d), dtype=wp.float32, device=dev),
-            "effort": wp.zeros((e, d), dtype=wp.float32, device=dev),
-        }
         self._root_pose = wp.zeros((e, 7), dtype=wp.float32, device=dev)
         self._root_vel = wp.zeros((e, 6), dtype=wp.float32, device=dev)
+        # One plan: state gathered backend -> public, commands scattered public -> backend (identity: aliases).
+        plan = self._plan = ReorderPlan(dev)
+        self._readers = {
+            "joint_pos": backend.joint_positions,
+            "joint_vel": backend.joint_velocities,
+            "body_pose": backend.body_poses,
+        }
+        if backend.supports_body_velocities:
+            self._readers["body_vel"] = backend.body_velocities
+        maps = {"joint_pos": joint_ordering, "joint_vel": joint_ordering}
+        self._public = {
+            key: plan.add_gather(key, read(), maps.get(key, body_ordering)) for key, read in self._readers.items()
+        }
+        self._backend_commands = {kind: wp.zeros((e, d), dtype=wp.float32, device=dev) for kind in _COMMANDS}
+        self._commands = {
+            kind: plan.add_scatter(kind, None, buf, joint_ordering) for kind, buf in self._backend_commands.items()
+        }
+        self._to_user(backend.default_joint_pos, joint_ordering, out=self._commands["position"])
+        self._setters = {
+            "position": backend.set_joint_position_target,
+            "velocity": backend.set_joint_velocity_target,
+            "effort": backend.set_joint_effort_target,
+        }
+        self._armed: set[str] = set()  # command kinds written at least once (only those are applied)
+        self._steps: dict[tuple[float, tuple[str, ...]], Any] = {}
+        self._last_step: Any = None
         self.data = ArticulationData(self)
 
     # -- names and ids ---------------------------------------------------------------------------------
@@ -301,13 +337,16 @@ class Articulation:
         ids = kernels.host_indices(env_ids, self.num_envs, "env_ids")
         return wp.array(ids, dtype=wp.int32, device=self.device)
 
-    def _scatter_joints(self, dst: wp.array, values: Any, env_ids: Any, joint_ids: Any, what: str) -> None:
+    def _scatter_joints(
+        self, dst: wp.array, values: Any, env_ids: Any, joint_ids: Any, what: str, *, public: bool = False
+    ) -> None:
+        """Write ``values`` (public order) into ``dst``: backend order, or public order when ``public``."""
         envs = kernels.host_indices(env_ids, self.num_envs, "env_ids") if env_ids is not None else None
         joints = kernels.host_indices(joint_ids, self.num_joints, "joint_ids") if joint_ids is not None else None
         rows = self.num_envs if envs is None else len(envs)
         cols = self.num_joints if joints is None else len(joints)
         src = _as_float_array(values, (rows, cols), what, "(len(env_ids), len(joint_ids))", self.device)
-        kernels.scatter_user_to_backend(dst, src, self.joint_ordering, envs, joints)
+        kernels.scatter_user_to_backend(dst, src, None if public else self.joint_ordering, envs, joints)
 
     # -- writers (public order) ------------------------------------------------------------------------
     def write_joint_state(self, position: Any, velocity: Any, env_ids: Any = None, joint_ids: Any = None) -> None:
@@ -321,14 +360,11 @@ class Articulation:
         self._invalidate()
 
     def _set_target(self, kind: str, values: Any, env_ids: Any, joint_ids: Any) -> None:
-        buf = self._targets[kind]
-        self._scatter_joints(buf, values, env_ids, joint_ids, f"set_joint_{kind}_target")
-        setter = {
-            "position": self._backend.set_joint_position_target,
-            "velocity": self._backend.set_joint_velocity_target,
-            "effort": self._backend.set_joint_effort_target,
-        }[kind]
-        setter(buf, self._env_selector(env_ids))
+        self._scatter_joints(self._commands[kind], values, env_ids, joint_ids, f"set_joint_{kind}_target", public=True)
+        self._armed.add(kind)
+        if not self._backend.publish_on_step:  # applied now; otherwise by the next step
+            self._plan.launch(kind)
+            self._setters[kind](self._backend_commands[kind], self._env_selector(env_ids))
 
     def set_joint_position_target(self, target: Any, env_ids: Any = None, joint_ids: Any = None) -> None:
         """PD position targets (rad or m) for the selected environments and public joints."""
@@ -353,6 +389,7 @@ class Articulation:
             self._scatter_joints(buf, value, env_ids, joint_ids, f"write_joint_properties: {name}")
             staged[name] = buf
         self._backend.write_joint_properties(self._env_selector(env_ids), **staged)
+        self._steps.clear()  # the engine may rebuild what a recorded step points into
         self._invalidate()
 
     def _write_rows(self, dst: wp.array, values: Any, env_ids: Any, width: int, what: str) -> wp.array | None:
@@ -382,9 +419,43 @@ class Articulation:
 
     # -- stepping --------------------------------------------------------------------------------------
     def step(self, dt: float) -> None:
-        """Advance the physics by ``dt`` seconds."""
-        self._backend.step(dt)
+        """Advance the physics by ``dt`` seconds (applying the commands set since the last step)."""
+        if not self._backend.publish_on_step:
+            self._backend.step(dt)
+            self._invalidate()
+            return
+        self._last_step = self._step_call(float(dt))
+        self._last_step()
         self._invalidate()
+        self.data._published()
+
+    def _step_call(self, dt: float) -> Any:
+        """Scatter the armed commands, step, republish: one callable per ``dt`` and set of armed commands, a CUDA
+        graph when the backend supports capture (recorded on first use), direct launches otherwise."""
+        kinds = tuple(k for k in _COMMANDS if k in self._armed)
+        key = (dt, kinds)
+        call = self._steps.get(key)
+        if call is not None:
+            return call
+        b, plan, public = self._backend, self._plan, tuple(self._public)
+
+        def physics() -> None:
+            for kind in kinds:
+                plan.launch(kind)
+                self._setters[kind](self._backend_commands[kind])
+            b.step(dt)
+            b.publish()
+            plan.launch(*public)
+
+        if len(self._steps) >= 8:  # a few dts at most in practice; do not hoard graphs
+            self._steps.clear()
+        call = self._steps[key] = capture(physics, b.device, enabled=b.supports_cuda_graph)
+        return call
+
+    @property
+    def step_graph(self) -> Any:
+        """The CUDA graph the last :meth:`step` replayed (``None`` on the CPU or when the backend cannot capture)."""
+        return getattr(self._last_step, "graph", None)
 
     def reset(self, env_ids: Any = None) -> None:
         """Restore initial root state and default joint state (all environments, or those given)."""

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     from transfer.name_map import ArticulationNameMap
 
-__all__ = ["ReorderPlan"]
+__all__ = ["ReorderPlan", "capture"]
 
 Kind = Literal["gather", "scatter"]
 
@@ -124,10 +124,21 @@ class ReorderPlan:
         return src_user
 
     # -- running ----------------------------------------------------------------------------------------------
-    def launch(self) -> None:
-        """Launch every entry in the order it was added."""
-        for run in self._order:
-            run()
+    def launch(self, *names: str) -> None:
+        """Launch every entry in the order it was added; with ``names``, only those entries, in the order given.
+
+        Identity entries launch nothing. Raises ``KeyError`` naming an unknown entry.
+        """
+        if not names:
+            for run in self._order:
+                run()
+            return
+        for name in names:
+            entry = self._entries.get(name)
+            if entry is None:
+                raise KeyError(f"ReorderPlan has no entry {name!r}; entries: {list(self._entries)}")
+            if entry.run is not None:
+                entry.run()
 
     def launch_gathers(self) -> None:
         """Launch the gathers (backend -> user), in the order they were added."""
@@ -140,16 +151,11 @@ class ReorderPlan:
             run()
 
     def capture_step(self, step: Callable[[], None] | None = None) -> Callable[[], None]:
-        """Return a callable that runs scatters, ``step()``, then gathers.
+        """Return a callable that runs scatters, ``step()``, then gathers, captured as one graph by :func:`capture`.
 
-        On CUDA the three are recorded once into a CUDA graph with ``wp.ScopedCapture`` and the callable replays
-        it (``wp.capture_launch``); ``step`` must be capturable (no host synchronization or allocation). The graph
-        is exposed as the callable's ``graph`` attribute. On CPU nothing is recorded: the callable launches
-        directly (``graph`` is ``None``).
+        On CUDA ``step`` must be capturable (no host synchronization). The graph is the callable's ``graph``
+        attribute (``None`` on CPU, where the callable launches directly).
         """
-        import warp as wp
-
-        device = self._device or wp.get_device()
 
         def direct() -> None:
             self.launch_scatters()
@@ -157,18 +163,7 @@ class ReorderPlan:
                 step()
             self.launch_gathers()
 
-        if not device.is_cuda:
-            direct.graph = None  # type: ignore[attr-defined]
-            return direct
-        with wp.ScopedCapture(device=device) as capture:
-            direct()
-        graph = capture.graph
-
-        def replay() -> None:
-            wp.capture_launch(graph)
-
-        replay.graph = graph  # type: ignore[attr-defined]
-        return replay
+        return capture(direct, self._device)
 
     # -- introspection ----------------------------------------------------------------------------------------
     def __getitem__(self, name: str) -> Any:
@@ -232,3 +227,32 @@ class ReorderPlan:
             return
         self._order.append(entry.run)
         (self._gathers if entry.kind == "gather" else self._scatters).append(entry.run)
+
+
+def capture(fn: Callable[[], None], device: Any = None, *, enabled: bool = True) -> Callable[[], None]:
+    """Return a callable that runs ``fn``: on a CUDA device (and ``enabled``), a CUDA graph recorded once from ``fn``.
+
+    The graph is recorded with ``wp.ScopedCapture`` (``fn`` runs once while recording; its launches do not execute
+    then) and replayed with ``wp.capture_launch``; ``fn`` must be capturable: no host synchronization
+    (``.numpy()``, ``wp.synchronize``), fixed array pointers. On the CPU, or with ``enabled=False``, the callable
+    is ``fn`` itself. Either way it carries the graph (or ``None``) as its ``graph`` attribute.
+    """
+    import warp as wp
+
+    dev = wp.get_device(device)
+    if not (enabled and dev.is_cuda):
+
+        def direct() -> None:
+            fn()
+
+        direct.graph = None  # type: ignore[attr-defined]
+        return direct
+    with wp.ScopedCapture(device=dev) as recorded:
+        fn()
+    graph = recorded.graph
+
+    def replay() -> None:
+        wp.capture_launch(graph)
+
+    replay.graph = graph  # type: ignore[attr-defined]
+    return replay

@@ -10,7 +10,8 @@ N, N·m, N·m/rad, ...), the **world frame**, and quaternions **xyzw** (Warp's c
   then angular velocity, both in the world frame;
 - joint quantities: ``(num_envs, num_joints)`` with one column per DoF.
 
-Readers return arrays the backend owns and refreshes; do not write into them. Writers take full-width
+Readers return arrays the backend owns and refreshes; each reader returns the same array on every call (the
+public layer records launches that point into it); do not write into them. Writers take full-width
 arrays (``num_envs`` rows) and an optional ``env_ids`` (1-D ``wp.int32``): only those rows are applied.
 The public-order layer (:func:`transfer.open_articulation`) sits on top and never needs more than this.
 """
@@ -63,8 +64,13 @@ class Backend(ABC):
     """``reset(env_ids)`` resets only the given environments."""
     supports_body_velocities: ClassVar[bool] = True
     """:meth:`body_velocities` is available."""
-    supports_cuda_graph: ClassVar[bool] = False
-    """:meth:`step` may be captured in a CUDA graph (on CUDA devices)."""
+    supports_cuda_graph: bool = False
+    """:meth:`step`, :meth:`publish` and full-width target writes (``env_ids=None``) make no host synchronization
+    and keep their array pointers: they may be captured in one CUDA graph. Only ever true on a CUDA device."""
+    publish_on_step: ClassVar[bool] = False
+    """The public layer republishes state and applies commands inside each step (one CUDA graph on GPU) rather
+    than reading lazily on access and applying commands when written. For engines whose reads are kernel
+    launches (Newton); an engine whose reads are host calls (PhysX tensor bindings) keeps them lazy."""
 
     device: str
     num_envs: int
@@ -148,6 +154,16 @@ class Backend(ABC):
     @abstractmethod
     def step(self, dt: float) -> None:
         """Advance the simulation by ``dt`` seconds; readers reflect the new state afterwards."""
+
+    def publish(self) -> None:
+        """Refresh every reader's array from the simulation state (what a step's republication reads)."""
+        self.root_pose()
+        self.root_velocity()
+        self.joint_positions()
+        self.joint_velocities()
+        self.body_poses()
+        if self.supports_body_velocities:
+            self.body_velocities()
 
     @abstractmethod
     def reset(self, env_ids: wp.array | None = None) -> None:

@@ -446,7 +446,6 @@ class PhysxBackend(Backend):
     name: ClassVar[str] = "physx"
     supports_partial_reset: ClassVar[bool] = True
     supports_body_velocities: ClassVar[bool] = True
-    supports_cuda_graph: ClassVar[bool] = False
 
     def __init__(
         self,

@@ -10,6 +10,10 @@ double-buffered states and the contract's float32 layouts:
 - velocities ``(E, 6)`` / ``(E, B, 6)``: COM linear then angular velocity, world frame. Newton 1.8's
   ``State.body_qd`` uses exactly this convention (checked against ``eval_fk`` in the tests), so no conversion.
 
+Stepping: the public layer (:func:`transfer.open_articulation`) applies commands, steps and republishes state in
+one call (:attr:`publish_on_step`), recorded as one CUDA graph where :attr:`supports_cuda_graph` (a CUDA device and
+any solver but ``"mujoco_cpu"``, whose MuJoCo C engine copies through the host).
+
 Solvers: ``"mujoco_cpu"`` (MuJoCo C; simulates only world 0 of a multi-world model, so ``num_envs`` must be 1),
 ``"mujoco_warp"`` (MuJoCo-Warp; any ``num_envs``, ~50 s first kernel compile on the CPU), ``"xpbd"`` and
 ``"semi_implicit"`` (maximal coordinates; Newton's collision pipeline runs each step and joint coordinates are
@@ -74,7 +78,7 @@ class NewtonBackend(Backend):
     name: ClassVar[str] = "newton"
     supports_partial_reset: ClassVar[bool] = True
     supports_body_velocities: ClassVar[bool] = True
-    supports_cuda_graph: ClassVar[bool] = False
+    publish_on_step: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -141,6 +145,11 @@ class NewtonBackend(Backend):
             )
 
         self.solver = self._make_solver(solver, dict(solver_options or {}))
+        self.supports_cuda_graph = wp.get_device(self.device).is_cuda and solver != "mujoco_cpu"
+        # A captured step must keep its state pointers: copy the new state back into state_0 (State.assign) instead
+        # of swapping the two Python references, which a replayed graph cannot follow. Swapping is free, so
+        # uncaptured devices keep it.
+        self._fixed_states = self.supports_cuda_graph
         self.state_0 = self.model.state()
         g = self.model.gravity.numpy().reshape(-1, 3)[0]
         norm = float(np.linalg.norm(g))
@@ -350,7 +359,10 @@ class NewtonBackend(Backend):
         if self._pipeline is not None:
             self._pipeline.collide(self.state_0, self.contacts)
         self.solver.step(self.state_0, self.state_1, self.control, self.contacts, dt)
-        self.state_0, self.state_1 = self.state_1, self.state_0
+        if self._fixed_states:
+            self.state_0.assign(self.state_1)
+        else:
+            self.state_0, self.state_1 = self.state_1, self.state_0
         if self.solver_name in _MAXIMAL and self.view.supports_fk:
             self.view.eval_ik(self.state_0)
 
