@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.warp_helpers import DEVICES, make_map, needs_cuda
-from transfer.plan import ReorderPlan
+from transfer.plan import ReorderPlan, capture
 
 
 @wp.kernel
@@ -173,6 +173,40 @@ def test_capture_step_on_cpu_launches_directly() -> None:
     run()
     run()
     np.testing.assert_array_equal(user_pos.numpy(), [[10.0, 2.0], [10.0, 2.0]])
+
+
+def test_launch_by_name_runs_only_those_entries() -> None:
+    nmap = make_map([2, 0, 1])
+    src = wp.array(np.arange(6, dtype=np.float32).reshape(2, 3), device="cpu")
+    plan = ReorderPlan("cpu")
+    a = plan.add_gather("a", src, nmap)
+    b = plan.add_gather("b", src, nmap)
+    same = plan.add_gather("same", src, None)  # identity: the source itself, nothing to launch
+    staged = plan.add_scatter("s", None, wp.zeros_like(src), nmap)  # callers write parts of it: starts at zero
+    plan.launch("b", "same")
+    np.testing.assert_array_equal(a.numpy(), 0.0)
+    np.testing.assert_array_equal(staged.numpy(), 0.0)
+    np.testing.assert_array_equal(b.numpy(), src.numpy()[:, [2, 0, 1]])
+    assert same is src
+    with pytest.raises(KeyError, match="'c'.*entries: \\['a', 'b', 'same', 's'\\]"):
+        plan.launch("c")
+
+
+def test_capture_on_cpu_is_the_function() -> None:
+    calls = []
+    run = capture(lambda: calls.append(1), "cpu")
+    assert run.graph is None and not calls  # nothing runs until called
+    run()
+    run()
+    assert calls == [1, 1]
+
+
+@needs_cuda
+def test_capture_disabled_on_cuda_launches_directly() -> None:
+    calls = []
+    run = capture(lambda: calls.append(1), "cuda:0", enabled=False)
+    run()
+    assert run.graph is None and calls == [1]
 
 
 @needs_cuda

@@ -290,11 +290,11 @@ def _as_warp(x: Any, name: str) -> wp.array:
     raise TypeError(f"{name}: expected a wp.array or torch.Tensor, got {type(x).__name__}")
 
 
-def _empty_like(x: Any) -> Any:
-    """A fresh contiguous array of the same kind, shape, dtype and device as ``x``."""
+def _empty_like(x: Any, *, zero: bool = False) -> Any:
+    """A fresh contiguous array of the same kind, shape, dtype and device as ``x`` (zero-filled if ``zero``)."""
     if _is_torch(x):
-        return x.new_empty(x.shape)
-    return wp.empty_like(x)
+        return x.new_zeros(x.shape) if zero else x.new_empty(x.shape)
+    return wp.zeros_like(x) if zero else wp.empty_like(x)
 
 
 def _dtype_name(dtype: Any) -> str:

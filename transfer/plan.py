@@ -75,8 +75,8 @@ class ReorderPlan:
     def add_gather(self, name: str, src_backend: Any, nmap: ArticulationNameMap | None, *, out: Any = None) -> Any:
         """Add ``out = src_backend`` permuted from backend to user order; return ``out`` (the public array).
 
-        Shape: src_backend and out (num_envs, N) or (num_envs, N, C). ``out`` is preallocated (same kind, shape
-        and dtype as ``src_backend``) unless given. With ``nmap=None`` and no ``out`` the source itself is returned
+        Shape: src_backend and out (num_envs, N) or (num_envs, N, C). ``out`` is preallocated zero-filled (same kind,
+        shape and dtype as ``src_backend``) unless given. With ``nmap=None`` and no ``out`` the source itself is returned
         and nothing is launched; with ``nmap=None`` and an ``out`` the entry is a plain copy.
         """
         from transfer import kernels as k
@@ -88,7 +88,9 @@ class ReorderPlan:
         if nmap is None and out is None:
             self._add(_Entry(name, "gather", src_backend, None))
             return src_backend
-        dst, out = k._prepare_out(src, out, src_backend, "src_backend")
+        dst, out = k._prepare_out(
+            src, k._empty_like(src_backend, zero=True) if out is None else out, src_backend, "src_backend"
+        )
         run = self._record(src, nmap, "user_to_backend", dst)
         self._add(_Entry(name, "gather", out, run, keep=(src, dst, src_backend, out)))
         return out
@@ -97,7 +99,7 @@ class ReorderPlan:
         """Add ``dst_backend = src_user`` permuted from user to backend order; return the public (user) array.
 
         Shape: src_user and dst_backend (num_envs, N) or (num_envs, N, C). ``src_user=None`` preallocates the
-        user-order staging buffer (same kind, shape and dtype as ``dst_backend``). With ``nmap=None`` and
+        user-order staging buffer, zero-filled (same kind, shape and dtype as ``dst_backend``). With ``nmap=None`` and
         ``src_user=None`` the backend array itself is returned for the caller to write into and nothing is
         launched; with ``nmap=None`` and a separate ``src_user`` the entry is a plain copy.
         """
@@ -111,7 +113,7 @@ class ReorderPlan:
             if nmap is None:
                 self._add(_Entry(name, "scatter", dst_backend, None))
                 return dst_backend
-            src_user = k._empty_like(dst_backend)
+            src_user = k._empty_like(dst_backend, zero=True)
         src = self._warp(src_user, "src_user")
         k._check_shape(src, "src_user", tuple(dst.shape), "(same as dst_backend)")
         k._check_same(dst, "dst_backend", src, "src_user")
