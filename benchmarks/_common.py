@@ -37,26 +37,33 @@ def stand_pose(joint_names: tuple[str, ...]) -> np.ndarray:
     return pose
 
 
-def calibrate(fn: Callable[[], None], min_time: float) -> int:
+def calibrate(fn: Callable[[], None], min_time: float, sync: Callable[[], None] = lambda: None) -> int:
     """Repetitions of ``fn`` that take at least ``min_time`` seconds (doubling, capped at 65536)."""
     reps = 1
     while True:
         t0 = time.perf_counter()
         for _ in range(reps):
             fn()
+        sync()
         if time.perf_counter() - t0 >= min_time or reps >= 1 << 16:
             return reps
         reps *= 2
 
 
-def time_interleaved(fns: dict[str, Callable[[], None]], min_time: float, trials: int) -> dict[str, float]:
-    """Best seconds per call of each function, trials interleaved so machine load hits all alike."""
-    reps = {name: calibrate(fn, min_time) for name, fn in fns.items()}
+def time_interleaved(
+    fns: dict[str, Callable[[], None]], min_time: float, trials: int, sync: Callable[[], None] = lambda: None
+) -> dict[str, float]:
+    """Best seconds per call of each function, trials interleaved so machine load hits all alike.
+
+    ``sync`` waits for queued device work (e.g. ``wp.synchronize``) before a timing ends."""
+    reps = {name: calibrate(fn, min_time, sync) for name, fn in fns.items()}
     best = dict.fromkeys(fns, math.inf)
     for _ in range(trials):
         for name, fn in fns.items():
+            sync()
             t0 = time.perf_counter()
             for _ in range(reps[name]):
                 fn()
+            sync()
             best[name] = min(best[name], (time.perf_counter() - t0) / reps[name])
     return best

@@ -24,13 +24,12 @@ import argparse
 import contextlib
 import json
 import sys
-import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import warp as wp
-from _common import cpu_name
+from _common import cpu_name, time_interleaved
 
 from transfer import kernels
 from transfer.name_map import build_name_map
@@ -44,37 +43,6 @@ DTYPES: dict[str, tuple[Any, tuple[int, ...]]] = {
     "transform": (wp.transform, (7,)),
     "spatial_vector": (wp.spatial_vector, (6,)),
 }
-
-
-def _calibrate(fn: Callable[[], None], device: wp.Device, min_time: float) -> int:
-    """How many back-to-back calls of ``fn`` take about ``min_time`` seconds."""
-    fn()
-    wp.synchronize_device(device)
-    reps = 1
-    while reps < 1 << 20:
-        t0 = time.perf_counter()
-        for _ in range(reps):
-            fn()
-        wp.synchronize_device(device)
-        if time.perf_counter() - t0 >= min_time:
-            break
-        reps *= 2
-    return reps
-
-
-def _time_interleaved(fns: dict[str, Callable[[], None]], device: wp.Device, min_time: float, trials: int) -> dict:
-    """Best mean seconds per call of each function; trials of the functions alternate, so that a load spike
-    from other processes hits all of them alike rather than one column."""
-    reps = {name: _calibrate(fn, device, min_time) for name, fn in fns.items()}
-    best = dict.fromkeys(fns, float("inf"))
-    for _ in range(trials):
-        for name, fn in fns.items():
-            t0 = time.perf_counter()
-            for _ in range(reps[name]):
-                fn()
-            wp.synchronize_device(device)
-            best[name] = min(best[name], (time.perf_counter() - t0) / reps[name])
-    return best
 
 
 def run(device_name: str, num_envs: int, joints: list[int], dtypes: list[str], min_time: float, trials: int) -> dict:
@@ -120,7 +88,9 @@ def run(device_name: str, num_envs: int, joints: list[int], dtypes: list[str], m
                 src_np, dst_np = src.numpy(), dst.numpy()  # zero-copy views of the same memory
                 index = np.asarray(nmap.user_to_backend_indices, dtype=np.intp)
                 fns["numpy"] = lambda s=src_np, i=index, d=dst_np: np.take(s, i, axis=1, out=d)
-            t = _time_interleaved(fns, device, min_time, trials)
+            for fn in fns.values():  # first launches load the kernels
+                fn()
+            t = time_interleaved(fns, min_time, trials, sync=lambda: wp.synchronize_device(device))
             nbytes = 2 * host.nbytes
             row: dict[str, Any] = {
                 "dtype": dtype_name,
