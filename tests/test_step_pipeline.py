@@ -25,19 +25,14 @@ TRANSFER_DIR = str(Path(transfer.__file__).resolve().parent)
 WARP_DIR = str(Path(wp.__file__).resolve().parent)
 
 
+SCENE = {"drive_stiffness": 300.0, "drive_damping": 10.0, "ground_plane": True, "initial_root_pose": STAND}
+
+
 def open_anymal(solver: str = "xpbd", num_envs: int = 2, ordering: str | None = "physx", device: str = "cpu"):
+    orders = {"joint_ordering": ordering, "body_ordering": ordering}
+    path = shared_asset(ANYMAL)
     return transfer.open_articulation(
-        shared_asset(ANYMAL),
-        "newton",
-        num_envs=num_envs,
-        device=device,
-        solver=solver,
-        joint_ordering=ordering,
-        body_ordering=ordering,
-        drive_stiffness=300.0,
-        drive_damping=10.0,
-        ground_plane=True,
-        initial_root_pose=STAND,
+        path, "newton", num_envs=num_envs, device=device, solver=solver, **orders, **SCENE
     )
 
 
@@ -116,10 +111,7 @@ def test_fixed_state_buffers_step_like_swapped_ones():
     """The copy-back stepping a recorded graph needs gives the same trajectory as swapping the two states."""
     backends = []
     for fixed in (False, True):
-        b = NewtonBackend(
-            shared_asset(ANYMAL), solver="xpbd", drive_stiffness=300.0, drive_damping=10.0, ground_plane=True,
-            initial_root_pose=STAND,
-        )  # fmt: skip
+        b = NewtonBackend(shared_asset(ANYMAL), solver="xpbd", **SCENE)
         b._fixed_states = fixed  # what a CUDA device selects; forced here to run it on the CPU
         backends.append(b)
     swapped, fixed = backends
