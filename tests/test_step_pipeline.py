@@ -107,6 +107,29 @@ def test_writes_between_steps_are_read_back_in_public_order():
     np.testing.assert_allclose(by_name(b.joint_names, b.joint_positions().numpy(), art.joint_names), q, atol=1e-6)
 
 
+def test_the_step_is_recorded_once_per_dt_and_command_set(monkeypatch):
+    import transfer.articulation as ta
+
+    recorded = []
+
+    def recording(fn, device, *, enabled):
+        recorded.append(enabled)
+        return capture(fn, device, enabled=enabled)
+
+    capture = ta.capture
+    monkeypatch.setattr(ta, "capture", recording)
+    art = open_anymal(solver="mujoco_cpu", num_envs=1)
+    art.step(DT)
+    assert recorded == [False]  # recorded after the first (direct) run; MuJoCo C: never as a graph
+    art.step(DT)
+    art.step(DT)
+    assert recorded == [False]  # then replayed
+    art.set_joint_position_target(art.data.default_joint_pos)  # another set of commands: another recording
+    for dt in (DT, DT, DT, 2 * DT, 2 * DT):
+        art.step(dt)
+    assert recorded == [False, False, False]
+
+
 def test_fixed_state_buffers_step_like_swapped_ones():
     """The copy-back stepping a recorded graph needs gives the same trajectory as swapping the two states."""
     backends = []

@@ -430,8 +430,11 @@ class Articulation:
         self.data._published()
 
     def _step_call(self, dt: float) -> Any:
-        """Scatter the armed commands, step, republish: one callable per ``dt`` and set of armed commands, a CUDA
-        graph when the backend supports capture (recorded on first use), direct launches otherwise."""
+        """Scatter the armed commands, step, republish: one callable per ``dt`` and set of armed commands; a CUDA
+        graph when the backend supports capture, direct launches otherwise.
+
+        The first call runs directly, so that every kernel module is loaded and every cached selector array is
+        allocated before any capture, then records the graph (recording executes nothing); later calls replay it."""
         kinds = tuple(k for k in _COMMANDS if k in self._armed)
         key = (dt, kinds)
         call = self._steps.get(key)
@@ -447,10 +450,15 @@ class Articulation:
             b.publish()
             plan.launch(*public)
 
+        def first() -> None:
+            physics()
+            self._steps[key] = capture(physics, b.device, enabled=b.supports_cuda_graph)
+
+        first.graph = None  # type: ignore[attr-defined]
         if len(self._steps) >= 8:  # a few dts at most in practice; do not hoard graphs
             self._steps.clear()
-        call = self._steps[key] = capture(physics, b.device, enabled=b.supports_cuda_graph)
-        return call
+        self._steps[key] = first
+        return first
 
     @property
     def step_graph(self) -> Any:
