@@ -15,6 +15,10 @@ write joint position targets. Columns:
   velocities gathered into MJWarp order and the targets scattered back into PhysX order, through a
   :class:`transfer.plan.ReorderPlan` built from ``transfer.build_name_map`` by name.
 - ``overhead``: ``ordered`` time over ``identity`` time, minus one.
+- ``public`` / ``public ordered``: the same iteration through the public API (:class:`transfer.Articulation`
+  over the same backend, in PhysX order and in MJWarp order): ``step``, ``data.joint_pos``, ``data.joint_vel``,
+  ``data.root_pos_w``, ``data.root_lin_vel_b`` (root pose and velocity read, body-frame velocity computed),
+  ``set_joint_position_target``. The difference to the first two columns is the public layer's own cost.
 
 The scene: ANYmal C standing on a ground plane (z = 0, base spawned 0.66 m up), drive stiffness 300 N·m/rad,
 damping 10 N·m·s/rad, armature 0.06, PD targets at a standing pose, 4/0 solver iterations (as the replay in
@@ -115,7 +119,21 @@ def ordered_loop(backend: PhysxBackend, asset: Path) -> tuple[Callable[[], None]
         plan.launch_scatters()  # target_user (MJWarp order) -> target_backend (PhysX order)
         backend.set_joint_position_target(target_backend)
 
-    return it, {"plan": plan, "q_user": q_user, "qd_user": qd_user, "mjwarp": mjwarp}
+    return it, {"plan": plan, "plan_map": nmap, "q_user": q_user, "qd_user": qd_user, "mjwarp": mjwarp}
+
+
+def public_loop(art: transfer.Articulation) -> Callable[[], None]:
+    target = wp.array(np.tile(stand_pose(art.joint_names), (art.num_envs, 1)), dtype=wp.float32, device=art.device)
+
+    def it() -> None:
+        art.step(DT)
+        art.data.joint_pos  # noqa: B018 - reads as a policy does
+        art.data.joint_vel  # noqa: B018
+        art.data.root_pos_w  # noqa: B018
+        art.data.root_lin_vel_b  # noqa: B018
+        art.set_joint_position_target(target)
+
+    return it
 
 
 def session_loop(backend: PhysxBackend) -> tuple[Callable[[], None], np.ndarray]:
@@ -190,10 +208,17 @@ def run(asset: Path, counts: list[int], min_time: float, trials: int, warmup: in
         try:
             identity = identity_loop(backend)
             ordered, extra = ordered_loop(backend, asset)
+            bmap = transfer.build_name_map(
+                "body", backend.body_names, transfer.resolve_ordering(asset, "mjwarp", backend.root).bodies
+            )
+            public = public_loop(transfer.Articulation(backend, None, None))
+            public_ordered = public_loop(transfer.Articulation(backend, extra["plan_map"], bmap))
             for _ in range(warmup):  # let the robots settle on the ground
                 identity()
-            best = time_interleaved({"identity": identity, "ordered": ordered}, min_time, trials)
+            loops = {"identity": identity, "ordered": ordered, "public": public, "public_ordered": public_ordered}
+            best = time_interleaved(loops, min_time, trials)
             # Sanity: the robots still stand, and the ordered view is the PhysX state permuted by name.
+            ordered()  # the last timed loop stepped after ordered's gathers
             z = backend.root_pose().numpy()[:, 2]
             names = list(backend.joint_names)
             permuted = backend.joint_positions().numpy()[:, [names.index(n) for n in extra["mjwarp"]]]
@@ -208,6 +233,9 @@ def run(asset: Path, counts: list[int], min_time: float, trials: int, warmup: in
                 "identity_env_steps_per_s": num_envs / best["identity"],
                 "ordered_env_steps_per_s": num_envs / best["ordered"],
                 "overhead": best["ordered"] / best["identity"] - 1.0,
+                "public_ms": best["public"] * 1e3,
+                "public_ordered_ms": best["public_ordered"] * 1e3,
+                "public_overhead": best["public_ordered"] / best["public"] - 1.0,
                 "min_base_height_m": float(z.min()),
             }
         )
@@ -288,11 +316,15 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     print(f"PhysxBackend, ANYmal C, {report['device']}, {report['cpu_count']} cores, ovphysx {report['ovphysx']}")
     print("step + read (joint pos/vel, root pose/vel) + position-target write, 4/0 iterations, dt 5 ms")
-    print(f"{'envs':>5} {'identity ms':>12} {'env-steps/s':>12} {'ordered ms':>11} {'env-steps/s':>12} {'overhead':>9}")
+    print(
+        f"{'envs':>5} {'identity ms':>12} {'env-steps/s':>12} {'ordered ms':>11} {'env-steps/s':>12} {'overhead':>9}"
+        f" {'public ms':>10} {'public ordered ms':>18} {'overhead':>9}"
+    )
     for r in rows:
         print(
             f"{r['num_envs']:>5} {r['identity_ms']:>12.3f} {r['identity_env_steps_per_s']:>12,.0f} "
             f"{r['ordered_ms']:>11.3f} {r['ordered_env_steps_per_s']:>12,.0f} {r['overhead']:>8.1%}"
+            f" {r['public_ms']:>10.3f} {r['public_ordered_ms']:>18.3f} {r['public_overhead']:>8.1%}"
         )
     if apis:
         print("\nsame iteration, raw API: tensor bindings vs session read/write")

@@ -67,6 +67,14 @@ def test_a_step_republishes_the_public_buffers_in_place():
         )
         np.testing.assert_array_equal(public.numpy(), want)
     assert art.data.joint_pos is pos and art.data.body_pose_w is poses
+    split = {
+        "body_pos_w": poses.numpy()[..., :3],
+        "body_quat_w": poses.numpy()[..., 3:],
+        "body_lin_vel_w": body_vel.numpy()[..., :3],
+        "body_ang_vel_w": body_vel.numpy()[..., 3:],
+    }
+    for name, want in split.items():
+        np.testing.assert_array_equal(getattr(art.data, name).numpy().reshape(want.shape), want, err_msg=name)
     assert np.abs(vel.numpy()).max() > 0  # the robot moved: the check above compares live data
     assert art.step_graph is None  # CPU: direct launches
 

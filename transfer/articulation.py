@@ -112,9 +112,38 @@ class ArticulationData:
         n = art.num_bodies
         self._bodies = {k: z(e, n, dtype=wp.vec3) for k in ("pos_w", "lin_w", "ang_w")}
         self._body_quat = z(e, n, dtype=wp.quat)
+        # Derived quantities: launches recorded once over fixed buffers (a native call each, no argument packing).
+        r = self._root
+        self._gravity_dir = wp.vec3(*(float(c) for c in b.gravity_dir))
+        self._root_launch = wp.launch(
+            _root_kernel,
+            dim=e,
+            inputs=[*self._root_src, self._gravity_dir],
+            outputs=[r["pos_w"], self._root_quat, r["lin_w"], r["ang_w"], r["lin_b"], r["ang_b"], r["gravity_b"]],
+            device=dev,
+            record_cmd=True,
+        )
+        self._split_launches = {
+            "body_pose": wp.launch(
+                _split_3_4,
+                dim=(e, n),
+                inputs=[art._public["body_pose"]],
+                outputs=[self._bodies["pos_w"], self._body_quat],
+                device=dev,
+                record_cmd=True,
+            )
+        }
+        if "body_vel" in art._public:
+            self._split_launches["body_vel"] = wp.launch(
+                _split_3_3,
+                dim=(e, n),
+                inputs=[art._public["body_vel"]],
+                outputs=[self._bodies["lin_w"], self._bodies["ang_w"]],
+                device=dev,
+                record_cmd=True,
+            )
         self._default_joint_pos = art._to_user(b.default_joint_pos, art.joint_ordering)
         self._props: dict[str, wp.array] = {}
-        self._gravity_dir = wp.vec3(*(float(c) for c in b.gravity_dir))
 
     def _fresh(self, key: str) -> bool:
         if self._stamp.get(key) == self._art._step_count:
@@ -156,14 +185,7 @@ class ArticulationData:
         if not self._fresh("root:src"):
             b.root_pose()
             b.root_velocity()
-        r = self._root
-        wp.launch(
-            _root_kernel,
-            dim=self._art.num_envs,
-            inputs=[*self._root_src, self._gravity_dir],
-            outputs=[r["pos_w"], self._root_quat, r["lin_w"], r["ang_w"], r["lin_b"], r["ang_b"], r["gravity_b"]],
-            device=b.device,
-        )
+        self._root_launch.launch()
 
     def _root_field(self, key: str) -> wp.array:
         self._refresh_root()
@@ -191,22 +213,25 @@ class ArticulationData:
     @property
     def body_vel_w(self) -> wp.array:
         """Link velocities ``(num_envs, num_bodies, 6)`` float32: COM linear, then angular, world frame."""
-        if "body_vel" not in self._art._public:
-            raise NotImplementedError(f"{type(self._art._backend).__name__} does not support body velocities")
-        return self._gathered("body_vel")
+        return self._body_source("body_vel")
 
-    def _split(self, key: str, kernel: Any, outputs: tuple[wp.array, wp.array]) -> None:
-        src = self.body_pose_w if key == "body_pose" else self.body_vel_w
+    def _body_source(self, key: str) -> wp.array:
+        if key not in self._art._public:
+            raise NotImplementedError(f"{type(self._art._backend).__name__} does not support body velocities")
+        return self._gathered(key)
+
+    def _split(self, key: str) -> None:
+        """Refresh the public buffer ``key``, then its split into vec3 / quat arrays (once per step)."""
+        self._body_source(key)
         if not self._fresh(f"split:{key}"):
-            art = self._art
-            wp.launch(kernel, dim=(art.num_envs, art.num_bodies), inputs=[src], outputs=outputs, device=art.device)
+            self._split_launches[key].launch()
 
     def _body_pose_field(self, which: int) -> wp.array:
-        self._split("body_pose", _split_3_4, (self._bodies["pos_w"], self._body_quat))
+        self._split("body_pose")
         return (self._bodies["pos_w"], self._body_quat)[which]
 
     def _body_vel_field(self, key: str) -> wp.array:
-        self._split("body_vel", _split_3_3, (self._bodies["lin_w"], self._bodies["ang_w"]))
+        self._split("body_vel")
         return self._bodies[key]
 
     body_pos_w = property(lambda self: self._body_pose_field(0), doc="Link positions ``(num_envs, num_bodies)`` vec3.")
@@ -346,7 +371,12 @@ class Articulation:
         rows = self.num_envs if envs is None else len(envs)
         cols = self.num_joints if joints is None else len(joints)
         src = _as_float_array(values, (rows, cols), what, "(len(env_ids), len(joint_ids))", self.device)
-        kernels.scatter_user_to_backend(dst, src, None if public else self.joint_ordering, envs, joints)
+        nmap = None if public else self.joint_ordering
+        if envs is None and joints is None and nmap is None:  # full width, same order: a copy
+            if src.ptr != dst.ptr:
+                wp.copy(dst, src)
+            return
+        kernels.scatter_user_to_backend(dst, src, nmap, envs, joints)
 
     # -- writers (public order) ------------------------------------------------------------------------
     def write_joint_state(self, position: Any, velocity: Any, env_ids: Any = None, joint_ids: Any = None) -> None:
