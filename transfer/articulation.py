@@ -110,8 +110,6 @@ class ArticulationData:
         self._root_quat = z(e, dtype=wp.quat)
         self._root_src = (b.root_pose(), b.root_velocity())
         n = art.num_bodies
-        self._bodies = {k: z(e, n, dtype=wp.vec3) for k in ("pos_w", "lin_w", "ang_w")}
-        self._body_quat = z(e, n, dtype=wp.quat)
         # Derived quantities: launches recorded once over fixed buffers (a native call each, no argument packing).
         r = self._root
         self._gravity_dir = wp.vec3(*(float(c) for c in b.gravity_dir))
@@ -123,25 +121,17 @@ class ArticulationData:
             device=dev,
             record_cmd=True,
         )
-        self._split_launches = {
-            "body_pose": wp.launch(
-                _split_3_4,
-                dim=(e, n),
-                inputs=[art._public["body_pose"]],
-                outputs=[self._bodies["pos_w"], self._body_quat],
-                device=dev,
-                record_cmd=True,
-            )
+        self._split_outputs = {  # public body buffer -> (kernel, its two component arrays)
+            "body_pose": (_split_3_4, (z(e, n, dtype=wp.vec3), z(e, n, dtype=wp.quat))),
+            "body_vel": (_split_3_3, (z(e, n, dtype=wp.vec3), z(e, n, dtype=wp.vec3))),
         }
-        if "body_vel" in art._public:
-            self._split_launches["body_vel"] = wp.launch(
-                _split_3_3,
-                dim=(e, n),
-                inputs=[art._public["body_vel"]],
-                outputs=[self._bodies["lin_w"], self._bodies["ang_w"]],
-                device=dev,
-                record_cmd=True,
+        self._split_launches = {
+            key: wp.launch(
+                kernel, dim=(e, n), inputs=[art._public[key]], outputs=list(outs), device=dev, record_cmd=True
             )
+            for key, (kernel, outs) in self._split_outputs.items()
+            if key in art._public
+        }
         self._default_joint_pos = art._to_user(b.default_joint_pos, art.joint_ordering)
         self._props: dict[str, wp.array] = {}
 
@@ -220,24 +210,19 @@ class ArticulationData:
             raise NotImplementedError(f"{type(self._art._backend).__name__} does not support body velocities")
         return self._gathered(key)
 
-    def _split(self, key: str) -> None:
-        """Refresh the public buffer ``key``, then its split into vec3 / quat arrays (once per step)."""
+    def _split(self, key: str, which: int) -> wp.array:
+        """Component ``which`` (0: position / linear, 1: rotation / angular) of the public body buffer ``key``."""
         self._body_source(key)
         if not self._fresh(f"split:{key}"):
             self._split_launches[key].launch()
+        return self._split_outputs[key][1][which]
 
-    def _body_pose_field(self, which: int) -> wp.array:
-        self._split("body_pose")
-        return (self._bodies["pos_w"], self._body_quat)[which]
-
-    def _body_vel_field(self, key: str) -> wp.array:
-        self._split("body_vel")
-        return self._bodies[key]
-
-    body_pos_w = property(lambda self: self._body_pose_field(0), doc="Link positions ``(num_envs, num_bodies)`` vec3.")
-    body_quat_w = property(lambda self: self._body_pose_field(1), doc="Link orientations, quat (xyzw), world frame.")
-    body_lin_vel_w = property(lambda self: self._body_vel_field("lin_w"), doc="Link COM linear velocities, vec3.")
-    body_ang_vel_w = property(lambda self: self._body_vel_field("ang_w"), doc="Link angular velocities, vec3.")
+    body_pos_w = property(
+        lambda self: self._split("body_pose", 0), doc="Link positions ``(num_envs, num_bodies)`` vec3."
+    )
+    body_quat_w = property(lambda self: self._split("body_pose", 1), doc="Link orientations, quat (xyzw), world frame.")
+    body_lin_vel_w = property(lambda self: self._split("body_vel", 0), doc="Link COM linear velocities, vec3.")
+    body_ang_vel_w = property(lambda self: self._split("body_vel", 1), doc="Link angular velocities, vec3.")
 
     # joint properties (read from the engine, public order)
     def _prop(self, name: str) -> wp.array:
