@@ -356,12 +356,7 @@ class Articulation:
         rows = self.num_envs if envs is None else len(envs)
         cols = self.num_joints if joints is None else len(joints)
         src = _as_float_array(values, (rows, cols), what, "(len(env_ids), len(joint_ids))", self.device)
-        nmap = None if public else self.joint_ordering
-        if envs is None and joints is None and nmap is None:  # full width, same order: a copy
-            if src.ptr != dst.ptr:
-                wp.copy(dst, src)
-            return
-        kernels.scatter_user_to_backend(dst, src, nmap, envs, joints)
+        kernels.scatter_user_to_backend(dst, src, None if public else self.joint_ordering, envs, joints)
 
     # -- writers (public order) ------------------------------------------------------------------------
     def write_joint_state(self, position: Any, velocity: Any, env_ids: Any = None, joint_ids: Any = None) -> None:
@@ -404,7 +399,7 @@ class Articulation:
             self._scatter_joints(buf, value, env_ids, joint_ids, f"write_joint_properties: {name}")
             staged[name] = buf
         self._backend.write_joint_properties(self._env_selector(env_ids), **staged)
-        self._steps.clear()  # the engine may rebuild what a recorded step points into
+        self._steps.clear()  # conservative: re-record after the solver is told the model changed
         self._invalidate()
 
     def _write_rows(self, dst: wp.array, values: Any, env_ids: Any, width: int, what: str) -> wp.array | None:

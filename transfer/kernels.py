@@ -555,7 +555,9 @@ def scatter_user_to_backend(
         kernel = scatter_2d_user_to_backend_full
     _check_same(dst, "dst_backend", src, "src_user")
     _check_no_alias(src, dst, "dst_backend")
-    if envs.shape[0] and ids.shape[0]:
+    if user_to_backend is None and env_ids is None and element_ids is None:
+        wp.copy(dst, src)  # everything, same order: a copy (no per-call kernel type inference)
+    elif envs.shape[0] and ids.shape[0]:
         wp.launch(
             kernel,
             dim=(envs.shape[0], ids.shape[0]),
