@@ -18,14 +18,18 @@ The public-order layer (:func:`transfer.open_articulation`) sits on top and neve
 
 from __future__ import annotations
 
+import os
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
+
+from transfer.ordering import OrderingConvention
 
 if TYPE_CHECKING:
     import warp as wp
 
-__all__ = ["JOINT_PROPERTIES", "Backend", "JointProperties"]
+__all__ = ["JOINT_PROPERTIES", "Backend", "EngineOrder", "EngineRefusal", "JointProperties", "asset_file", "select_root"]
 
 JOINT_PROPERTIES = (
     "stiffness",
@@ -53,11 +57,76 @@ class JointProperties:
     effort_limit: wp.array
 
 
+@dataclass(frozen=True)
+class EngineOrder:
+    """One articulation as an engine orders it (the engine's own answer, not an emulation)."""
+
+    engine: str
+    """The convention the engine follows: ``"physx"`` or ``"mjwarp"``."""
+    root: str
+    """USD path of the prim carrying ``PhysicsArticulationRootAPI``, as the engine labels the articulation."""
+    joints: tuple[str, ...]
+    """DoF names in DoF order, spelled as the engine spells them (multi-DoF joints: ``name:0``, ``name:1``...)."""
+    bodies: tuple[str, ...]
+    """Link (body) names in the engine's link order."""
+    fixed_base: bool | None
+    """Whether the engine fixes the root link to the world; ``None`` if it does not say."""
+
+
+class EngineRefusal(RuntimeError):
+    """The engine refused the asset; :attr:`reason` is the engine's own message."""
+
+    def __init__(self, engine: str, reason: str):
+        self.engine = engine
+        self.reason = reason
+        super().__init__(f"{engine} refused the asset: {reason}")
+
+    def __reduce__(self):  # keep engine and reason across pickling (e.g. multiprocessing workers)
+        return (type(self), (self.engine, self.reason))
+
+
+def asset_file(asset: str | os.PathLike) -> str:
+    """The absolute path of an existing USD file, or ``FileNotFoundError`` naming it."""
+    path = Path(os.fspath(asset)).expanduser().resolve()
+    if not path.is_file():
+        raise FileNotFoundError(f"USD asset not found: {path}")
+    return str(path)
+
+
+def select_root(orders: list[EngineOrder], root: str | None, engine: str, asset: str) -> list[EngineOrder]:
+    """``orders`` sorted by root path (stable), or only those rooted at ``root`` (``LookupError`` if none)."""
+    orders = sorted(orders, key=lambda order: order.root)
+    if root is None:
+        return orders
+    chosen = [order for order in orders if order.root == root]
+    if not chosen:
+        found = ", ".join(sorted({order.root for order in orders})) or "none"
+        raise LookupError(
+            f"{engine} built no articulation rooted at {root!r} in {asset}; articulation roots found: {found}. "
+            "Pass one of those as root, or root=None for all."
+        )
+    return chosen
+
+
 class Backend(ABC):
     """A physics engine driving one articulation type in ``num_envs`` environments, in backend order."""
 
     name: ClassVar[str]
-    """Engine name: ``"physx"`` or ``"newton"``; it is also the ordering convention the engine follows."""
+    """Backend name in :data:`transfer.backends.REGISTRY`: ``"physx"`` or ``"newton"``."""
+    native_convention: ClassVar[OrderingConvention]
+    """The ordering convention the engine's own joint and body order follows (``physx`` or ``mjwarp``)."""
+
+    @classmethod
+    @abstractmethod
+    def engine_orders(cls, asset: str | os.PathLike, root: str | None = None) -> list[EngineOrder]:
+        """Ask the engine itself how it orders every articulation of the USD file ``asset`` (sorted by root;
+        with ``root``, only that one). The ground truth the USD-only emulation is tested against.
+
+        Raises:
+            FileNotFoundError: ``asset`` is not a file.
+            EngineRefusal: the engine refused the asset.
+            LookupError: ``root`` is given and the engine built no articulation there.
+        """
 
     # Capabilities: declared, never discovered by trial.
     supports_partial_reset: ClassVar[bool] = True
