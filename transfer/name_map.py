@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from transfer._arrays import is_torch
+
 if TYPE_CHECKING:
     import warp as wp
 
@@ -140,7 +142,7 @@ def _take(data: Any, indices: tuple[int, ...], axis: int, nmap: ArticulationName
         raise ValueError(
             f"axis {axis} has length {data.shape[axis]}, but the {nmap.kind} map has {len(indices)} elements"
         )
-    if type(data).__module__.startswith("torch"):
+    if is_torch(data):
         import torch
 
         return data.index_select(axis, torch.as_tensor(indices, dtype=torch.long, device=data.device))

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from enum import Enum
 
-__all__ = ["OrderingConvention", "Ordering", "parse_ordering"]
+__all__ = ["OrderingConvention", "Ordering", "dof_joint_name", "dof_names", "parse_ordering"]
 
 
 class OrderingConvention(str, Enum):
@@ -70,3 +70,15 @@ def parse_ordering(value: object) -> Ordering:
         f"Cannot use {type(value).__name__} {value!r} as an ordering. Expected None, one of "
         f"{_valid_values()}, an OrderingConvention, or a list/tuple of names."
     )
+
+
+def dof_names(joint_name: str, count: int) -> list[str]:
+    """The DoF names of a joint with ``count`` DoFs, as both engines spell them: the joint's name for one DoF,
+    ``name:0``, ``name:1``, ... for several."""
+    return [joint_name] if count == 1 else [f"{joint_name}:{k}" for k in range(count)]
+
+
+def dof_joint_name(dof_name: str) -> str:
+    """The joint a DoF name belongs to (``"hip:1"`` -> ``"hip"``; a single-DoF joint's name is its own)."""
+    joint, sep, k = dof_name.rpartition(":")
+    return joint if sep and k.isdigit() else dof_name

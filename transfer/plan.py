@@ -79,17 +79,17 @@ class ReorderPlan:
         shape and dtype as ``src_backend``) unless given. With ``nmap=None`` and no ``out`` the source itself is returned
         and nothing is launched; with ``nmap=None`` and an ``out`` the entry is a plain copy.
         """
-        from transfer import kernels as k
+        from transfer.kernels import checks as k
 
         self._check_name(name)
         src = self._warp(src_backend, "src_backend")
-        k._check_ndim(src, "src_backend", (2, 3), "(num_envs, N) or (num_envs, N, C)")
-        k._check_map(nmap, "nmap", src.shape[1], "axis 1 of src_backend")
+        k.check_ndim(src, "src_backend", (2, 3), "(num_envs, N) or (num_envs, N, C)")
+        k.check_map(nmap, "nmap", src.shape[1], "axis 1 of src_backend")
         if nmap is None and out is None:
             self._add(_Entry(name, "gather", src_backend, None))
             return src_backend
-        dst, out = k._prepare_out(
-            src, k._empty_like(src_backend, zero=True) if out is None else out, src_backend, "src_backend"
+        dst, out = k.prepare_out(
+            src, k.empty_like(src_backend, zero=True) if out is None else out, src_backend, "src_backend"
         )
         run = self._record(src, nmap, "user_to_backend", dst)
         self._add(_Entry(name, "gather", out, run, keep=(src, dst, src_backend, out)))
@@ -103,24 +103,24 @@ class ReorderPlan:
         ``src_user=None`` the backend array itself is returned for the caller to write into and nothing is
         launched; with ``nmap=None`` and a separate ``src_user`` the entry is a plain copy.
         """
-        from transfer import kernels as k
+        from transfer.kernels import checks as k
 
         self._check_name(name)
         dst = self._warp(dst_backend, "dst_backend")
-        k._check_ndim(dst, "dst_backend", (2, 3), "(num_envs, N) or (num_envs, N, C)")
-        k._check_map(nmap, "nmap", dst.shape[1], "axis 1 of dst_backend")
+        k.check_ndim(dst, "dst_backend", (2, 3), "(num_envs, N) or (num_envs, N, C)")
+        k.check_map(nmap, "nmap", dst.shape[1], "axis 1 of dst_backend")
         if src_user is None:
             if nmap is None:
                 self._add(_Entry(name, "scatter", dst_backend, None))
                 return dst_backend
-            src_user = k._empty_like(dst_backend, zero=True)
+            src_user = k.empty_like(dst_backend, zero=True)
         src = self._warp(src_user, "src_user")
-        k._check_shape(src, "src_user", tuple(dst.shape), "(same as dst_backend)")
-        k._check_same(dst, "dst_backend", src, "src_user")
+        k.check_shape(src, "src_user", tuple(dst.shape), "(same as dst_backend)")
+        k.check_same(dst, "dst_backend", src, "src_user")
         if nmap is None and src.ptr == dst.ptr and src.strides == dst.strides:
             self._add(_Entry(name, "scatter", src_user, None))
             return src_user
-        k._check_no_alias(src, dst, "dst_backend")
+        k.check_no_alias(src, dst, "dst_backend")
         run = self._record(src, nmap, "backend_to_user", dst)
         self._add(_Entry(name, "scatter", src_user, run, keep=(src, dst, src_user, dst_backend)))
         return src_user
@@ -200,9 +200,9 @@ class ReorderPlan:
             raise ValueError(f"the plan already has an entry named {name!r}")
 
     def _warp(self, x: Any, arg: str) -> wp.array:
-        from transfer import kernels as k
+        from transfer.kernels import checks as k
 
-        a = k._as_warp(x, arg)
+        a = k.as_warp(x, arg)
         if self._device is None:
             self._device = a.device
         elif a.device != self._device:
@@ -212,7 +212,8 @@ class ReorderPlan:
     def _record(self, src: wp.array, nmap: ArticulationNameMap | None, attr: str, dst: wp.array) -> Callable[[], None]:
         import warp as wp
 
-        from transfer import kernels as k
+        from transfer.kernels import checks as k
+        from transfer.kernels.reorder import launch_reorder
 
         if nmap is None:
 
@@ -220,8 +221,8 @@ class ReorderPlan:
                 wp.copy(dst, src)
 
             return copy
-        index_map = k._device_map(nmap, attr, src.device)  # type: ignore[arg-type]
-        return k.launch_reorder(src, index_map, dst, record_cmd=True).launch
+        index_map = k.device_map(nmap, attr, src.device)  # type: ignore[arg-type]
+        return launch_reorder(src, index_map, dst, record_cmd=True).launch
 
     def _add(self, entry: _Entry) -> None:
         self._entries[entry.name] = entry

@@ -29,7 +29,15 @@ from transfer.ordering import OrderingConvention
 if TYPE_CHECKING:
     import warp as wp
 
-__all__ = ["JOINT_PROPERTIES", "Backend", "EngineOrder", "EngineRefusal", "JointProperties", "asset_file", "select_root"]
+__all__ = [
+    "JOINT_PROPERTIES",
+    "Backend",
+    "EngineOrder",
+    "EngineRefusal",
+    "JointProperties",
+    "asset_file",
+    "select_root",
+]
 
 JOINT_PROPERTIES = (
     "stiffness",
@@ -140,6 +148,11 @@ class Backend(ABC):
     """The public layer republishes state and applies commands inside each step (one CUDA graph on GPU) rather
     than reading lazily on access and applying commands when written. For engines whose reads are kernel
     launches (Newton); an engine whose reads are host calls (PhysX tensor bindings) keeps them lazy."""
+
+    orders_natively: ClassVar[bool] = False
+    """The constructor takes ``joint_order`` / ``body_order`` (public DoF and link names) and then lists
+    :attr:`joint_names` / :attr:`body_names`, and lays out every array, in that order: the public layer then needs
+    no reorder of its own. Backends that cannot (PhysX fixes its order) leave it ``False``."""
 
     device: str
     num_envs: int

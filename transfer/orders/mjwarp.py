@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from transfer.ordering import dof_names
 from transfer.orders.graph import (
     AXES,
     ArticulationGraph,
@@ -46,7 +47,7 @@ def mjwarp_dof_names(joint: Joint) -> list[str]:
                 lo, hi = limits[axis]
                 if (-_INF if lo is None else lo) < (_INF if hi is None else hi):
                     free += 1
-        return [name] if free == 1 else [f"{name}:{i}" for i in range(free)]
+        return dof_names(name, free)
     raise OrderingError(
         f"Joint {joint.path} has a type the mjwarp convention does not model ({joint.type.value}); "
         "pin the order with an explicit list of DoF names."
@@ -64,7 +65,7 @@ def _group_dof_names(group: list[Joint]) -> list[str]:
             "Only RevoluteJoint and PrismaticJoint are supported for merging."
         )
     count = len(group)  # one DoF per member, linear (prismatic) first, then angular
-    return [f"{group[0].name}:{i}" for i in range(count)]
+    return dof_names(group[0].name, count)
 
 
 def _sort(edges: list[tuple[int, int]], names: list[str], body_paths: list[str]) -> list[int]:

@@ -24,6 +24,8 @@ import numpy as np
 import warp as wp
 
 from transfer import kernels as tk
+from transfer._arrays import is_torch
+from transfer.kernels.select import index_array
 
 __all__ = [
     "Layout",
@@ -249,48 +251,13 @@ def components(a: wp.array) -> wp.array:
 
 
 def as_index_array(ids: Any, n: int, name: str, device: Any, cache: dict) -> wp.array:
-    """A selector as a ``wp.int32`` array on ``device``: ``None`` is all of ``range(n)``.
-
-    ``wp.int32`` arrays on the device are used as given (no host round trip on the step path); lists, numpy
-    arrays, boolean masks and ranges are checked on the host (range, duplicates) and converted once per value.
-    """
-    if ids is None:
-        key = ("all", n)
-        if key not in cache:
-            cache[key] = wp.array(np.arange(n, dtype=np.int32), dtype=wp.int32, device=device)
-        return cache[key]
-    if isinstance(ids, wp.array):
-        if ids.dtype == wp.int32 and ids.ndim == 1 and ids.device == wp.get_device(device):
-            return ids
-        ids = ids.numpy()
-    elif type(ids).__module__.startswith("torch"):
-        t = ids
-        if t.dtype.is_floating_point or t.ndim != 1:
-            raise TypeError(f"{name}: expected a 1-D integer index tensor, got {t.dtype} {tuple(t.shape)}")
-        if str(t.device) == str(wp.get_device(device)) or (t.device.type == "cpu" and str(device) == "cpu"):
-            import torch
-
-            if t.dtype == torch.int32:
-                return wp.from_torch(t.contiguous(), dtype=wp.int32)
-        ids = t.detach().cpu().numpy()
-    if isinstance(ids, range | slice):
-        host = np.arange(n)[ids] if isinstance(ids, slice) else np.asarray(ids)
-    else:
-        host = np.asarray(ids)
-    key = ("host", host.dtype.str, host.tobytes(), n)
-    if key in cache:
-        return cache[key]
-    host = tk.host_indices(host, n, name)
-    arr = wp.array(host, dtype=wp.int32, device=device)
-    if len(cache) > 512:
-        cache.clear()
-    cache[key] = arr
-    return arr
+    """A selector as a ``wp.int32`` array on ``device`` (``None``: all of ``range(n)``), converted once per value."""
+    return index_array(ids, n, name, device, cache)
 
 
 def _device_array(values: Any, name: str, device: Any) -> wp.array:
     """``values`` (a ``wp.array`` or ``torch.Tensor``) as a ``wp.array``, checked to be on ``device``; no copy."""
-    if type(values).__module__.startswith("torch"):
+    if is_torch(values):
         values = wp.from_torch(values)
     if not isinstance(values, wp.array):
         raise TypeError(f"{name}: expected a wp.array or torch.Tensor, got {type(values).__name__}")

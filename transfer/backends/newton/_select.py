@@ -16,9 +16,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import newton
 import numpy as np
 
-import newton
 from transfer.backends.newton._layout import Pattern, compile_matcher
 
 __all__ = ["Asset", "ModelInfo", "check_same_names", "model_info", "select_asset"]

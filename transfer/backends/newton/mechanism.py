@@ -7,14 +7,14 @@ adds root state (by policy), forward/inverse kinematics and the mass matrix wher
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from operator import attrgetter
 from typing import Any, Literal
 
+import newton
 import numpy as np
 import warp as wp
 
-import newton
 from transfer.backends.newton import _kernels as nk
 from transfer.backends.newton._layout import LaunchCache, Layout, Pattern, as_struct_array
 from transfer.backends.newton._select import Asset, ModelInfo, model_info, select_asset
@@ -63,6 +63,10 @@ class MechanismView(_PerWorld):
 
         include_joints, exclude_joints, joint_types, exclude_joint_types: Which tree joints carry the DoFs
             (default: every tree joint except FREE and FIXED, Newton's articulation DoF order).
+        joint_order, link_order: The order of the DoF joints and of the links, by name (a permutation of the selected
+            names; ``None``: Newton's order). Every per-joint, per-DoF and per-link read and write then follows it
+            in one launch, e.g. PhysX's order for a checkpoint trained on PhysX. The mass matrix keeps the
+            articulation's own DoF order.
 
     Root readers and writers use the root link (:attr:`root_body_id`); readers take a Newton ``State``. DoF setters
     run forward kinematics on the written worlds (``fk=None``: when :attr:`supports_fk`) so link readers agree.
@@ -82,6 +86,8 @@ class MechanismView(_PerWorld):
         exclude_joints: Pattern = None,
         joint_types: Iterable[int] | None = None,
         exclude_joint_types: Iterable[int] | None = (newton.JointType.FREE, newton.JointType.FIXED),
+        joint_order: Sequence[str] | None = None,
+        link_order: Sequence[str] | None = None,
     ) -> None:
         if base not in BASE_POLICIES:
             raise ValueError(f"MechanismView(base={base!r}): expected one of {list(BASE_POLICIES)}")
@@ -104,9 +110,10 @@ class MechanismView(_PerWorld):
             exclude=exclude_joints,
             joint_types=joint_types,
             exclude_joint_types=exclude_joint_types,
+            order=joint_order,
             _asset=asset,
         )
-        self.links = BodyView(model, pattern, _asset=asset)
+        self.links = BodyView(model, pattern, order=link_order, _asset=asset)
         self.loop_joints: JointView | None = None
         if any(asset.loop_joints):
             self.loop_joints = JointView(model, pattern, _asset=asset, _only_loops=True)

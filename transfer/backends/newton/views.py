@@ -14,13 +14,14 @@ the world frame (linear velocity of the centre of mass), wrenches ``(force, torq
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+import newton
 import numpy as np
 import warp as wp
 
-import newton
+from transfer._arrays import is_torch
 from transfer.backends.newton import _kernels as nk
 from transfer.backends.newton._layout import (
     LaunchCache,
@@ -32,6 +33,7 @@ from transfer.backends.newton._layout import (
     leaf,
 )
 from transfer.backends.newton._select import Asset, ModelInfo, check_same_names, model_info, select_asset
+from transfer.ordering import dof_names
 
 __all__ = ["JOINT_PROPERTY_ATTRIBUTES", "BodyView", "JointView"]
 
@@ -195,6 +197,7 @@ class JointView(_ViewBase):
         joint_types: Iterable[int] | None = None,
         exclude_joint_types: Iterable[int] | None = None,
         include_loop_joints: bool = False,
+        order: Sequence[str] | None = None,
         _asset: Asset | None = None,
         _only_loops: bool = False,
     ) -> None:
@@ -216,6 +219,7 @@ class JointView(_ViewBase):
             and (keep_types is None or int(info.joint_type[j]) in keep_types)
             and int(info.joint_type[j]) not in drop_types
         ]
+        chosen = _in_order(chosen, [leaf(info.joint_label[template[p]]) for p in chosen], order, "JointView", "joint")
         joint_ids = np.array([[c[p] for p in chosen] for c in candidates], dtype=np.int64).reshape(len(candidates), -1)
         self.joint_ids: np.ndarray = joint_ids.astype(np.int32)
         self.joint_labels: list[str] = [info.joint_label[j] for j in joint_ids[0]]
@@ -384,17 +388,30 @@ def _property_attribute(name: str) -> str:
         raise KeyError(f"unknown joint property {name!r}; known: {sorted(JOINT_PROPERTY_ATTRIBUTES)}") from None
 
 
+def _in_order(chosen: list[int], names: list[str], order: Sequence[str] | None, what: str, kind: str) -> list[int]:
+    """``chosen`` rearranged so that its names follow ``order`` (``None``: as they are)."""
+    if order is None:
+        return chosen
+    order = list(order)
+    if sorted(order) != sorted(names) or len(set(names)) != len(names):
+        missing = sorted(set(names) - set(order))
+        extra = sorted(set(order) - set(names))
+        raise ValueError(
+            f"{what}(order=...): not a permutation of the selected {kind} names {names}; "
+            f"missing {missing}, unknown {extra}."
+        )
+    at = dict(zip(names, chosen, strict=True))
+    return [at[name] for name in order]
+
+
 def _sub_names(names: list[str], counts: list[int]) -> list[str]:
-    out = []
-    for name, n in zip(names, counts, strict=True):
-        out.extend([name] if n == 1 else [f"{name}:{i}" for i in range(n)])
-    return out
+    return [dof for name, n in zip(names, counts, strict=True) for dof in dof_names(name, n)]
 
 
 def _host_key(ids: Any) -> tuple:
     if isinstance(ids, wp.array):
         ids = ids.numpy()
-    elif type(ids).__module__.startswith("torch"):
+    elif is_torch(ids):
         ids = ids.detach().cpu().numpy()
     a = np.asarray(ids)
     return (a.dtype.str, a.shape, a.tobytes())
@@ -418,11 +435,15 @@ class BodyView(_ViewBase):
         *,
         include: Pattern = None,
         exclude: Pattern = None,
+        order: Sequence[str] | None = None,
         _asset: Asset | None = None,
     ) -> None:
         info, asset, keep = self._init_common("BodyView", model, pattern, _asset, include, exclude)
         check_same_names([[info.body_label[b] for b in row] for row in asset.bodies], "BodyView")
         chosen = [p for p, b in enumerate(asset.bodies[0]) if keep(info.body_label[b])]
+        chosen = _in_order(
+            chosen, [leaf(info.body_label[asset.bodies[0][p]]) for p in chosen], order, "BodyView", "body"
+        )
         body_ids = np.array([[row[p] for p in chosen] for row in asset.bodies], dtype=np.int64).reshape(
             len(asset.bodies), -1
         )

@@ -1,4 +1,4 @@
-"""One articulation in public order, the same on every backend: :func:`open_articulation`.
+"""One articulation in public order, the same on every backend: :class:`Articulation`.
 
 The public (user) order is the order of the checkpoint or the config (``joint_ordering``/``body_ordering``);
 the backend runs in its own order underneath. One :class:`~transfer.plan.ReorderPlan` per articulation holds the
@@ -12,233 +12,40 @@ When they run depends on the backend (:attr:`~transfer.backends.base.Backend.pub
   CUDA graph, recorded once per ``dt`` and set of commands in use. Reads after a step are plain buffers.
 - PhysX (reads and writes are host calls to the tensor bindings): reads gather on first access after a step,
   writes scatter and apply at once.
+
+A backend that can run in the public order itself (:attr:`~transfer.backends.base.Backend.orders_natively`,
+Newton's views) is built in it by :func:`~transfer.articulation.open_articulation`: its maps are then the identity
+and every read and write is the backend's own single launch.
 """
 
 from __future__ import annotations
 
 import re
-import warnings
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import warp as wp
 
 from transfer import kernels
-from transfer.name_map import ArticulationNameMap, build_name_map
-from transfer.ordering import OrderingConvention, parse_ordering
+from transfer._arrays import is_torch
+from transfer.articulation.data import ArticulationData
+from transfer.kernels.select import host_indices, index_array
+from transfer.name_map import ArticulationNameMap
 from transfer.plan import ReorderPlan, capture
-from transfer.presets import OrderingOverrideWarning
 
 if TYPE_CHECKING:
     from transfer.backends.base import Backend
 
-__all__ = ["BACKENDS", "Articulation", "ArticulationData", "open_articulation"]
+__all__ = ["Articulation"]
 
-BACKENDS = {
-    "physx": ("transfer.backends.physx", "PhysxBackend", "physx"),
-    "newton": ("transfer.backends.newton", "NewtonBackend", "newton"),
-}
-NATIVE = {"physx": OrderingConvention.PHYSX, "newton": OrderingConvention.MJWARP}
 _COMMANDS = ("position", "velocity", "effort")
-
-
-# -- kernels: split poses and velocities, body frame quantities --------------------------------------------------
-@wp.kernel
-def _root_kernel(
-    pose: wp.array2d(dtype=wp.float32),
-    vel: wp.array2d(dtype=wp.float32),
-    gravity_dir: wp.vec3,
-    pos_w: wp.array(dtype=wp.vec3),
-    quat_w: wp.array(dtype=wp.quat),
-    lin_w: wp.array(dtype=wp.vec3),
-    ang_w: wp.array(dtype=wp.vec3),
-    lin_b: wp.array(dtype=wp.vec3),
-    ang_b: wp.array(dtype=wp.vec3),
-    gravity_b: wp.array(dtype=wp.vec3),
-):
-    e = wp.tid()
-    q = wp.normalize(wp.quat(pose[e, 3], pose[e, 4], pose[e, 5], pose[e, 6]))
-    v = wp.vec3(vel[e, 0], vel[e, 1], vel[e, 2])
-    w = wp.vec3(vel[e, 3], vel[e, 4], vel[e, 5])
-    pos_w[e] = wp.vec3(pose[e, 0], pose[e, 1], pose[e, 2])
-    quat_w[e] = q
-    lin_w[e] = v
-    ang_w[e] = w
-    lin_b[e] = wp.quat_rotate_inv(q, v)
-    ang_b[e] = wp.quat_rotate_inv(q, w)
-    gravity_b[e] = wp.quat_rotate_inv(q, gravity_dir)
-
-
-@wp.kernel
-def _split_3_4(src: wp.array3d(dtype=wp.float32), a: wp.array2d(dtype=wp.vec3), b: wp.array2d(dtype=wp.quat)):
-    e, i = wp.tid()
-    a[e, i] = wp.vec3(src[e, i, 0], src[e, i, 1], src[e, i, 2])
-    b[e, i] = wp.quat(src[e, i, 3], src[e, i, 4], src[e, i, 5], src[e, i, 6])
-
-
-@wp.kernel
-def _split_3_3(src: wp.array3d(dtype=wp.float32), a: wp.array2d(dtype=wp.vec3), b: wp.array2d(dtype=wp.vec3)):
-    e, i = wp.tid()
-    a[e, i] = wp.vec3(src[e, i, 0], src[e, i, 1], src[e, i, 2])
-    b[e, i] = wp.vec3(src[e, i, 3], src[e, i, 4], src[e, i, 5])
 
 
 @wp.kernel
 def _copy_rows_2d(src: wp.array2d(dtype=wp.float32), rows: wp.array(dtype=wp.int32), dst: wp.array2d(dtype=wp.float32)):
     i, j = wp.tid()
     dst[rows[i], j] = src[i, j]
-
-
-class ArticulationData:
-    """Public-order state of an :class:`Articulation`, refreshed once per step.
-
-    Every attribute is a ``wp.array`` shaped ``(num_envs, ...)``: ``.numpy()`` copies to the host and
-    ``wp.to_torch(a)`` is a zero-copy torch view. Positions in m, angles in rad, quaternions xyzw, velocities in
-    the world frame (``_w``) or the root body frame (``_b``). The arrays are the articulation's own buffers,
-    updated in place each step: keep a reference, or copy what must outlive the step.
-    """
-
-    def __init__(self, art: Articulation) -> None:
-        self._art = art
-        self._stamp: dict[str, int] = {}
-        b, e = art._backend, art.num_envs
-        dev = b.device
-        z = lambda *shape, dtype=wp.float32: wp.zeros(shape, dtype=dtype, device=dev)  # noqa: E731
-        self._root = {k: z(e, dtype=wp.vec3) for k in ("pos_w", "lin_w", "ang_w", "lin_b", "ang_b", "gravity_b")}
-        self._root_quat = z(e, dtype=wp.quat)
-        self._root_src = (b.root_pose(), b.root_velocity())
-        n = art.num_bodies
-        # Derived quantities: launches recorded once over fixed buffers (a native call each, no argument packing).
-        r = self._root
-        self._gravity_dir = wp.vec3(*(float(c) for c in b.gravity_dir))
-        self._root_launch = wp.launch(
-            _root_kernel,
-            dim=e,
-            inputs=[*self._root_src, self._gravity_dir],
-            outputs=[r["pos_w"], self._root_quat, r["lin_w"], r["ang_w"], r["lin_b"], r["ang_b"], r["gravity_b"]],
-            device=dev,
-            record_cmd=True,
-        )
-        self._split_outputs = {  # public body buffer -> (kernel, its two component arrays)
-            "body_pose": (_split_3_4, (z(e, n, dtype=wp.vec3), z(e, n, dtype=wp.quat))),
-            "body_vel": (_split_3_3, (z(e, n, dtype=wp.vec3), z(e, n, dtype=wp.vec3))),
-        }
-        self._split_launches = {
-            key: wp.launch(
-                kernel, dim=(e, n), inputs=[art._public[key]], outputs=list(outs), device=dev, record_cmd=True
-            )
-            for key, (kernel, outs) in self._split_outputs.items()
-            if key in art._public
-        }
-        self._default_joint_pos = art._to_user(b.default_joint_pos, art.joint_ordering)
-        self._props: dict[str, wp.array] = {}
-
-    def _fresh(self, key: str) -> bool:
-        if self._stamp.get(key) == self._art._step_count:
-            return True
-        self._stamp[key] = self._art._step_count
-        return False
-
-    def _published(self) -> None:
-        """The step just republished every gathered quantity (and the backend's root buffers)."""
-        for key in (*self._art._public, "root:src"):
-            self._stamp[key] = self._art._step_count
-
-    def _gathered(self, key: str) -> wp.array:
-        """The public-order buffer ``key`` of the plan (the backend's own array for the identity ordering)."""
-        art = self._art
-        if not self._fresh(key):
-            art._readers[key]()
-            art._plan.launch(key)
-        return art._public[key]
-
-    # joints
-    joint_pos = property(
-        lambda self: self._gathered("joint_pos"), doc="Joint (DoF) positions ``(num_envs, num_joints)``."
-    )
-    joint_vel = property(
-        lambda self: self._gathered("joint_vel"), doc="Joint (DoF) velocities ``(num_envs, num_joints)``."
-    )
-
-    @property
-    def default_joint_pos(self) -> wp.array:
-        """Initial joint positions from the asset, ``(num_envs, num_joints)``, public order."""
-        return self._default_joint_pos
-
-    # root
-    def _refresh_root(self) -> None:
-        if self._fresh("root"):
-            return
-        b = self._art._backend
-        if not self._fresh("root:src"):
-            b.root_pose()
-            b.root_velocity()
-        self._root_launch.launch()
-
-    def _root_field(self, key: str) -> wp.array:
-        self._refresh_root()
-        return self._root[key]
-
-    root_pos_w = property(lambda self: self._root_field("pos_w"), doc="Root link position ``(num_envs,)`` vec3.")
-    root_lin_vel_w = property(lambda self: self._root_field("lin_w"), doc="Root COM linear velocity, world frame.")
-    root_ang_vel_w = property(lambda self: self._root_field("ang_w"), doc="Root angular velocity, world frame.")
-    root_lin_vel_b = property(lambda self: self._root_field("lin_b"), doc="Root COM linear velocity, root frame.")
-    root_ang_vel_b = property(lambda self: self._root_field("ang_b"), doc="Root angular velocity, root frame.")
-    projected_gravity_b = property(lambda self: self._root_field("gravity_b"), doc="Gravity direction, root frame.")
-
-    @property
-    def root_quat_w(self) -> wp.array:
-        """Root orientation ``(num_envs,)`` ``wp.quat`` (xyzw), world frame."""
-        self._refresh_root()
-        return self._root_quat
-
-    # bodies
-    body_pose_w = property(
-        lambda self: self._gathered("body_pose"),
-        doc="Link poses ``(num_envs, num_bodies, 7)`` float32: ``x, y, z, qx, qy, qz, qw``, world frame.",
-    )
-
-    @property
-    def body_vel_w(self) -> wp.array:
-        """Link velocities ``(num_envs, num_bodies, 6)`` float32: COM linear, then angular, world frame."""
-        return self._body_source("body_vel")
-
-    def _body_source(self, key: str) -> wp.array:
-        if key not in self._art._public:
-            raise NotImplementedError(f"{type(self._art._backend).__name__} does not support body velocities")
-        return self._gathered(key)
-
-    def _split(self, key: str, which: int) -> wp.array:
-        """Component ``which`` (0: position / linear, 1: rotation / angular) of the public body buffer ``key``."""
-        self._body_source(key)
-        if not self._fresh(f"split:{key}"):
-            self._split_launches[key].launch()
-        return self._split_outputs[key][1][which]
-
-    body_pos_w = property(
-        lambda self: self._split("body_pose", 0), doc="Link positions ``(num_envs, num_bodies)`` vec3."
-    )
-    body_quat_w = property(lambda self: self._split("body_pose", 1), doc="Link orientations, quat (xyzw), world frame.")
-    body_lin_vel_w = property(lambda self: self._split("body_vel", 0), doc="Link COM linear velocities, vec3.")
-    body_ang_vel_w = property(lambda self: self._split("body_vel", 1), doc="Link angular velocities, vec3.")
-
-    # joint properties (read from the engine, public order)
-    def _prop(self, name: str) -> wp.array:
-        if not self._fresh(f"prop:{name}"):
-            src = getattr(self._art._backend.joint_properties(), name)
-            self._props[name] = self._art._to_user(src, self._art.joint_ordering, out=self._props.get(name))
-        return self._props[name]
-
-    joint_stiffness = property(lambda self: self._prop("stiffness"), doc="Drive stiffness (N·m/rad or N/m).")
-    joint_damping = property(lambda self: self._prop("damping"), doc="Drive damping (N·m·s/rad or N·s/m).")
-    joint_armature = property(lambda self: self._prop("armature"), doc="Armature (kg·m² or kg).")
-    joint_friction = property(lambda self: self._prop("friction"), doc="Joint friction coefficient.")
-    joint_pos_limit_lower = property(lambda self: self._prop("position_limit_lower"), doc="Lower limit (rad or m).")
-    joint_pos_limit_upper = property(lambda self: self._prop("position_limit_upper"), doc="Upper limit (rad or m).")
-    joint_vel_limits = property(lambda self: self._prop("velocity_limit"), doc="Velocity limit (rad/s or m/s).")
-    joint_effort_limits = property(lambda self: self._prop("effort_limit"), doc="Effort limit (N·m or N).")
 
 
 class Articulation:
@@ -254,6 +61,8 @@ class Articulation:
         self.joint_ordering = joint_ordering
         self.body_ordering = body_ordering
         self._step_count = 0
+        self._closed = False
+        self._selectors: dict = {}
         dev = backend.device
         e, d = backend.num_envs, backend.num_joints
         self._stage_pos = wp.zeros((e, d), dtype=wp.float32, device=dev)
@@ -286,7 +95,20 @@ class Articulation:
         self._armed: set[str] = set()  # command kinds written at least once (only those are applied)
         self._steps: dict[tuple[float, tuple[str, ...]], Any] = {}
         self._last_step: Any = None
-        self.data = ArticulationData(self)
+        self._data = ArticulationData(self)
+
+    @property
+    def data(self) -> ArticulationData:
+        """The public-order state (see :class:`~transfer.articulation.data.ArticulationData`)."""
+        self._check_open()
+        return self._data
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError(
+                f"This articulation ({type(self._backend).__name__}) is closed: close() released its engine. "
+                "Open a new one with transfer.open_articulation(...)."
+            )
 
     # -- names and ids ---------------------------------------------------------------------------------
     backend = property(lambda self: self._backend, doc="The backend underneath (backend order).")
@@ -316,21 +138,13 @@ class Articulation:
         """Public indices and names of bodies whose name fully matches a regex (or any of several)."""
         return _find(self.body_names, pattern, "body")
 
-    def map_joint_ids_to_backend(self, ids: Sequence[int]) -> list[int]:
-        """Backend indices of public joint indices."""
-        return (
-            self.joint_ordering.map_user_ids_to_backend(ids)
-            if self.joint_ordering
-            else _checked(ids, self.num_joints, "joint")
-        )
+    def map_joint_ids_to_backend(self, ids: Any) -> list[int]:
+        """Backend indices of public joint indices (any selector: list, slice, range, mask, array)."""
+        return _map_ids(ids, self.joint_ordering, self.num_joints, "joint_ids")
 
-    def map_body_ids_to_backend(self, ids: Sequence[int]) -> list[int]:
-        """Backend indices of public body indices."""
-        return (
-            self.body_ordering.map_user_ids_to_backend(ids)
-            if self.body_ordering
-            else _checked(ids, self.num_bodies, "body")
-        )
+    def map_body_ids_to_backend(self, ids: Any) -> list[int]:
+        """Backend indices of public body indices (any selector: list, slice, range, mask, array)."""
+        return _map_ids(ids, self.body_ordering, self.num_bodies, "body_ids")
 
     # -- reorder helpers ------------------------------------------------------------------------------
     def _to_user(self, src: wp.array, nmap: ArticulationNameMap | None, out: wp.array | None = None) -> wp.array:
@@ -344,18 +158,29 @@ class Articulation:
     def _env_selector(self, env_ids: Any) -> wp.array | None:
         if env_ids is None:
             return None
-        ids = kernels.host_indices(env_ids, self.num_envs, "env_ids")
-        return wp.array(ids, dtype=wp.int32, device=self.device)
+        return index_array(env_ids, self.num_envs, "env_ids", self.device, self._selectors)
 
     def _scatter_joints(
-        self, dst: wp.array, values: Any, env_ids: Any, joint_ids: Any, what: str, *, public: bool = False
+        self,
+        dst: wp.array,
+        values: Any,
+        env_ids: Any,
+        joint_ids: Any,
+        what: str,
+        *,
+        public: bool = False,
+        finite: bool = True,
     ) -> None:
         """Write ``values`` (public order) into ``dst``: backend order, or public order when ``public``."""
-        envs = kernels.host_indices(env_ids, self.num_envs, "env_ids") if env_ids is not None else None
-        joints = kernels.host_indices(joint_ids, self.num_joints, "joint_ids") if joint_ids is not None else None
+        envs = host_indices(env_ids, self.num_envs, "env_ids") if env_ids is not None else None
+        joints = host_indices(joint_ids, self.num_joints, "joint_ids") if joint_ids is not None else None
         rows = self.num_envs if envs is None else len(envs)
         cols = self.num_joints if joints is None else len(joints)
         src = _as_float_array(values, (rows, cols), what, "(len(env_ids), len(joint_ids))", self.device)
+        if finite and src.device.is_cpu:  # on a GPU this check would synchronize; there it is the caller's
+            _check_finite(
+                src.numpy(), what, self.joint_names if joints is None else [self.joint_names[j] for j in joints]
+            )
         kernels.scatter_user_to_backend(dst, src, None if public else self.joint_ordering, envs, joints)
 
     # -- writers (public order) ------------------------------------------------------------------------
@@ -396,14 +221,14 @@ class Articulation:
             if not hasattr(props, name):
                 raise ValueError(f"write_joint_properties: unknown property {name!r}; valid: {list(vars(props))}")
             buf = wp.clone(getattr(props, name))
-            self._scatter_joints(buf, value, env_ids, joint_ids, f"write_joint_properties: {name}")
+            self._scatter_joints(buf, value, env_ids, joint_ids, f"write_joint_properties: {name}", finite=False)
             staged[name] = buf
         self._backend.write_joint_properties(self._env_selector(env_ids), **staged)
         self._steps.clear()  # conservative: re-record after the solver is told the model changed
         self._invalidate()
 
     def _write_rows(self, dst: wp.array, values: Any, env_ids: Any, width: int, what: str) -> wp.array | None:
-        envs = kernels.host_indices(env_ids, self.num_envs, "env_ids") if env_ids is not None else None
+        envs = host_indices(env_ids, self.num_envs, "env_ids") if env_ids is not None else None
         rows = self.num_envs if envs is None else len(envs)
         src = _as_float_array(values, (rows, width), what, f"(len(env_ids), {width})", self.device)
         if envs is None:
@@ -484,7 +309,16 @@ class Articulation:
         self._step_count += 1
 
     def close(self) -> None:
-        self._backend.close()
+        """Release the engine; the articulation cannot be used afterwards (closing twice is harmless)."""
+        if not self._closed:
+            self._closed = True
+            self._backend.close()
+
+    def __enter__(self) -> Articulation:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 # -- helpers -------------------------------------------------------------------------------------------------
@@ -496,12 +330,20 @@ def _find(names: Sequence[str], pattern: str | Sequence[str], kind: str) -> tupl
     return ids, [names[i] for i in ids]
 
 
-def _checked(ids: Sequence[int], n: int, kind: str) -> list[int]:
-    out = [int(i) for i in ids]
-    bad = [i for i in out if not 0 <= i < n]
-    if bad:
-        raise IndexError(f"{kind} ids {bad} out of range: the articulation has {n} {kind}s")
-    return out
+def _check_finite(values: np.ndarray, what: str, joint_names: Sequence[str]) -> None:
+    bad = ~np.isfinite(values)
+    if bad.any():
+        envs, cols = np.nonzero(bad)
+        named = sorted({joint_names[c] for c in cols})
+        raise ValueError(
+            f"{what}: non-finite values (NaN or inf) for joints {named} in environments {sorted(set(envs.tolist()))[:8]}; "
+            "an engine given them would diverge. Check the policy's output (or mark those environments as failed)."
+        )
+
+
+def _map_ids(ids: Any, nmap: ArticulationNameMap | None, n: int, name: str) -> list[int]:
+    public = host_indices(ids, n, name).tolist()
+    return nmap.map_user_ids_to_backend(public) if nmap is not None else public
 
 
 def _as_float_array(values: Any, shape: tuple[int, int], what: str, layout: str, device: str) -> wp.array:
@@ -509,7 +351,7 @@ def _as_float_array(values: Any, shape: tuple[int, int], what: str, layout: str,
         if values.dtype != wp.float32:
             raise TypeError(f"{what}: expected float32 data, got {wp.types.type_repr(values.dtype)}")
         arr = values if str(values.device) == str(device) else values.to(device)
-    elif type(values).__module__.startswith("torch"):
+    elif is_torch(values):
         import torch
 
         if values.dtype != torch.float32:
@@ -523,64 +365,3 @@ def _as_float_array(values: Any, shape: tuple[int, int], what: str, layout: str,
     if tuple(arr.shape) != shape:
         raise ValueError(f"{what}: got shape {tuple(arr.shape)}, expected {shape} = {layout}")
     return arr
-
-
-def _resolve_names(
-    usd_path: Path, root: str | None, ordering: Any, backend_name: str, kind: str
-) -> tuple[str, ...] | None:
-    parsed = parse_ordering(ordering)
-    if parsed is None or parsed is NATIVE[backend_name]:
-        return None
-    if isinstance(parsed, tuple):
-        return parsed
-    from transfer.orders import resolve_ordering
-
-    order = resolve_ordering(usd_path, parsed, root)
-    return order.joints if kind == "joint" else order.bodies
-
-
-def open_articulation(
-    usd_path: str | Path,
-    backend: str = "physx",
-    root: str | None = None,
-    num_envs: int = 1,
-    device: str = "cpu",
-    joint_ordering: Any = None,
-    body_ordering: Any = None,
-    **backend_options: Any,
-) -> Articulation:
-    """Open ``usd_path`` on ``backend`` (``"physx"`` or ``"newton"``) in ``num_envs`` environments, public order.
-
-    ``joint_ordering`` / ``body_ordering`` accept anything :func:`transfer.parse_ordering` accepts; conventions are
-    resolved from the USD asset (a convention equal to the backend's own order becomes ``None``). Setting only
-    one of the two warns (:class:`~transfer.OrderingOverrideWarning`). Extra keyword arguments go to the backend.
-    """
-    key = str(backend).lower()
-    if key not in BACKENDS:
-        raise ValueError(f"Unknown backend {backend!r}; valid backends: {sorted(BACKENDS)}")
-    path = Path(usd_path)
-    if not path.is_file():
-        raise FileNotFoundError(f"USD file not found: {path}")
-    if (joint_ordering is None) != (body_ordering is None):
-        have, lack = (
-            ("joint_ordering", "body_ordering") if body_ordering is None else ("body_ordering", "joint_ordering")
-        )
-        warnings.warn(
-            f"Only {have} is set ({lack} is None): joint and body vectors will follow different orders. Set "
-            f"{lack} too (transfer.apply_articulation_ordering_preset sets both) unless that is what you mean.",
-            OrderingOverrideWarning,
-            stacklevel=2,
-        )
-    module_name, class_name, extra = BACKENDS[key]
-    try:
-        from importlib import import_module
-
-        cls = getattr(import_module(module_name), class_name)
-    except ImportError as exc:
-        raise ImportError(f"The {key} backend needs its engine: pip install 'transfer[{extra}]' ({exc})") from exc
-    engine = cls(path, num_envs=num_envs, device=device, root=root, **backend_options)
-    joint_names = _resolve_names(path, root, joint_ordering, key, "joint")
-    body_names = _resolve_names(path, root, body_ordering, key, "body")
-    jmap = build_name_map("joint", engine.joint_names, joint_names, device=engine.device)
-    bmap = build_name_map("body", engine.body_names, body_names, device=engine.device)
-    return Articulation(engine, jmap, bmap)
