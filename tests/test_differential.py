@@ -18,9 +18,10 @@ from hypothesis import HealthCheck, event, given, settings
 
 from tests.conftest import SHARED
 from tests.usdgen import stages, write_stage
+from transfer.backends import engine_orders
+from transfer.backends.base import EngineRefusal
 from transfer.orders import MjwarpRefusal, mjwarp_order, physx_order, read_topology
 
-truth = pytest.importorskip("transfer.truth")
 pytest.importorskip("ovphysx")
 pytest.importorskip("newton")
 
@@ -54,13 +55,13 @@ PACKAGE_ASSETS = [
 def assert_emulation_matches_engines(path: Path) -> str:
     """Compare both conventions with both engines on every articulation of ``path``."""
     topo = read_topology(path)
-    engine_physx = truth.physx_order(path)
+    engine_physx = engine_orders("physx", path)
     assert sorted(o.root for o in engine_physx) == sorted(topo.roots), "PhysX found other articulations"
     by_root = {o.root: o for o in engine_physx}
     try:
-        engine_newton = {o.root: o for o in truth.newton_order(path)}
+        engine_newton = {o.root: o for o in engine_orders("newton", path)}
         refusal = None
-    except truth.EngineRefusal as exc:
+    except EngineRefusal as exc:
         engine_newton, refusal = {}, exc
     for graph in topo:
         emulated, engine = physx_order(graph), by_root[graph.root]

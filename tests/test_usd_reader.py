@@ -1,7 +1,8 @@
 """The USD topology reader (``read_topology``) and the ``robot_schema`` convention on small authored stages.
 
 Stages are built with pxr in memory (or in tmp_path where composition or an engine needs files). Claims about
-what the engines do are asked of the engines themselves (``transfer.truth``) in the tests marked ``engines``.
+what the engines do are asked of the engines themselves (``transfer.backends.engine_orders``) in the tests marked
+``engines``.
 """
 
 from __future__ import annotations
@@ -160,15 +161,17 @@ def one(asset, root=None):
 def truth():
     pytest.importorskip("ovphysx")
     pytest.importorskip("newton")
-    return pytest.importorskip("transfer.truth")
+    return pytest.importorskip("transfer.backends").engine_orders
 
 
 def engine_orders(truth, path: Path) -> tuple[dict, dict | str]:
     """{root: (joints, bodies, fixed_base)} from PhysX, and from Newton (or Newton's refusal reason)."""
-    px = {o.root: (o.joints, o.bodies, o.fixed_base) for o in truth.physx_order(path)}
+    from transfer.backends.base import EngineRefusal
+
+    px = {o.root: (o.joints, o.bodies, o.fixed_base) for o in truth("physx", path)}
     try:
-        nw = {o.root: (o.joints, o.bodies, o.fixed_base) for o in truth.newton_order(path)}
-    except truth.EngineRefusal as exc:
+        nw = {o.root: (o.joints, o.bodies, o.fixed_base) for o in truth("newton", path)}
+    except EngineRefusal as exc:
         nw = exc.reason
     return px, nw
 
@@ -827,7 +830,7 @@ def test_robot_schema_maps_against_the_real_physx_names(truth, tmp_path):
     path = tmp_path / "schema.usda"
     stage = _schema_robot()
     stage.Export(str(path))
-    (engine,) = truth.physx_order(path)
+    (engine,) = truth("physx", path)
     rs = resolve_ordering(path, "robot_schema")
     joints = build_name_map("joint", engine.joints, rs.joints)
     bodies = build_name_map("body", engine.bodies, rs.bodies)

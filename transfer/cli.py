@@ -88,14 +88,17 @@ def inspect_asset(asset: Path, root: str | None = None, truth: bool = False) -> 
 
 
 def _truth(asset: Path, root: str | None) -> dict[str, dict[str, Any]]:
-    """Each engine's answer: ``{root: {"joints", "bodies"}}``, or ``{"error": reason}`` for the whole stage."""
-    from transfer import truth
+    """Each engine's answer by convention: ``{root: {"joints", "bodies"}}``, or ``{"error": reason}`` for the
+    whole stage (:func:`transfer.backends.engine_orders` of the ``physx`` and ``newton`` backends)."""
+    from transfer.backends import engine_orders
+    from transfer.backends.base import EngineRefusal
 
     results: dict[str, dict[str, Any]] = {}
-    for name, fn in (("physx", truth.physx_order), ("mjwarp", truth.newton_order)):
+    for name, backend in (("physx", "physx"), ("mjwarp", "newton")):
         try:
-            results[name] = {o.root: {"joints": list(o.joints), "bodies": list(o.bodies)} for o in fn(asset, root)}
-        except truth.EngineRefusal as exc:
+            orders = engine_orders(backend, asset, root)
+            results[name] = {o.root: {"joints": list(o.joints), "bodies": list(o.bodies)} for o in orders}
+        except EngineRefusal as exc:
             results[name] = {"error": exc.reason}
         except ImportError as exc:
             results[name] = {"error": f"engine not installed ({exc}); pip install 'transfer[all]'"}

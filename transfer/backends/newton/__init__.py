@@ -5,6 +5,8 @@
 - :func:`import_usd`: ``ModelBuilder.add_usd`` plus ``rootless_articulation_policy="infer_tree"`` for assets without
   an articulation root; returns the builder (or model) and an :class:`ImportSummary`.
 - :class:`NewtonBackend`: one USD asset cloned into ``num_envs`` worlds, stepped by a Newton solver.
+- :func:`~transfer.backends.newton.probe.engine_orders`: Newton's own articulation orders (what
+  :meth:`NewtonBackend.engine_orders` and ``transfer.backends.engine_orders("newton", ...)`` return).
 
 Importing this package imports ``newton`` and ``warp``; ``import transfer`` does not.
 """

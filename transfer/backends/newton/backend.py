@@ -31,11 +31,13 @@ import numpy as np
 import warp as wp
 
 import newton
-from transfer.backends.base import JOINT_PROPERTIES, Backend, JointProperties
+from transfer.backends.base import JOINT_PROPERTIES, Backend, EngineOrder, JointProperties
 from transfer.backends.newton import _kernels as nk
 from transfer.backends.newton._layout import as_rows, components
 from transfer.backends.newton.importer import ImportSummary, RootlessPolicy, import_usd
 from transfer.backends.newton.mechanism import MechanismView
+from transfer.backends.newton.probe import engine_orders as _engine_orders
+from transfer.ordering import OrderingConvention
 
 __all__ = ["SOLVERS", "UNLIMITED", "NewtonBackend"]
 
@@ -76,9 +78,15 @@ class NewtonBackend(Backend):
     """
 
     name: ClassVar[str] = "newton"
+    native_convention: ClassVar[OrderingConvention] = OrderingConvention.MJWARP
     supports_partial_reset: ClassVar[bool] = True
     supports_body_velocities: ClassVar[bool] = True
     publish_on_step: ClassVar[bool] = True
+
+    @classmethod
+    def engine_orders(cls, asset: str | os.PathLike, root: str | None = None) -> list[EngineOrder]:
+        """Newton's own order of every articulation of ``asset`` (:func:`transfer.backends.newton.probe.engine_orders`)."""
+        return _engine_orders(asset, root)
 
     def __init__(
         self,

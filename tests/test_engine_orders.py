@@ -1,4 +1,4 @@
-"""The truth adapters against the real engines (ovphysx on the CPU, Newton on the CPU).
+"""The engines' own orders (``transfer.backends.engine_orders``) from the real engines (ovphysx and Newton, CPU).
 
 Tiny assets are authored with pxr into ``tmp_path``; the real robots come from ``../shared``.
 The expected orders below are what ovphysx 0.7 and Newton 1.8 answered; a change means an engine changed.
@@ -6,6 +6,7 @@ The expected orders below are what ovphysx 0.7 and Newton 1.8 answered; a change
 
 from __future__ import annotations
 
+import functools
 import pickle
 import subprocess
 import sys
@@ -13,11 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from transfer.truth import EngineOrder, EngineRefusal, newton_order, physx_order
+from transfer.backends import backend_class, engine_orders
+from transfer.backends.base import EngineOrder, EngineRefusal
+from transfer.ordering import OrderingConvention
 
 pytestmark = [
     pytest.mark.engines,
-    # ovphysx's tensor bindings are deprecated but are what names links in link order (see transfer.truth).
+    # ovphysx's tensor bindings are deprecated but are what names links in link order (see transfer.backends.physx.probe).
     pytest.mark.filterwarnings("ignore:ovphysx tensor bindings are deprecated:DeprecationWarning"),
     pytest.mark.filterwarnings("ignore:ovphysx is in CPU-only mode:RuntimeWarning"),
 ]
@@ -26,13 +29,13 @@ pytestmark = [
 @pytest.fixture
 def physx():
     pytest.importorskip("ovphysx")
-    return physx_order
+    return functools.partial(engine_orders, "physx")
 
 
 @pytest.fixture
 def newton():
     pytest.importorskip("newton")
-    return newton_order
+    return functools.partial(engine_orders, "newton")
 
 
 # --- tiny assets -------------------------------------------------------------------------------------
@@ -122,6 +125,17 @@ def test_tiny_asset_newton(newton, legs):
     assert newton(legs, root="/robot/base") == [NEWTON_LEGS]
 
 
+def test_each_backend_answers_in_its_native_convention(physx, newton, legs):
+    """The registry reaches each engine through its backend class; ``engine`` names the class's convention."""
+    for name, convention, expected in (
+        ("physx", OrderingConvention.PHYSX, PHYSX_LEGS),
+        ("newton", OrderingConvention.MJWARP, NEWTON_LEGS),
+    ):
+        cls = backend_class(name)
+        assert cls.native_convention is convention
+        assert cls.engine_orders(legs) == [expected] and expected.engine == convention.value
+
+
 def test_root_on_fixed_joint_to_world_fixes_the_base(physx, newton, tmp_path):
     pytest.importorskip("pxr")
     anchor = ("/robot/joints/anchor", "fixed", None, "/robot/base")
@@ -198,10 +212,13 @@ def test_refusal_keeps_engine_and_reason_through_pickle():
 
 def test_import_loads_no_engine():
     code = (
-        "import sys, transfer.truth; print(sorted({'pxr', 'newton', 'ovphysx', 'ovstage', 'warp'} & set(sys.modules)))"
+        "import sys, transfer.backends, transfer.backends.base\n"
+        "print(sorted({'pxr', 'newton', 'ovphysx', 'ovstage', 'warp'} & set(sys.modules)))\n"
+        "import transfer.backends.physx.probe\n"
+        "print(sorted({'pxr', 'newton', 'ovphysx', 'ovstage'} & set(sys.modules)))"
     )
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert loaded.strip() == "[]"
+    assert loaded.split() == ["[]", "[]"]
 
 
 # --- real robots ---------------------------------------------------------------------------------------

@@ -1,376 +1,30 @@
-"""PhysX backend: one articulation from a USD file, cloned into ``num_envs`` environments, on ovphysx.
+"""``PhysxBackend``: the :class:`~transfer.backends.base.Backend` contract over ovphysx tensor bindings.
 
-:class:`PhysxBackend` implements :class:`transfer.backends.base.Backend` on ovphysx (PhysX 5 through the
-ovstage scene description) with **tensor bindings**, the engine API that hands out whole ``(num_envs, ...)``
-tensors in PhysX's own DoF and link order. The session read/write API was measured as well and is 14-20x
-(1 env) to 25-28x (64 envs) slower for step + state read + target write, because it returns one array per
-joint prim per attribute; see ``docs/physx.md`` for the numbers.
-
-What the backend does with the asset, without ever writing to the user's file:
-
-1. It composes an in-memory (anonymous) USD layer that sublayers the asset and adds, only where needed,
-   a ``PhysicsScene`` (gravity 9.81 m/s^2 against the stage up axis) when the asset has none, a ground plane
-   (``ground_height``), solver iteration overrides on the articulation root, and the scene flags for the
-   chosen device. ovstage populates the engine from that layer.
-2. It clones the asset's environment prim (the highest ancestor of the articulation that holds no
-   ``PhysicsScene``, static collider or other articulation, e.g. ``/anymal``) into
-   ``/World/envs/env_<k>/<name>`` for ``k = 1 .. num_envs - 1`` with ``PhysX.clone`` before the first step,
-   spaced ``env_spacing`` metres apart on a square grid in the ground plane (CPU clones are not collision
-   filtered, so they must not overlap). Environment 0 is the asset at its authored place.
-3. It binds every tensor it needs to the ``num_envs`` root prims, in environment order.
-
-Units. Tensor bindings are SI already, which the tests and ``docs/physx.md`` verify against the session API
-(which is not): joint positions in rad (revolute) or m (prismatic), velocities in rad/s or m/s, drive
-stiffness per rad (USD authors angular gains per degree: 5.235988 in USD reads 300 here), damping per rad/s,
-limits in rad/m, velocity limits in rad/s or m/s. Root and link velocities are world-frame, linear velocity
-of the centre of mass first, then angular velocity (rad/s). Quaternions are ``x, y, z, w``. PhysX reports
-"unlimited" as the float32 maximum (3.4028235e38), not ``inf``.
+The package docstring (:mod:`transfer.backends.physx`) says what the backend does with the asset and which units
+it reports. The engine is started through :mod:`~transfer.backends.physx.engine`; the in-memory scene comes from
+:func:`~transfer.backends.physx.scene.compose_scene`.
 
 ovphysx, ovstage and pxr are imported lazily: importing this module loads none of them.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 import os
 import weakref
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 import warp as wp
 
-from transfer.backends.base import JOINT_PROPERTIES, Backend, JointProperties
+from transfer.backends.base import JOINT_PROPERTIES, Backend, EngineOrder, JointProperties
+from transfer.backends.physx import engine
+from transfer.backends.physx.scene import Scene, compose_scene
+from transfer.ordering import OrderingConvention
 
 __all__ = ["PhysxBackend"]
-
-_INSTALL_HINT = "pip install 'transfer[physx]'"
-_FLT_MAX = float(np.finfo(np.float32).max)
-_stage_ids = itertools.count()
-_schemas_registered = False
-
-
-# --- engine loading -------------------------------------------------------------------------------------------
-
-
-def _import_engine() -> tuple[Any, Any]:
-    """``(ovphysx, ovstage)``, with PhysX and Newton schemas registered for population (once per process)."""
-    global _schemas_registered
-    try:
-        import ovphysx
-        import ovstage
-        from ovphysx.samples.python_samples.schema_support import physx_schema_paths
-    except ImportError as exc:
-        raise ImportError(
-            f"PhysxBackend needs ovphysx, ovstage and the PhysX/Newton USD schemas ({exc}). "
-            f"Install them with: {_INSTALL_HINT}"
-        ) from exc
-    if not _schemas_registered:
-        try:
-            newton_root = [str(ovphysx.newton_schema_root())]
-        except FileNotFoundError as exc:
-            raise ImportError(f"newton-usd-schemas is missing ({exc}). Install it with: {_INSTALL_HINT}") from exc
-        # Before the first population in this process; registering again (transfer.truth does too) is harmless.
-        ovstage.population.register_usd_schemas([*(str(p) for p in physx_schema_paths()), *newton_root])
-        _schemas_registered = True
-    return ovphysx, ovstage
-
-
-def _import_pxr() -> Any:
-    try:
-        import pxr
-    except ImportError as exc:
-        raise ImportError(
-            f"PhysxBackend composes its scene with usd-core (pxr) ({exc}). Install it with: {_INSTALL_HINT}"
-        ) from exc
-    return pxr
-
-
-def _set_num_threads(num_threads: int) -> int:
-    """Set PhysX's CPU worker count (process-wide) before an instance is created; return the count in effect."""
-    import warnings
-
-    from ovphysx import GlobalConfigKey, get_global_config, set_global_config
-
-    current = get_global_config(GlobalConfigKey.NUM_THREADS)
-    if current == num_threads:
-        return num_threads
-    try:
-        set_global_config(GlobalConfigKey.NUM_THREADS, num_threads)
-    except RuntimeError as exc:  # ovphysx refuses while any stage is attached (e.g. another live backend)
-        warnings.warn(
-            f"PhysxBackend: could not set num_threads={num_threads} ({exc}); PhysX keeps {current} worker threads. "
-            "Create every backend of a process with the same num_threads, or close the others first.",
-            RuntimeWarning,
-            stacklevel=3,
-        )
-        return int(current) if current is not None else num_threads
-    return num_threads
-
-
-# --- scene composition (pxr, in memory) -----------------------------------------------------------------------
-
-
-@dataclass
-class _Scene:
-    """What :func:`_compose_scene` decided: the USDA text to populate and where every environment lives."""
-
-    usda: str
-    root: str
-    """The articulation root prim of environment 0 (as PhysX labels it)."""
-    clone_source: str
-    clone_targets: list[str]
-    anchors: list[tuple[float, ...]]
-    env_roots: list[str]
-    env_origins: np.ndarray
-    """``(num_envs, 3)`` world offset of each environment from environment 0."""
-    up_axis: str
-    gravity_dir: tuple[float, float, float]
-    added_scene: bool
-    notes: list[str] = field(default_factory=list)
-
-
-def _unique_path(stage: Any, wanted: str) -> str:
-    path, k = wanted, 1
-    while stage.GetPrimAtPath(path).IsValid():
-        path, k = f"{wanted}_{k}", k + 1
-    return path
-
-
-def _common_ancestor(paths: Sequence[str]) -> str:
-    split = [p.strip("/").split("/") for p in paths]
-    common: list[str] = []
-    for parts in zip(*split, strict=False):
-        if all(part == parts[0] for part in parts):
-            common.append(parts[0])
-        else:
-            break
-    return "/" + "/".join(common)
-
-
-def _is_under(path: str, ancestor: str) -> bool:
-    return path == ancestor or path.startswith(ancestor.rstrip("/") + "/")
-
-
-def _compose_scene(
-    asset: str,
-    root: str | None,
-    num_envs: int,
-    env_spacing: float,
-    ground_height: float | None,
-    solver_position_iterations: int | None,
-    solver_velocity_iterations: int | None,
-    cuda: bool,
-    cpu_scene: bool = False,
-    spawn_offset: Sequence[float] | None = None,
-) -> _Scene:
-    _import_pxr()
-    from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics
-
-    from transfer.orders import read_topology
-
-    asset_layer = Sdf.Layer.FindOrOpen(asset)
-    if asset_layer is None:
-        raise ValueError(f"Could not open {asset} as a USD layer (is it a .usd/.usda/.usdc file?).")
-    layer = Sdf.Layer.CreateAnonymous("transfer_physx.usda")
-    layer.subLayerPaths.append(asset)
-    for key in ("upAxis", "metersPerUnit", "defaultPrim", "timeCodesPerSecond"):
-        if asset_layer.pseudoRoot.HasInfo(key):
-            layer.pseudoRoot.SetInfo(key, asset_layer.pseudoRoot.GetInfo(key))
-    stage = Usd.Stage.Open(layer)
-    stage.SetEditTarget(Usd.EditTarget(layer))  # every edit lands in the anonymous layer, never in the asset
-
-    if asset_layer.pseudoRoot.HasInfo("metersPerUnit"):
-        mpu = float(asset_layer.pseudoRoot.GetInfo("metersPerUnit"))
-        if not math.isclose(mpu, 1.0, rel_tol=1e-6):
-            raise ValueError(
-                f"{asset} has metersPerUnit = {mpu}; PhysxBackend reports SI units and needs metersPerUnit = 1. "
-                "Rescale the asset (or reference it from a layer in metres)."
-            )
-    up_axis = str(UsdGeom.GetStageUpAxis(stage))
-    up = {"Y": Gf.Vec3d(0, 1, 0), "Z": Gf.Vec3d(0, 0, 1)}[up_axis]
-
-    # The articulation: roots as PhysX labels them (the prim carrying PhysicsArticulationRootAPI).
-    topology = read_topology(stage)
-    roots = [graph.root for graph in topology]
-    if root is None:
-        if len(roots) != 1:
-            raise LookupError(
-                f"{asset} holds {len(roots)} articulations, rooted at {roots}; pass root= with the one to drive."
-            )
-        root = roots[0]
-    elif root not in roots:
-        raise LookupError(
-            f"No articulation root at {root!r} in {asset}; articulation roots found: {roots or 'none'}. "
-            "Pass one of those as root=."
-        )
-    graph = next(g for g in topology if g.root == root)
-
-    # One pass over the stage: physics scenes, static colliders, other articulation roots.
-    scenes: list[str] = []
-    static_colliders: list[str] = []
-    bodies: set[str] = set()
-    for prim in stage.Traverse():
-        if prim.IsA(UsdPhysics.Scene):
-            scenes.append(str(prim.GetPath()))
-        if prim.HasAPI(UsdPhysics.RigidBodyAPI):
-            bodies.add(str(prim.GetPath()))
-    for prim in stage.Traverse():
-        if prim.HasAPI(UsdPhysics.CollisionAPI):
-            path = prim.GetPath()
-            if not any(str(p) in bodies for p in path.GetAncestorsRange()):  # no rigid body at or above it
-                static_colliders.append(str(path))
-    blockers = scenes + static_colliders + [r for r in roots if r != root]
-
-    # The environment prim to clone: the articulation's common ancestor, raised while it stays clean.
-    members = [root, *(b.path for b in graph.bodies), *(j.path for j in graph.joints)]
-    source = _common_ancestor(members)
-    if source == "/":
-        if num_envs > 1:
-            raise ValueError(
-                f"The articulation {root} in {asset} spans several top-level prims; PhysxBackend clones one prim "
-                "subtree per environment. Group the robot under one prim, or use num_envs=1."
-            )
-    else:
-        parent = str(Sdf.Path(source).GetParentPath())
-        while parent != "/" and not any(_is_under(b, parent) for b in blockers):
-            source, parent = parent, str(Sdf.Path(parent).GetParentPath())
-        if any(_is_under(b, source) for b in blockers) and num_envs > 1:
-            raise ValueError(
-                f"Cannot clone {source} (the prim holding articulation {root}) in {asset}: it also holds "
-                f"{[b for b in blockers if _is_under(b, source)]}. Move the PhysicsScene, ground colliders or other "
-                "articulations out of the robot's prim, or use num_envs=1."
-            )
-
-    notes: list[str] = []
-    if spawn_offset is not None:
-        offset = np.asarray(spawn_offset, dtype=np.float64)
-        if offset.shape != (3,) or not np.all(np.isfinite(offset)):
-            raise ValueError(f"spawn_offset must be three finite numbers (metres), got {spawn_offset!r}")
-        xformable = UsdGeom.Xformable(stage.GetPrimAtPath(source)) if source != "/" else None
-        if not xformable:
-            raise ValueError(
-                f"spawn_offset needs one transformable prim holding articulation {root} in {asset}; found {source}."
-            )
-        ops = xformable.GetOrderedXformOps()
-        op = xformable.AddTranslateOp(UsdGeom.XformOp.PrecisionDouble, "transferSpawn")
-        op.Set(Gf.Vec3d(*offset.tolist()))
-        xformable.SetXformOpOrder([op, *ops], xformable.GetResetXformStack())  # outermost: parent frame
-        notes.append(f"moved {source} by {tuple(offset.tolist())}")
-    added_scene = not scenes
-    gravity_dir = tuple(float(-c) for c in up)
-    if scenes:  # UsdPhysics: an unauthored or zero gravityDirection means "down the up axis"
-        authored = UsdPhysics.Scene(stage.GetPrimAtPath(scenes[0])).GetGravityDirectionAttr().Get()
-        if authored is not None and Gf.Vec3d(authored).GetLength() > 0:
-            gravity_dir = tuple(float(c) for c in Gf.Vec3d(authored).GetNormalized())
-    if added_scene:
-        scene = UsdPhysics.Scene.Define(stage, _unique_path(stage, "/PhysicsScene"))
-        scene.CreateGravityDirectionAttr(Gf.Vec3f(-up))
-        scene.CreateGravityMagnitudeAttr(9.81)
-        scenes = [str(scene.GetPath())]
-        notes.append(f"added {scenes[0]} (gravity 9.81 m/s^2 along -{up_axis})")
-    if cuda or cpu_scene:
-        for path in scenes:
-            prim = stage.GetPrimAtPath(path)
-            prim.AddAppliedSchema("PhysxSceneAPI")
-            prim.CreateAttribute("physxScene:enableGPUDynamics", Sdf.ValueTypeNames.Bool).Set(bool(cuda))
-            prim.CreateAttribute("physxScene:broadphaseType", Sdf.ValueTypeNames.Token).Set("GPU" if cuda else "MBP")
-    if ground_height is not None:
-        ground = UsdGeom.Xform.Define(stage, _unique_path(stage, "/GroundPlane"))
-        ground.AddTranslateOp().Set(Gf.Vec3d(up * float(ground_height)))
-        plane = UsdGeom.Plane.Define(stage, ground.GetPath().AppendChild("CollisionPlane"))
-        plane.CreateAxisAttr(up_axis)
-        plane.CreatePurposeAttr("guide")
-        UsdPhysics.CollisionAPI.Apply(plane.GetPrim())
-        notes.append(f"added a ground plane at {up_axis} = {ground_height}")
-    if solver_position_iterations is not None or solver_velocity_iterations is not None:
-        prim = stage.GetPrimAtPath(root)
-        prim.AddAppliedSchema("PhysxArticulationAPI")
-        for name, value in (
-            ("solverPositionIterationCount", solver_position_iterations),
-            ("solverVelocityIterationCount", solver_velocity_iterations),
-        ):
-            if value is not None:
-                if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                    raise ValueError(f"solver iteration counts are non-negative integers, got {name}={value!r}")
-                prim.CreateAttribute(f"physxArticulation:{name}", Sdf.ValueTypeNames.Int).Set(int(value))
-
-    # Environment k sits at a grid offset in the ground plane; environment 0 is the asset where it is.
-    cols = max(1, math.ceil(math.sqrt(num_envs)))
-    horizontal = (0, 1) if up_axis == "Z" else (2, 0)
-    origins = np.zeros((num_envs, 3), dtype=np.float64)
-    for k in range(num_envs):
-        origins[k, horizontal[0]] = (k // cols) * env_spacing
-        origins[k, horizontal[1]] = (k % cols) * env_spacing
-    targets: list[str] = []
-    anchors: list[tuple[float, ...]] = []
-    env_roots = [root]
-    if num_envs > 1:
-        envs = "/World/envs"
-        if stage.GetPrimAtPath(envs).IsValid():
-            envs = _unique_path(stage, "/TransferEnvs")
-        name = Sdf.Path(source).name
-        world = Gf.Matrix4d(1.0)
-        xformable = UsdGeom.Xformable(stage.GetPrimAtPath(source))
-        if xformable:
-            world = xformable.ComputeLocalToWorldTransform(Usd.TimeCode.Default())
-        transform = Gf.Transform(world)
-        translation = transform.GetTranslation()
-        quat = transform.GetRotation().GetQuat()
-        imag = quat.GetImaginary()
-        for k in range(1, num_envs):
-            target = f"{envs}/env_{k}/{name}"
-            targets.append(target)
-            position = [translation[i] + origins[k, i] for i in range(3)]
-            anchors.append((*position, imag[0], imag[1], imag[2], quat.GetReal()))
-            env_roots.append(target + root[len(source) :])
-    return _Scene(
-        usda=layer.ExportToString(),
-        root=root,
-        clone_source=source,
-        clone_targets=targets,
-        anchors=anchors,
-        env_roots=env_roots,
-        env_origins=origins,
-        up_axis=up_axis,
-        gravity_dir=gravity_dir,
-        added_scene=added_scene,
-        notes=notes,
-    )
-
-
-# --- engine resources -----------------------------------------------------------------------------------------
-
-
-class _Engine:
-    """The PhysX instance, its ovstage stage and the bindings; released by :meth:`close` (or at collection)."""
-
-    def __init__(self) -> None:
-        self.physx: Any = None
-        self.stage: Any = None
-        self.bindings: dict[str, Any] = {}
-
-    def close(self) -> None:
-        bindings, self.bindings = self.bindings, {}
-        for binding in bindings.values():
-            try:
-                binding.destroy()
-            except Exception:  # noqa: BLE001 - best effort on teardown
-                pass
-        physx, stage, self.physx, self.stage = self.physx, self.stage, None, None
-        alive = physx is not None and getattr(physx, "_omni_physx_sdk_handle", True) is not None
-        try:
-            if alive and stage is not None and physx.is_stage_attached(stage):
-                physx.wait_task(physx.detach_ovstage())
-        finally:
-            if stage is not None:
-                stage.destroy()
-            if alive:
-                physx.destroy()
-
 
 # Backend name -> (tensor type name, trailing shape builder)
 _STATE = {
@@ -444,6 +98,7 @@ class PhysxBackend(Backend):
     """
 
     name: ClassVar[str] = "physx"
+    native_convention: ClassVar[OrderingConvention] = OrderingConvention.PHYSX
     supports_partial_reset: ClassVar[bool] = True
     supports_body_velocities: ClassVar[bool] = True
 
@@ -477,7 +132,6 @@ class PhysxBackend(Backend):
             raise ValueError(f"PhysxBackend: env_spacing must be a finite distance >= 0, got {env_spacing!r}")
         device = str(device)
         cuda = device.startswith("cuda")
-        cpu_scene = False  # author CPU dynamics into the scene (needed when CPU-only mode cannot be switched on)
         if not cuda and device != "cpu":
             raise ValueError(f"PhysxBackend: device must be 'cpu' or 'cuda[:N]', got {device!r}")
 
@@ -485,28 +139,13 @@ class PhysxBackend(Backend):
         self.num_envs = num_envs
         self.dt = float(dt)
         self.num_threads = num_threads
-        ovphysx, ovstage = _import_engine()
-        from ovphysx import PhysX
-
-        if cuda:
-            if not wp.is_cuda_available():
-                raise RuntimeError(f"PhysxBackend: device={device!r} but Warp finds no CUDA device; use device='cpu'.")
-            if PhysX.get_cpu_mode():
-                raise RuntimeError(
-                    f"PhysxBackend: device={device!r} but ovphysx is in its process-wide CPU-only mode (set by an "
-                    "earlier CPU PhysxBackend or transfer.truth, and sticky). Create CUDA backends in a fresh process."
-                )
-            self.device = str(wp.get_device(device))
-        else:
-            if not PhysX.get_cpu_mode():
-                try:
-                    PhysX.set_cpu_mode(True)  # process-wide and sticky; only possible before the first instance
-                except RuntimeError:
-                    cpu_scene = True  # an instance exists already: keep this scene on the CPU by authoring it
-            self.device = "cpu"
+        # True when an instance exists already and CPU-only mode cannot be switched on: keep this scene on the
+        # CPU by authoring it.
+        cpu_scene = engine.settle_mode(device)
+        self.device = str(wp.get_device(device)) if cuda else "cpu"
         self._wp_device = wp.get_device(self.device)
 
-        scene = _compose_scene(
+        scene = compose_scene(
             self.usd_path,
             root,
             num_envs,
@@ -530,21 +169,15 @@ class PhysxBackend(Backend):
         self.scene_notes: tuple[str, ...] = tuple(scene.notes)
         """What the in-memory layer added to the asset (scene, ground plane)."""
 
-        self._engine = _Engine()
-        self._finalizer = weakref.finalize(self, _Engine.close, self._engine)
+        self._engine = engine.Engine()
+        self._finalizer = weakref.finalize(self, engine.Engine.close, self._engine)
         self._finalizer.atexit = False  # at interpreter exit ovphysx tears its instances down itself
         try:
-            self.num_threads = _set_num_threads(num_threads)
-            if cuda:
-                from ovphysx import ConfigKey, PhysXConfig
-
-                physx = PhysX(config=PhysXConfig(carbonite_overrides={"/physics/suppressReadback": True}))
-                physx.set_config(ConfigKey.ACTIVE_CUDA_GPUS, str(self._wp_device.ordinal))
-            else:
-                physx = PhysX()
+            self.num_threads = engine.set_num_threads(num_threads)
+            physx = engine.start_physx(self._wp_device.ordinal if cuda else None)
             self._engine.physx = physx
             self._px = physx
-            self._load(ovstage, scene)
+            self._load(scene)
             self._bind()
         except BaseException:
             self.close()
@@ -565,15 +198,21 @@ class PhysxBackend(Backend):
                 gains["damping"] = self._per_dof(drive_damping, "drive_damping", "damping")
             self.write_joint_properties(**gains)
 
+    # -- the engine's own order ---------------------------------------------------------------------------------
+    @classmethod
+    def engine_orders(cls, asset: str | os.PathLike, root: str | None = None) -> list[EngineOrder]:
+        """PhysX's own order of every articulation of ``asset`` (:func:`transfer.backends.physx.probe.engine_orders`)."""
+        from transfer.backends.physx.probe import engine_orders
+
+        return engine_orders(asset, root)
+
     # -- setup ---------------------------------------------------------------------------------------------------
-    def _load(self, ovstage: Any, scene: _Scene) -> None:
+    def _load(self, scene: Scene) -> None:
         px = self._px
-        stage = ovstage.Stage(f"transfer-physx-{os.getpid()}-{next(_stage_ids)}")
+        stage = engine.new_stage("physx")
         self._engine.stage = stage
         try:
-            ovstage.population.open_usd_from_string(stage, scene.usda, ordinal=1, domains=ovstage.PopulationDomain.ALL)
-            stage.advance_write_floor(ordinal=1).wait()
-            px.wait_task(px.attach_ovstage(stage, read_ordinal=1))
+            engine.attach(px, stage, usda=scene.usda)
         except Exception as exc:
             raise RuntimeError(
                 f"PhysxBackend: ovphysx could not load {self.usd_path}: {type(exc).__name__}: {exc}"

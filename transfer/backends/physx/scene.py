@@ -1,0 +1,248 @@
+"""The in-memory scene: one anonymous USD layer over the asset, composed with pxr before PhysX sees it.
+
+:func:`compose_scene` sublayers the asset (never writing to it) and adds, only where needed, a ``PhysicsScene``,
+a ground plane, solver iteration overrides, the scene flags for the chosen device and a spawn offset; it picks
+the environment prim to clone and where every clone goes. It returns a :class:`Scene` with the USDA text to
+populate and the decisions.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from transfer.backends.physx.engine import import_pxr
+
+__all__ = ["Scene", "compose_scene"]
+
+
+@dataclass
+class Scene:
+    """What :func:`compose_scene` decided: the USDA text to populate and where every environment lives."""
+
+    usda: str
+    root: str
+    """The articulation root prim of environment 0 (as PhysX labels it)."""
+    clone_source: str
+    clone_targets: list[str]
+    anchors: list[tuple[float, ...]]
+    env_roots: list[str]
+    env_origins: np.ndarray
+    """``(num_envs, 3)`` world offset of each environment from environment 0."""
+    up_axis: str
+    gravity_dir: tuple[float, float, float]
+    added_scene: bool
+    notes: list[str] = field(default_factory=list)
+
+
+def _unique_path(stage: Any, wanted: str) -> str:
+    path, k = wanted, 1
+    while stage.GetPrimAtPath(path).IsValid():
+        path, k = f"{wanted}_{k}", k + 1
+    return path
+
+
+def _common_ancestor(paths: Sequence[str]) -> str:
+    split = [p.strip("/").split("/") for p in paths]
+    common: list[str] = []
+    for parts in zip(*split, strict=False):
+        if all(part == parts[0] for part in parts):
+            common.append(parts[0])
+        else:
+            break
+    return "/" + "/".join(common)
+
+
+def _is_under(path: str, ancestor: str) -> bool:
+    return path == ancestor or path.startswith(ancestor.rstrip("/") + "/")
+
+
+def compose_scene(
+    asset: str,
+    root: str | None,
+    num_envs: int,
+    env_spacing: float,
+    ground_height: float | None,
+    solver_position_iterations: int | None,
+    solver_velocity_iterations: int | None,
+    cuda: bool,
+    cpu_scene: bool = False,
+    spawn_offset: Sequence[float] | None = None,
+) -> Scene:
+    import_pxr()
+    from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics
+
+    from transfer.orders import read_topology
+
+    asset_layer = Sdf.Layer.FindOrOpen(asset)
+    if asset_layer is None:
+        raise ValueError(f"Could not open {asset} as a USD layer (is it a .usd/.usda/.usdc file?).")
+    layer = Sdf.Layer.CreateAnonymous("transfer_physx.usda")
+    layer.subLayerPaths.append(asset)
+    for key in ("upAxis", "metersPerUnit", "defaultPrim", "timeCodesPerSecond"):
+        if asset_layer.pseudoRoot.HasInfo(key):
+            layer.pseudoRoot.SetInfo(key, asset_layer.pseudoRoot.GetInfo(key))
+    stage = Usd.Stage.Open(layer)
+    stage.SetEditTarget(Usd.EditTarget(layer))  # every edit lands in the anonymous layer, never in the asset
+
+    if asset_layer.pseudoRoot.HasInfo("metersPerUnit"):
+        mpu = float(asset_layer.pseudoRoot.GetInfo("metersPerUnit"))
+        if not math.isclose(mpu, 1.0, rel_tol=1e-6):
+            raise ValueError(
+                f"{asset} has metersPerUnit = {mpu}; PhysxBackend reports SI units and needs metersPerUnit = 1. "
+                "Rescale the asset (or reference it from a layer in metres)."
+            )
+    up_axis = str(UsdGeom.GetStageUpAxis(stage))
+    up = {"Y": Gf.Vec3d(0, 1, 0), "Z": Gf.Vec3d(0, 0, 1)}[up_axis]
+
+    # The articulation: roots as PhysX labels them (the prim carrying PhysicsArticulationRootAPI).
+    topology = read_topology(stage)
+    roots = [graph.root for graph in topology]
+    if root is None:
+        if len(roots) != 1:
+            raise LookupError(
+                f"{asset} holds {len(roots)} articulations, rooted at {roots}; pass root= with the one to drive."
+            )
+        root = roots[0]
+    elif root not in roots:
+        raise LookupError(
+            f"No articulation root at {root!r} in {asset}; articulation roots found: {roots or 'none'}. "
+            "Pass one of those as root=."
+        )
+    graph = next(g for g in topology if g.root == root)
+
+    # One pass over the stage: physics scenes, static colliders, other articulation roots.
+    scenes: list[str] = []
+    static_colliders: list[str] = []
+    bodies: set[str] = set()
+    for prim in stage.Traverse():
+        if prim.IsA(UsdPhysics.Scene):
+            scenes.append(str(prim.GetPath()))
+        if prim.HasAPI(UsdPhysics.RigidBodyAPI):
+            bodies.add(str(prim.GetPath()))
+    for prim in stage.Traverse():
+        if prim.HasAPI(UsdPhysics.CollisionAPI):
+            path = prim.GetPath()
+            if not any(str(p) in bodies for p in path.GetAncestorsRange()):  # no rigid body at or above it
+                static_colliders.append(str(path))
+    blockers = scenes + static_colliders + [r for r in roots if r != root]
+
+    # The environment prim to clone: the articulation's common ancestor, raised while it stays clean.
+    members = [root, *(b.path for b in graph.bodies), *(j.path for j in graph.joints)]
+    source = _common_ancestor(members)
+    if source == "/":
+        if num_envs > 1:
+            raise ValueError(
+                f"The articulation {root} in {asset} spans several top-level prims; PhysxBackend clones one prim "
+                "subtree per environment. Group the robot under one prim, or use num_envs=1."
+            )
+    else:
+        parent = str(Sdf.Path(source).GetParentPath())
+        while parent != "/" and not any(_is_under(b, parent) for b in blockers):
+            source, parent = parent, str(Sdf.Path(parent).GetParentPath())
+        if any(_is_under(b, source) for b in blockers) and num_envs > 1:
+            raise ValueError(
+                f"Cannot clone {source} (the prim holding articulation {root}) in {asset}: it also holds "
+                f"{[b for b in blockers if _is_under(b, source)]}. Move the PhysicsScene, ground colliders or other "
+                "articulations out of the robot's prim, or use num_envs=1."
+            )
+
+    notes: list[str] = []
+    if spawn_offset is not None:
+        offset = np.asarray(spawn_offset, dtype=np.float64)
+        if offset.shape != (3,) or not np.all(np.isfinite(offset)):
+            raise ValueError(f"spawn_offset must be three finite numbers (metres), got {spawn_offset!r}")
+        xformable = UsdGeom.Xformable(stage.GetPrimAtPath(source)) if source != "/" else None
+        if not xformable:
+            raise ValueError(
+                f"spawn_offset needs one transformable prim holding articulation {root} in {asset}; found {source}."
+            )
+        ops = xformable.GetOrderedXformOps()
+        op = xformable.AddTranslateOp(UsdGeom.XformOp.PrecisionDouble, "transferSpawn")
+        op.Set(Gf.Vec3d(*offset.tolist()))
+        xformable.SetXformOpOrder([op, *ops], xformable.GetResetXformStack())  # outermost: parent frame
+        notes.append(f"moved {source} by {tuple(offset.tolist())}")
+    added_scene = not scenes
+    gravity_dir = tuple(float(-c) for c in up)
+    if scenes:  # UsdPhysics: an unauthored or zero gravityDirection means "down the up axis"
+        authored = UsdPhysics.Scene(stage.GetPrimAtPath(scenes[0])).GetGravityDirectionAttr().Get()
+        if authored is not None and Gf.Vec3d(authored).GetLength() > 0:
+            gravity_dir = tuple(float(c) for c in Gf.Vec3d(authored).GetNormalized())
+    if added_scene:
+        scene = UsdPhysics.Scene.Define(stage, _unique_path(stage, "/PhysicsScene"))
+        scene.CreateGravityDirectionAttr(Gf.Vec3f(-up))
+        scene.CreateGravityMagnitudeAttr(9.81)
+        scenes = [str(scene.GetPath())]
+        notes.append(f"added {scenes[0]} (gravity 9.81 m/s^2 along -{up_axis})")
+    if cuda or cpu_scene:
+        for path in scenes:
+            prim = stage.GetPrimAtPath(path)
+            prim.AddAppliedSchema("PhysxSceneAPI")
+            prim.CreateAttribute("physxScene:enableGPUDynamics", Sdf.ValueTypeNames.Bool).Set(bool(cuda))
+            prim.CreateAttribute("physxScene:broadphaseType", Sdf.ValueTypeNames.Token).Set("GPU" if cuda else "MBP")
+    if ground_height is not None:
+        ground = UsdGeom.Xform.Define(stage, _unique_path(stage, "/GroundPlane"))
+        ground.AddTranslateOp().Set(Gf.Vec3d(up * float(ground_height)))
+        plane = UsdGeom.Plane.Define(stage, ground.GetPath().AppendChild("CollisionPlane"))
+        plane.CreateAxisAttr(up_axis)
+        plane.CreatePurposeAttr("guide")
+        UsdPhysics.CollisionAPI.Apply(plane.GetPrim())
+        notes.append(f"added a ground plane at {up_axis} = {ground_height}")
+    if solver_position_iterations is not None or solver_velocity_iterations is not None:
+        prim = stage.GetPrimAtPath(root)
+        prim.AddAppliedSchema("PhysxArticulationAPI")
+        for name, value in (
+            ("solverPositionIterationCount", solver_position_iterations),
+            ("solverVelocityIterationCount", solver_velocity_iterations),
+        ):
+            if value is not None:
+                if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                    raise ValueError(f"solver iteration counts are non-negative integers, got {name}={value!r}")
+                prim.CreateAttribute(f"physxArticulation:{name}", Sdf.ValueTypeNames.Int).Set(int(value))
+
+    # Environment k sits at a grid offset in the ground plane; environment 0 is the asset where it is.
+    cols = max(1, math.ceil(math.sqrt(num_envs)))
+    horizontal = (0, 1) if up_axis == "Z" else (2, 0)
+    origins = np.zeros((num_envs, 3), dtype=np.float64)
+    for k in range(num_envs):
+        origins[k, horizontal[0]] = (k // cols) * env_spacing
+        origins[k, horizontal[1]] = (k % cols) * env_spacing
+    targets: list[str] = []
+    anchors: list[tuple[float, ...]] = []
+    env_roots = [root]
+    if num_envs > 1:
+        envs = "/World/envs"
+        if stage.GetPrimAtPath(envs).IsValid():
+            envs = _unique_path(stage, "/TransferEnvs")
+        name = Sdf.Path(source).name
+        world = Gf.Matrix4d(1.0)
+        xformable = UsdGeom.Xformable(stage.GetPrimAtPath(source))
+        if xformable:
+            world = xformable.ComputeLocalToWorldTransform(Usd.TimeCode.Default())
+        transform = Gf.Transform(world)
+        translation = transform.GetTranslation()
+        quat = transform.GetRotation().GetQuat()
+        imag = quat.GetImaginary()
+        for k in range(1, num_envs):
+            target = f"{envs}/env_{k}/{name}"
+            targets.append(target)
+            position = [translation[i] + origins[k, i] for i in range(3)]
+            anchors.append((*position, imag[0], imag[1], imag[2], quat.GetReal()))
+            env_roots.append(target + root[len(source) :])
+    return Scene(
+        usda=layer.ExportToString(),
+        root=root,
+        clone_source=source,
+        clone_targets=targets,
+        anchors=anchors,
+        env_roots=env_roots,
+        env_origins=origins,
+        up_axis=up_axis,
+        gravity_dir=gravity_dir,
+        added_scene=added_scene,
+        notes=notes,
+    )
