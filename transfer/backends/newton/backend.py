@@ -23,21 +23,22 @@ recovered with ``eval_ik`` after each step).
 from __future__ import annotations
 
 import fnmatch
+import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
+import newton
 import numpy as np
 import warp as wp
 
-import newton
 from transfer.backends.base import JOINT_PROPERTIES, Backend, EngineOrder, JointProperties
 from transfer.backends.newton import _kernels as nk
 from transfer.backends.newton._layout import as_rows, components
 from transfer.backends.newton.importer import ImportSummary, RootlessPolicy, import_usd
 from transfer.backends.newton.mechanism import MechanismView
 from transfer.backends.newton.probe import engine_orders as _engine_orders
-from transfer.ordering import OrderingConvention
+from transfer.ordering import OrderingConvention, dof_joint_name, dof_names
 
 __all__ = ["SOLVERS", "UNLIMITED", "NewtonBackend"]
 
@@ -59,10 +60,13 @@ class NewtonBackend(Backend):
         device: Warp device (``"cpu"``, ``"cuda:0"``).
         root: The articulation to drive, by its label (the prim carrying ``PhysicsArticulationRootAPI``) when the
             asset holds several.
-        solver: One of :data:`SOLVERS`.
+        solver: One of :data:`SOLVERS`, or ``"auto"`` (default): ``mujoco_cpu`` (the MuJoCo C engine, fastest on a
+            CPU) for one environment, ``mujoco_warp`` for several (MuJoCo C simulates only world 0). The choice is
+            logged on the ``transfer`` logger and kept in :attr:`solver_name`.
         drive_stiffness, drive_damping: Position-drive gains (N·m/rad or N/m; N·m·s/rad or N·s/m) for every DoF, or
-            a mapping from DoF name (globs allowed) to gain. Setting either switches the DoFs to
-            ``JointTargetMode.POSITION`` (USD drives with zero gains import as EFFORT mode). ``None``: as authored.
+            a mapping from DoF name (globs allowed) to gain. ``None``: as authored. Every DoF is position-controlled
+            (``JointTargetMode.POSITION``, also where USD authored no drive or zero gains, which Newton imports as
+            EFFORT mode): gains written later with :meth:`write_joint_properties` act on every joint.
         armature: Armature for every DoF (or a mapping by DoF name), ``None``: as authored.
         rootless_articulation_policy: ``"infer_tree"`` to give a rootless asset an articulation tree (see
             :func:`~transfer.backends.newton.import_usd`). With ``"none"`` a rootless asset is refused.
@@ -71,6 +75,10 @@ class NewtonBackend(Backend):
         initial_root_pose: ``(x, y, z, qx, qy, qz, qw)`` of the root link at start and after reset (floating base).
         solver_options: Keyword arguments for the solver constructor.
         import_options: Keyword arguments for ``ModelBuilder.add_usd``.
+        joint_order, body_order: DoF and link names in the order every array of this backend should follow (its
+            :attr:`joint_names` / :attr:`body_names` then list them so): reads and writes go through the views in
+            that order, one launch each. ``None``: Newton's own order. A DoF order that splits a multi-DoF joint's
+            DoFs apart cannot be expressed per joint and keeps Newton's order (the public layer then permutes).
 
     Raises:
         ValueError: ``solver="mujoco_cpu"`` with ``num_envs > 1``, unknown solver, an asset without (or with
@@ -82,6 +90,7 @@ class NewtonBackend(Backend):
     supports_partial_reset: ClassVar[bool] = True
     supports_body_velocities: ClassVar[bool] = True
     publish_on_step: ClassVar[bool] = True
+    orders_natively: ClassVar[bool] = True
 
     @classmethod
     def engine_orders(cls, asset: str | os.PathLike, root: str | None = None) -> list[EngineOrder]:
@@ -94,7 +103,7 @@ class NewtonBackend(Backend):
         num_envs: int = 1,
         device: str = "cpu",
         root: str | None = None,
-        solver: str = "mujoco_cpu",
+        solver: str = "auto",
         drive_stiffness: Gain = None,
         drive_damping: Gain = None,
         armature: Gain = None,
@@ -105,9 +114,16 @@ class NewtonBackend(Backend):
         initial_root_pose: tuple[float, ...] | None = None,
         solver_options: Mapping[str, Any] | None = None,
         import_options: Mapping[str, Any] | None = None,
+        joint_order: Sequence[str] | None = None,
+        body_order: Sequence[str] | None = None,
     ) -> None:
+        if solver == "auto":
+            solver = "mujoco_cpu" if num_envs == 1 and not str(device).startswith("cuda") else "mujoco_warp"
+            logging.getLogger("transfer").info(
+                "NewtonBackend: solver %s for %d environment(s) on %s", solver, num_envs, device
+            )
         if solver not in SOLVERS:
-            raise ValueError(f"NewtonBackend(solver={solver!r}): expected one of {list(SOLVERS)}")
+            raise ValueError(f"NewtonBackend(solver={solver!r}): expected 'auto' or one of {list(SOLVERS)}")
         if num_envs < 1:
             raise ValueError(f"NewtonBackend(num_envs={num_envs}): need at least one environment")
         if solver == "mujoco_cpu" and num_envs > 1:
@@ -137,7 +153,9 @@ class NewtonBackend(Backend):
         if ground_plane:
             scene.add_ground_plane()
         self.model = scene.finalize(device=self.device)
-        self.view = MechanismView(self.model, label, base=base)
+        self.view = MechanismView(
+            self.model, label, base=base, joint_order=_joint_order(joint_order), link_order=body_order
+        )
         v = self.view
         if not v.joints.coords_match_dofs:
             odd = [
@@ -239,7 +257,7 @@ class NewtonBackend(Backend):
                 continue
             n = qd_start[j + 1] - qd_start[j]
             name = sub.joint_label[j].rsplit("/", 1)[-1]
-            dofs.extend((qd_start[j] + k, name if n == 1 else f"{name}:{k}") for k in range(n))
+            dofs.extend((qd_start[j] + k, dof) for k, dof in enumerate(dof_names(name, n)))
 
         def value(gain: Gain, dof_name: str) -> float | None:
             if gain is None or isinstance(gain, int | float):
@@ -260,8 +278,10 @@ class NewtonBackend(Backend):
                 sub.joint_target_ke[dof] = float(ke)
             if kd is not None:
                 sub.joint_target_kd[dof] = float(kd)
-            if ke is not None or kd is not None:
-                sub.joint_target_mode[dof] = int(newton.JointTargetMode.POSITION)
+            # Every DoF is position-controlled, whatever the asset authored: a USD drive with zero gains (or no
+            # drive) imports as EFFORT mode, for which SolverMuJoCo builds no actuator, so gains written later would
+            # never act. With zero gains a POSITION actuator applies no force, and joint_f efforts still add up.
+            sub.joint_target_mode[dof] = int(newton.JointTargetMode.POSITION)
             if arm is not None:
                 sub.joint_armature[dof] = float(arm)
         if root_pose is not None:
@@ -405,3 +425,21 @@ class NewtonBackend(Backend):
             f"NewtonBackend({self.usd_path!r}, num_envs={self.num_envs}, solver={self.solver_name!r}, "
             f"device={self.device!r}, joints={len(self.joint_names)}, bodies={len(self.body_names)})"
         )
+
+
+def _joint_order(dof_order: Sequence[str] | None) -> list[str] | None:
+    """The joint order behind a DoF order (``name:k`` DoFs of one joint together, ``k`` ascending), or ``None``."""
+    if dof_order is None:
+        return None
+    joints: list[str] = []
+    counts: list[int] = []
+    for dof in dof_order:
+        joint = dof_joint_name(dof)
+        if joints and joints[-1] == joint:
+            counts[-1] += 1
+        else:
+            joints.append(joint)
+            counts.append(1)
+    # A split or shuffled multi-DoF joint does not rebuild the same DoF names.
+    rebuilt = [d for joint, n in zip(joints, counts, strict=True) for d in dof_names(joint, n)]
+    return joints if rebuilt == list(dof_order) and len(set(joints)) == len(joints) else None
