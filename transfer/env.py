@@ -1,0 +1,247 @@
+"""One vectorized environment over :func:`~transfer.open_articulation`, in public order for all envs at once.
+
+A :class:`PolicyEnv` puts a :class:`~transfer.task.Task` on an articulation: it opens the asset on a backend in the
+checkpoint's order, stands the robot on a ground plane, writes the task's gains and defaults by joint name, builds
+the policy observation term by term (:data:`OBSERVATIONS`), turns actions into joint position targets and steps the
+physics ``decimation`` times per policy step. It also keeps the per-env measurements a replay reports
+(:class:`Measure`): velocity along the command in the base's yaw frame, falls, survival. Replay, verify and
+training run on this one environment; nothing here knows which backend is underneath.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from transfer.task import Task
+
+__all__ = ["OBSERVATIONS", "Measure", "PolicyEnv", "backend_options"]
+
+log = logging.getLogger("transfer")
+
+FALL_TILT_COS = 0.5
+"""A base tilted past 60° (projected gravity's z above -cos 60°) has fallen."""
+
+
+def _base(name: str) -> Callable[[PolicyEnv], np.ndarray]:
+    return lambda env: getattr(env.art.data, name).numpy()
+
+
+OBSERVATIONS: dict[str, Callable[[PolicyEnv], np.ndarray]] = {
+    "base_lin_vel": _base("root_lin_vel_b"),
+    "base_ang_vel": _base("root_ang_vel_b"),
+    "projected_gravity": _base("projected_gravity_b"),
+    "velocity_commands": lambda env: env.command,
+    "joint_pos_rel": lambda env: env.art.data.joint_pos.numpy() - env.default_joint_pos,
+    "joint_vel_rel": lambda env: env.art.data.joint_vel.numpy(),
+    "last_action": lambda env: env.last_action,
+}
+"""How each observation term is built from public-order data: ``(num_envs, size)`` arrays."""
+
+
+def backend_options(task: Task, backend: str, spawn_height: float) -> dict[str, Any]:
+    """Keyword arguments of :func:`~transfer.open_articulation` that stand the task's robot on a ground plane with
+    the task's per-backend solver settings."""
+    if backend == "physx":
+        return {"ground_height": 0.0, "spawn_offset": (0.0, 0.0, spawn_height), **dict(task.physx)}
+    opts: dict[str, Any] = {"ground_plane": True, "initial_root_pose": (0.0, 0.0, spawn_height, 0.0, 0.0, 0.0, 1.0)}
+    solver = task.newton.get("solver")
+    # The MuJoCo family runs one trajectory; pick the engine by world count (MuJoCo C simulates world 0 only).
+    if solver not in (None, "mujoco_cpu", "mujoco_warp"):
+        opts["solver"] = solver
+    if task.newton.get("solver_options"):
+        opts["solver_options"] = dict(task.newton["solver_options"])
+    return opts
+
+
+@dataclass
+class Measure:
+    """Per-env measurements over a run, updated once per policy step (``record``)."""
+
+    num_envs: int
+    direction: np.ndarray
+    """Unit commanded direction in the yaw frame (x forward when the command has no planar part)."""
+    fall_height: float
+    warmup: float = 1.0
+    """Seconds before velocities count."""
+    fallen_at: np.ndarray = field(init=False)
+    nonfinite: np.ndarray = field(init=False)
+    sums: dict[str, np.ndarray] = field(init=False)
+    samples: np.ndarray = field(init=False)
+    trace: dict[str, list[float]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        n = self.num_envs
+        self.fallen_at = np.full(n, np.inf)
+        self.nonfinite = np.zeros(n, bool)
+        self.sums = {k: np.zeros(n) for k in ("forward", "lateral", "yaw_rate")}
+        self.samples = np.zeros(n)
+        self.trace = {"time": [], "forward": [], "height": []}
+
+    def record(
+        self, t: float, pos: np.ndarray, quat: np.ndarray, lin_w: np.ndarray, ang_w: np.ndarray, g_b: np.ndarray
+    ):
+        """Take one sample at time ``t`` (s) from root position, quaternion (xyzw), world velocities, gravity."""
+        alive = ~np.isfinite(self.fallen_at)
+        bad = ~np.isfinite(pos).all(1) | ~np.isfinite(lin_w).all(1)
+        down = (pos[:, 2] < self.fall_height) | (g_b[:, 2] > -FALL_TILT_COS) | bad | self.nonfinite
+        self.fallen_at[alive & down] = t
+        alive &= ~down
+        x, y, z, w = quat.T
+        yaw = np.arctan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
+        c, s = np.cos(yaw), np.sin(yaw)
+        vx, vy = c * lin_w[:, 0] + s * lin_w[:, 1], -s * lin_w[:, 0] + c * lin_w[:, 1]
+        d = self.direction
+        forward, lateral = vx * d[0] + vy * d[1], -vx * d[1] + vy * d[0]
+        if t > self.warmup:
+            self.samples += alive
+            for key, value in (("forward", forward), ("lateral", lateral), ("yaw_rate", ang_w[:, 2])):
+                self.sums[key] += np.where(alive, value, 0.0)
+        self.trace["time"].append(t)
+        self.trace["forward"].append(float(np.nanmean(np.where(alive, forward, np.nan))) if alive.any() else np.nan)
+        self.trace["height"].append(float(np.nanmean(pos[:, 2])))
+
+    def mean(self, key: str) -> float:
+        """Mean of ``key`` over the envs' standing samples after the warm-up (nan if none)."""
+        n = self.samples.sum()
+        return float(self.sums[key].sum() / n) if n else float("nan")
+
+
+class PolicyEnv:
+    """A task on ``num_envs`` copies of an asset on one backend, in the checkpoint's (public) order.
+
+    Args:
+        task: The task (observation terms, action, defaults and gains by name, dt, decimation, spawn height).
+        asset: The USD file.
+        backend: ``"physx"`` or ``"newton"``.
+        joint_ordering: The checkpoint's joint order: a convention, an explicit name list, or ``None`` for the
+            backend's own order (the naive control experiment). Bodies follow the same convention (an explicit
+            list leaves bodies in the backend's order; no flat-terrain term indexes bodies).
+        num_envs: Environments.
+        command: ``(vx, vy, wz)``; default: the task's.
+        seed: Seeds the initial joint-position noise (uniform, ``init_noise`` rad) that makes envs differ.
+        backend_overrides: Extra :func:`~transfer.open_articulation` keyword arguments (they win over the task's).
+    """
+
+    def __init__(
+        self,
+        task: Task,
+        asset: str | Path,
+        backend: str,
+        joint_ordering: Any,
+        *,
+        num_envs: int = 1,
+        command: Sequence[float] | None = None,
+        seed: int = 0,
+        init_noise: float = 0.02,
+        device: str = "cpu",
+        backend_overrides: dict[str, Any] | None = None,
+    ) -> None:
+        from transfer.articulation import open_articulation
+
+        self.backend = backend
+        self.spawn_height = task.spawn_height if task.spawn_height is not None else 0.6
+        opts = {**backend_options(task, backend, self.spawn_height), **dict(backend_overrides or {})}
+        body_ordering = joint_ordering if not isinstance(joint_ordering, (list, tuple)) else None
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", category=UserWarning)  # a joint list without a body list is meant here
+            self.art = open_articulation(
+                asset, backend, num_envs=num_envs, device=device, joint_ordering=joint_ordering,
+                body_ordering=body_ordering, **opts,
+            )  # fmt: skip
+        try:
+            self._setup(task, num_envs, command, seed, init_noise)
+        except BaseException:
+            self.art.close()
+            raise
+
+    def _setup(self, task: Task, num_envs: int, command: Sequence[float] | None, seed: int, noise: float) -> None:
+        art = self.art
+        self.task = task.with_joint_names(art.joint_names)
+        t = self.task
+        self.num_envs, names = num_envs, art.joint_names
+        self.default_joint_pos = np.array([[t.default_joint_pos.get(n, 0.0) for n in names]] * num_envs, np.float32)
+        gains = {"stiffness": t.stiffness, "damping": t.damping, "armature": t.armature}
+        if t.effort_limit:
+            gains["effort_limit"] = t.effort_limit
+        props = {k: np.array([[v[n] for n in names]] * num_envs, np.float32) for k, v in gains.items() if v}
+        if props:
+            art.write_joint_properties(**props)
+        action_joints = t.action.joints if t.action.joints is not None else names
+        self.action_ids = [names.index(n) for n in action_joints]
+        self.action_size = len(self.action_ids)
+        self.slices = t.term_slices(art.num_joints, art.num_bodies)
+        self.observation_size = t.observation_size(art.num_joints, art.num_bodies)
+        self.command = np.tile(np.asarray(command if command is not None else t.command, np.float32), (num_envs, 1))
+        self.last_action = np.zeros((num_envs, self.action_size), np.float32)
+        self._obs = np.zeros((num_envs, self.observation_size), np.float32)
+        self._rng = np.random.default_rng(seed)
+        self._noise = noise
+        self.time = 0.0
+        self.reset()
+
+    @property
+    def policy_dt(self) -> float:
+        return self.task.policy_dt
+
+    def reset(self) -> np.ndarray:
+        """Every env at its spawn pose and default joint state (plus the seeded noise); returns the observation."""
+        art = self.art
+        art.reset()
+        q = self.default_joint_pos + self._rng.uniform(-self._noise, self._noise, self.default_joint_pos.shape)
+        q = q.astype(np.float32)
+        art.write_joint_state(q, np.zeros_like(q))
+        art.set_joint_position_target(self.default_joint_pos)
+        self.last_action[:] = 0.0
+        self.time = 0.0
+        return self.observe()
+
+    def observe(self) -> np.ndarray:
+        """The policy observation ``(num_envs, observation_size)``, float32 (one buffer, refilled each call)."""
+        for term in self.task.observation:
+            value = OBSERVATIONS[term.name](self)
+            if term.clip is not None:
+                value = np.clip(value, *term.clip)
+            self._obs[:, self.slices[term.name]] = value * term.scale if term.scale != 1.0 else value
+        return self._obs
+
+    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Apply ``actions`` ``(num_envs, action_size)``, run ``decimation`` physics steps; returns the observation
+        and a mask of the envs whose action was not finite (their targets stay at the defaults)."""
+        actions = np.asarray(actions, np.float32).reshape(self.num_envs, self.action_size)
+        finite = np.isfinite(actions).all(axis=1)
+        if not finite.all():
+            actions = np.where(finite[:, None], actions, 0.0).astype(np.float32)
+        self.last_action[:] = actions
+        t = self.task
+        targets = self.default_joint_pos[:, self.action_ids] if t.action.use_default_offset else 0.0
+        targets = targets + t.action.scale * actions
+        self.art.set_joint_position_target(targets.astype(np.float32), joint_ids=self.action_ids)
+        for _ in range(t.decimation):
+            self.art.step(t.sim_dt)
+        self.time += t.policy_dt
+        return self.observe(), ~finite
+
+    def root_state(self) -> tuple[np.ndarray, ...]:
+        """``(position, quaternion xyzw, linear velocity w, angular velocity w, projected gravity b)`` per env."""
+        d = self.art.data
+        return (
+            d.root_pos_w.numpy(), d.root_quat_w.numpy(), d.root_lin_vel_w.numpy(), d.root_ang_vel_w.numpy(),
+            d.projected_gravity_b.numpy(),
+        )  # fmt: skip
+
+    def close(self) -> None:
+        self.art.close()
+
+    def __enter__(self) -> PolicyEnv:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

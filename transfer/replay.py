@@ -1,0 +1,305 @@
+"""``transfer.replay``: run a checkpoint on a backend, in its own joint order or deliberately not, and measure it.
+
+:func:`replay` opens a :class:`~transfer.env.PolicyEnv` in the checkpoint's convention (``reorder=True``) or in the
+target backend's own order (``reorder=False``: the naive control experiment), runs the policy closed-loop for
+``seconds`` and returns a :class:`ReplayResult`. :func:`compare` runs the three replays a user needs to see at
+once: native (the backend the checkpoint was trained on), reordered on the target, naive on the target.
+:func:`plot` draws them. The ``transfer replay`` command is a thin layer over these.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from transfer.ordering import OrderingConvention, parse_ordering
+
+__all__ = ["ReplayError", "ReplayResult", "compare", "native_backend", "plot", "replay", "resolve_inputs"]
+
+_NATIVE_BACKEND = {OrderingConvention.PHYSX: "physx", OrderingConvention.MJWARP: "newton"}
+FALL_HEIGHT_FRACTION = 0.5
+"""A base below this fraction of its spawn height has fallen."""
+
+
+class ReplayError(ValueError):
+    """A replay's inputs do not fit together (missing asset or convention, sizes that do not match)."""
+
+
+@dataclass
+class ReplayResult:
+    """What one replay measured. Velocities are means over envs and over the run after the first second, counting
+    each env only while it stands; ``env_steps_per_second`` counts physics steps of all envs per wall second,
+    policy included."""
+
+    label: str
+    target: str
+    source: str
+    reordered: bool
+    num_envs: int
+    seconds: float
+    command: tuple[float, float, float]
+    forward_velocity: float
+    lateral_velocity: float
+    yaw_rate: float
+    fall_fraction: float
+    survival_seconds: float
+    env_steps_per_second: float
+    nonfinite_envs: int
+    checkpoint: str
+    asset: str
+    trace: dict[str, list[float]] = field(default_factory=dict, repr=False)
+
+    def to_dict(self, *, trace: bool = False) -> dict[str, Any]:
+        out = asdict(self)
+        if not trace:
+            out.pop("trace")
+        out["command"] = list(self.command)
+        return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in out.items()}
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """A replay's resolved inputs: the policy, the task, the asset and the checkpoint's joint order."""
+
+    policy: Any
+    task: Any
+    asset: Path
+    source: Any
+    """An :class:`~transfer.ordering.OrderingConvention` or a tuple of joint names."""
+    source_label: str
+
+
+def _parse_source(source: str | Sequence[str] | None) -> Any:
+    if source is None or not isinstance(source, str):
+        return parse_ordering(source)
+    path = Path(source)
+    if path.is_file():
+        import yaml
+
+        names = yaml.safe_load(path.read_text())
+        if not isinstance(names, list):
+            raise ReplayError(f"--source {path}: expected a list of joint names (YAML list or one name per line)")
+        return parse_ordering(names)
+    try:
+        return parse_ordering(source)
+    except ValueError:
+        raise ReplayError(
+            f"--source {source!r}: not a convention (physx, mjwarp, robot_schema) and not a file listing joint names"
+        ) from None
+
+
+def resolve_inputs(
+    checkpoint: str | Path,
+    *,
+    source: str | Sequence[str] | None = None,
+    config: str | Path | None = None,
+    asset: str | Path | None = None,
+) -> Inputs:
+    """Load the checkpoint and the task, and settle the asset and the checkpoint's joint order."""
+    from transfer.policy import load_policy
+    from transfer.task import load_task, resolve_asset
+
+    policy = load_policy(checkpoint)
+    if config is None:
+        raise ReplayError(
+            f"{checkpoint}: no task configuration. Pass --config with a task file (presets/tasks/*.yaml) or a Newton "
+            "policy YAML describing the checkpoint's observation, action and defaults."
+        )
+    task = load_task(config)
+    parsed = _parse_source(source)
+    if parsed is None and task.convention is not None:
+        parsed = parse_ordering(task.convention)
+    if parsed is None:
+        raise ReplayError(
+            f"--source is needed: the joint order of {Path(checkpoint).name} (physx, mjwarp, robot_schema, or a file "
+            f"listing its joint names); {config} does not say."
+        )
+    if isinstance(parsed, OrderingConvention):
+        task = task.with_convention(parsed)
+        label = parsed.value
+    else:
+        label = "explicit list"
+    if asset is None and task.asset is None:
+        raise ReplayError(f"--asset is needed: {config} names no asset for the robot (a USD file)")
+    path = Path(asset) if asset is not None else resolve_asset(task.asset)
+    if not path.is_file():
+        raise FileNotFoundError(f"Asset file not found: {path}")
+    return Inputs(policy, task, path, parsed, label)
+
+
+def native_backend(inputs: Inputs) -> str:
+    """The backend the checkpoint was trained on: its convention's engine, else the task's ``trained_on``."""
+    if isinstance(inputs.source, OrderingConvention) and inputs.source in _NATIVE_BACKEND:
+        return _NATIVE_BACKEND[inputs.source]
+    trained = inputs.task.trained_on
+    if trained in ("physx", "newton"):
+        return trained
+    raise ReplayError(
+        f"Cannot tell which backend {inputs.policy.path.name} was trained on from a {inputs.source_label} order; "
+        "set trained_on in the task file."
+    )
+
+
+def replay(
+    checkpoint: str | Path,
+    target: str,
+    *,
+    source: str | Sequence[str] | None = None,
+    config: str | Path | None = None,
+    asset: str | Path | None = None,
+    num_envs: int = 1,
+    seconds: float = 10.0,
+    command: Sequence[float] | None = None,
+    seed: int = 0,
+    reorder: bool = True,
+    progress: bool = True,
+    label: str | None = None,
+    backend_options: dict[str, Any] | None = None,
+    inputs: Inputs | None = None,
+) -> ReplayResult:
+    """Run ``checkpoint`` on ``target`` (``"physx"`` or ``"newton"``) for ``seconds`` and measure it.
+
+    ``source`` is the checkpoint's joint order (a convention, a list of names, or a file listing them; default: the
+    task's); ``config`` the task (a task file or a Newton policy YAML); ``asset`` the robot's USD file (default:
+    the task's asset hint). ``reorder=False`` feeds the checkpoint the target's own order instead (the control).
+    """
+    from transfer.env import PolicyEnv
+
+    inputs = inputs or resolve_inputs(checkpoint, source=source, config=config, asset=asset)
+    policy, task = inputs.policy, inputs.task
+    ordering = inputs.source if reorder else None
+    if not reorder:
+        # the naive user: the checkpoint's vectors read in the target's order, by the task's names in that order
+        task = _without_listed_order(task)
+    env = PolicyEnv(
+        task, inputs.asset, target, ordering, num_envs=num_envs, command=command, seed=seed,
+        backend_overrides=backend_options,
+    )  # fmt: skip
+    try:
+        return _run(env, policy, inputs, target, reorder, seconds, progress, label)
+    finally:
+        env.close()
+
+
+def _without_listed_order(task: Any) -> Any:
+    import dataclasses
+
+    return dataclasses.replace(task, joint_names=None, convention=None, joint_names_by_convention={})
+
+
+def _run(env: Any, policy: Any, inputs: Inputs, target: str, reorder: bool, seconds: float, progress: bool, label):
+    from tqdm import tqdm
+
+    from transfer.env import Measure
+
+    if policy.input_size != env.observation_size or policy.output_size != env.action_size:
+        raise ReplayError(
+            f"{policy.path.name} reads {policy.input_size} observations and writes {policy.output_size} actions, but "
+            f"the task on {inputs.asset.name} builds {env.observation_size} and drives {env.action_size} joints "
+            f"(terms: {', '.join(f'{k} {s.stop - s.start}' for k, s in env.slices.items())}). Is this the "
+            "checkpoint's robot and task?"
+        )
+    command = tuple(float(c) for c in env.command[0])
+    planar = np.asarray(command[:2])
+    norm = float(np.linalg.norm(planar))
+    direction = planar / norm if norm > 1e-6 else np.array([1.0, 0.0])
+    measure = Measure(env.num_envs, direction, FALL_HEIGHT_FRACTION * env.spawn_height)
+    steps = max(1, round(seconds / env.policy_dt))
+    policy.reset()
+    obs = env.observe()
+    _torch_threads()
+    start = time.perf_counter()
+    for _ in tqdm(range(steps), desc=label or target, unit="step", file=sys.stderr, delay=2.0, disable=not progress):
+        actions = policy(obs)
+        obs, nonfinite = env.step(actions)
+        measure.nonfinite |= nonfinite
+        measure.record(env.time, *env.root_state())
+    wall = time.perf_counter() - start
+    fallen = np.isfinite(measure.fallen_at)
+    survival = np.where(fallen, measure.fallen_at, env.time)
+    return ReplayResult(
+        label=label or f"{'reordered' if reorder else 'naive'} on {target}",
+        target=target,
+        source=inputs.source_label,
+        reordered=reorder,
+        num_envs=env.num_envs,
+        seconds=env.time,
+        command=command,
+        forward_velocity=measure.mean("forward"),
+        lateral_velocity=measure.mean("lateral"),
+        yaw_rate=measure.mean("yaw_rate"),
+        fall_fraction=float(fallen.mean()),
+        survival_seconds=float(survival.mean()),
+        env_steps_per_second=env.num_envs * steps * env.task.decimation / wall,
+        nonfinite_envs=int(measure.nonfinite.sum()),
+        checkpoint=str(policy.path),
+        asset=str(inputs.asset),
+        trace=measure.trace,
+    )
+
+
+def _torch_threads() -> None:
+    """One torch thread: the simulator needs the other cores (measured: two threads fight on 2 cores)."""
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(1)
+
+
+def compare(checkpoint: str | Path, target: str, **kwargs: Any) -> list[ReplayResult]:
+    """Native (on the training backend), reordered on ``target``, naive on ``target``: three :func:`replay` runs."""
+    progress = kwargs.pop("progress", True)
+    inputs = resolve_inputs(
+        checkpoint,
+        source=kwargs.pop("source", None),
+        config=kwargs.pop("config", None),
+        asset=kwargs.pop("asset", None),
+    )
+    native = native_backend(inputs)
+    runs = [("native", native, True), ("reordered", target, True), ("naive", target, False)]
+    return [
+        replay(
+            checkpoint,
+            backend,
+            reorder=reorder,
+            inputs=inputs,
+            progress=progress,
+            label=f"{name} ({backend})",
+            **kwargs,
+        )  # fmt: skip
+        for name, backend, reorder in runs
+    ]
+
+
+def plot(results: Sequence[ReplayResult], path: str | Path) -> Path:
+    """Commanded vs measured forward velocity and base height over time, one line per run, as a PNG at ``path``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax_v, ax_h) = plt.subplots(2, 1, figsize=(9, 6), sharex=True)
+    for r in results:
+        t = r.trace["time"]
+        ax_v.plot(t, r.trace["forward"], label=f"{r.label}: {r.forward_velocity:.2f} m/s")
+        ax_h.plot(t, r.trace["height"], label=r.label)
+    if results:
+        commanded = float(np.linalg.norm(results[0].command[:2]))
+        ax_v.axhline(commanded, color="k", linestyle="--", linewidth=1, label=f"commanded {commanded:.2f} m/s")
+    ax_v.set_ylabel("forward velocity (m/s)\n(yaw frame, standing envs)")
+    ax_h.set_ylabel("base height (m)")
+    ax_h.set_xlabel("time (s)")
+    ax_v.legend(fontsize=8, loc="lower right")
+    ax_h.legend(fontsize=8, loc="lower right")
+    name = Path(results[0].checkpoint).name if results else ""
+    fig.suptitle(f"transfer replay {name}: commanded vs measured")
+    fig.tight_layout()
+    out = Path(path)
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
