@@ -26,6 +26,10 @@ _EXPORTS = {
     "resolve_ordering": "transfer.orders",
     "open_articulation": "transfer.articulation",
     "Articulation": "transfer.articulation",
+    "Task": "transfer.task",
+    "load_task": "transfer.task",
+    "Policy": "transfer.policy",
+    "load_policy": "transfer.policy",
 }
 
 __all__ = [
@@ -35,11 +39,15 @@ __all__ = [
     "OrderingConvention",
     "OrderingError",
     "OrderingOverrideWarning",
+    "Policy",
     "ResolvedOrder",
+    "Task",
     "apply_articulation_ordering_preset",
     "build_name_map",
     "open_articulation",
     "check_ordering_overrides",
+    "load_policy",
+    "load_task",
     "parse_ordering",
     "read_topology",
     "resolve_ordering",
@@ -50,11 +58,13 @@ if TYPE_CHECKING:
     from transfer.name_map import ArticulationNameMap, NameMapError, build_name_map
     from transfer.ordering import OrderingConvention, parse_ordering
     from transfer.orders import OrderingError, ResolvedOrder, read_topology, resolve_ordering
+    from transfer.policy import Policy, load_policy
     from transfer.presets import (
         OrderingOverrideWarning,
         apply_articulation_ordering_preset,
         check_ordering_overrides,
     )
+    from transfer.task import Task, load_task
 
 
 def __getattr__(name: str) -> Any:
