@@ -908,3 +908,253 @@ def test_a_reference_never_changes_the_order(spec):
         assert _summary("", a) == _summary("/World", b)
     flat.unlink()
     path.unlink()
+
+
+# --- 9. a file is read once: the read cache, resolve_orderings ----------------------------------------------
+
+ANYMAL_C = Path(__file__).resolve().parents[2] / "shared/assets/anybotics_anymal_c/usd/anymal_c.usda"
+CONVENTIONS = ("physx", "mjwarp", "robot_schema")
+
+
+def _age(path: Path, seconds: float = 100.0) -> Path:
+    """Date ``path`` back, so that the read cache trusts its (mtime, size): a file written in the last 2 s is
+    not cached, as two quick writes may share an mtime."""
+    import os
+    import time
+
+    then = time.time_ns() - int(seconds * 1e9)
+    os.utime(path, ns=(then, then))
+    return path
+
+
+@pytest.fixture
+def reads(monkeypatch):
+    """The real path of every stage :func:`transfer.orders.usd.read_stage` reads during the test."""
+    from transfer.orders import usd
+
+    usd.clear_cache()
+    seen: list[str] = []
+    read_stage = usd.read_stage
+
+    def counting(stage):
+        seen.append(stage.GetRootLayer().realPath)
+        return read_stage(stage)
+
+    monkeypatch.setattr(usd, "read_stage", counting)
+    yield seen
+    usd.clear_cache()
+
+
+def _drop_arm(path: Path) -> None:
+    stage = Usd.Stage.Open(str(path))
+    stage.RemovePrim("/robot/joints/arm")
+    stage.RemovePrim("/robot/arm")
+    stage.Save()
+
+
+def test_every_convention_of_a_file_comes_from_one_read(tmp_path, reads):
+    from transfer.orders import resolve_orderings
+
+    path = _age(_library(tmp_path))
+    link = tmp_path / "link.usda"
+    link.symlink_to(path)
+    px = resolve_ordering(path, "physx")
+    mj = resolve_ordering(str(path), "mjwarp")
+    rs = resolve_ordering(link, "robot_schema")  # another spelling of the same file
+    both = resolve_orderings(path, CONVENTIONS)
+    assert reads == [str(path)]
+    assert both == {"physx": px, "mjwarp": mj, "robot_schema": rs}
+    g = one(Usd.Stage.Open(str(path)))  # a stage is read every time: it may have been edited
+    assert (physx_order(g), mjwarp_order(g), robot_schema_order(g)) == (px, mj, rs)
+    assert len(reads) == 2
+
+
+def test_resolve_orderings_keys_and_refusals():
+    from transfer.orders import resolve_orderings
+
+    stage = new_stage()
+    author_robot(stage)
+    out = resolve_orderings(stage, ["PhysX", list(MJWARP_JOINTS), "mjwarp"])
+    assert list(out) == ["PhysX", MJWARP_JOINTS, "mjwarp"]
+    assert out["PhysX"].joints == PHYSX_JOINTS and out[MJWARP_JOINTS].convention == "explicit"
+    assert out["mjwarp"].bodies == MJWARP_BODIES
+    assert list(resolve_orderings(stage, "mjwarp")) == ["mjwarp"]  # one convention, not its letters
+    with pytest.raises(OrderingError, match="authors no robot schema"):
+        resolve_orderings(stage, ("physx", "robot_schema"))
+    with pytest.raises(ValueError, match="needs a convention"):
+        resolve_orderings(Path("/does/not/matter.usda"), ("physx", None))
+
+
+def test_an_edited_file_is_read_again(tmp_path, reads):
+    path = _age(_library(tmp_path, schema=False), 100)
+    before = resolve_ordering(path, "physx")
+    assert resolve_ordering(path, "mjwarp").joints == MJWARP_JOINTS and len(reads) == 1
+    _drop_arm(path)
+    _age(path, 50)
+    after = resolve_ordering(path, "physx")
+    assert after.joints == tuple(j for j in before.joints if j != "arm") and len(reads) == 2
+    assert resolve_ordering(path, "mjwarp").joints == tuple(j for j in MJWARP_JOINTS if j != "arm")
+    assert len(reads) == 2
+
+
+def test_an_edited_referenced_layer_is_read_again(tmp_path, reads):
+    lib = _age(_library(tmp_path, schema=False))
+    path = _age(_compose(tmp_path, lib, "reference"))
+    assert "arm" in resolve_ordering(path, "physx").joints
+    _drop_arm(lib)
+    _age(lib, 50)
+    assert "arm" not in resolve_ordering(path, "physx").joints
+    assert len(reads) == 2
+
+
+def test_a_file_replaced_by_a_copy_with_the_same_mtime_and_size_is_read_again(tmp_path, reads):
+    import shutil
+    import time
+
+    path = _age(_library(tmp_path, schema=False))
+    text = path.read_text()
+    assert "ram" not in text
+    renamed = tmp_path / "renamed.usda"
+    renamed.write_text(text.replace("arm", "ram"))  # same size, the joint and body 'arm' renamed 'ram'
+    mtime = path.stat().st_mtime_ns
+    import os
+
+    os.utime(renamed, ns=(mtime, mtime))
+    assert "arm" in resolve_ordering(path, "physx").joints
+    time.sleep(0.05)  # past the file system's clock tick, so that the ctime differs
+    shutil.copy2(renamed, path)  # as `cp -p` does: new content, the old mtime and size
+    assert path.stat().st_mtime_ns == mtime and path.stat().st_size == len(text)
+    joints = resolve_ordering(path, "physx").joints
+    assert "ram" in joints and "arm" not in joints and len(reads) == 2
+
+
+def test_a_file_written_moments_ago_is_not_cached(tmp_path, reads):
+    path = _library(tmp_path, schema=False)  # mtime: now
+    first, second = resolve_ordering(path, "physx"), resolve_ordering(path, "physx")
+    assert first == second and len(reads) == 2
+
+
+def test_unsaved_edits_in_this_process_are_seen(tmp_path, reads):
+    path = _age(_library(tmp_path, schema=False))
+    assert "arm" in resolve_ordering(path, "physx").joints
+    stage = Usd.Stage.Open(str(path))  # holds the layer USD will compose the file from
+    stage.RemovePrim("/robot/joints/arm")
+    stage.RemovePrim("/robot/arm")
+    assert "arm" not in resolve_ordering(path, "physx").joints  # as a fresh Usd.Stage.Open(path) sees it
+    stage.GetRootLayer().Reload()  # edits dropped
+    assert "arm" in resolve_ordering(path, "physx").joints
+    assert len(reads) == 3
+
+
+def test_the_cache_is_a_bounded_lru(tmp_path, reads):
+    import shutil
+
+    from transfer.orders import usd
+
+    lib = _age(_library(tmp_path, schema=False))
+    paths = [tmp_path / f"copy_{i}.usda" for i in range(usd._CACHE_SIZE + 2)]
+    for path in paths:
+        shutil.copy2(lib, path)
+        resolve_ordering(path, "physx")
+    assert len(usd._CACHE) == usd._CACHE_SIZE and len(reads) == len(paths)
+    resolve_ordering(paths[-1], "mjwarp")  # recent: a hit
+    assert len(reads) == len(paths)
+    resolve_ordering(paths[0], "mjwarp")  # evicted: read again
+    assert len(reads) == len(paths) + 1 and len(usd._CACHE) == usd._CACHE_SIZE
+
+
+@pytest.mark.skipif(not ANYMAL_C.is_file(), reason="ANYmal C asset not present")
+def test_a_fresh_copy_of_anymal_c_gives_the_uncached_orders(tmp_path, reads):
+    import shutil
+
+    from transfer.orders import resolve_orderings
+
+    shutil.copytree(ANYMAL_C.parent, tmp_path / "usd")  # with Props/instanceable_meshes.usd it references
+    path = tmp_path / "usd" / ANYMAL_C.name
+    both = resolve_orderings(path, ("physx", "mjwarp"))
+    again = (resolve_ordering(path, "physx"), resolve_ordering(path, "mjwarp"))
+    assert len(reads) == 1  # the copy keeps the files' old mtimes: the second resolve is a cache hit
+    g = one(Usd.Stage.Open(str(path)))
+    assert both == {"physx": physx_order(g), "mjwarp": mjwarp_order(g)} and again == tuple(both.values())
+    assert len(both["physx"].joints) == 12 and sorted(both["physx"].joints) == sorted(both["mjwarp"].joints)
+
+
+def _outcome(fn):
+    try:
+        return fn()
+    except OrderingError as exc:
+        return type(exc).__name__, str(exc)
+
+
+@settings(deadline=None, max_examples=25, suppress_health_check=list(HealthCheck))
+@given(stages(max_bodies=10))
+def test_cached_file_reads_equal_uncached_stage_reads(spec):
+    """Generated stages (refusals included) resolve alike from a cached file and from a stage read anew."""
+    from transfer.orders import usd
+
+    path = _age(write_stage(spec, _workdir / f"cached_{next(_counter)}.usda"))
+    usd.clear_cache()
+    with pytest.MonkeyPatch.context() as mp:
+        count = itertools.count()
+        read_stage = usd.read_stage
+        mp.setattr(usd, "read_stage", lambda stage: (next(count), read_stage(stage))[1])
+        roots = _outcome(lambda: read_topology(path).roots)
+        if isinstance(roots, tuple) and roots and roots[0] == "OrderingError":
+            roots = tuple(a.root_path for a in spec.articulations)
+        cached = {(r, c): _outcome(lambda r=r, c=c: resolve_ordering(path, c, r)) for r in roots for c in CONVENTIONS}
+        reads = next(count)
+    uncached = {
+        (r, c): _outcome(lambda r=r, c=c: resolve_ordering(Usd.Stage.Open(str(path)), c, r))
+        for r in roots
+        for c in CONVENTIONS
+    }
+    assert cached == uncached
+    assert reads <= 1 or all(isinstance(v, tuple) and v[0] == "OrderingError" for v in cached.values())
+    path.unlink()
+
+
+# --- 10. unresolved references, payloads and sublayers -------------------------------------------------------
+
+_ARCS = {
+    "reference": ('(\n    defaultPrim = "robot"\n)', "(\n    prepend references = @./parts/robot_lib.usda@\n)"),
+    "payload": ('(\n    defaultPrim = "robot"\n)', "(\n    prepend payload = @./parts/robot_lib.usda@\n)"),
+    "sublayer": ("(\n    subLayers = [@./parts/robot_lib.usda@]\n)", ""),
+}
+
+
+def _asset_with_missing(tmp_path: Path, arc: str) -> Path:
+    """``robot.usda`` that brings the robot in from ``parts/robot_lib.usda``, which is not there."""
+    header, meta = _ARCS[arc]
+    path = tmp_path / "robot.usda"
+    path.write_text(f'#usda 1.0\n{header}\n\ndef Xform "robot" {meta}\n{{\n}}\n' if meta else f"#usda 1.0\n{header}\n")
+    return path
+
+
+@pytest.mark.parametrize("arc", sorted(_ARCS))
+def test_unresolved_arc_names_the_file_the_asset_the_prim_and_the_fix(tmp_path, arc, reads):
+    path = _age(_asset_with_missing(tmp_path, arc))
+    missing = tmp_path / "parts" / "robot_lib.usda"
+    with pytest.raises(OrderingError) as err:
+        resolve_ordering(path, "physx")
+    msg = str(err.value)
+    assert msg.startswith(f"No articulation in {path}. The stage has 1 composition error")
+    assert f"@{missing}@" in msg and ("sublayer" if arc == "sublayer" else f"for {arc}") in msg
+    assert ("at </>:" if arc == "sublayer" else "at </robot>:") in msg
+    assert "Make each listed asset path (and prim path) resolve" in msg and "Apply PhysicsArticulationRootAPI" in msg
+    with pytest.raises(OrderingError, match=rf"No articulation root at /robot/base in {path}\. The stage has 1"):
+        read_topology(path, "/robot/base")
+    # once the file is where the asset expects it, the robot resolves: a failed read is never cached
+    missing.parent.mkdir()
+    _library(missing.parent)
+    assert resolve_ordering(path, "physx").joints == PHYSX_JOINTS
+
+
+def test_unresolved_reference_next_to_a_robot_is_named_by_the_mjwarp_refusal(tmp_path):
+    lib = _library(tmp_path, schema=False)
+    path = _compose(tmp_path, lib, "reference")
+    stage = Usd.Stage.Open(str(path))
+    UsdGeom.Xform.Define(stage, "/World/props").GetPrim().GetReferences().AddReference("./props/missing.usda")
+    stage.Save()
+    assert resolve_ordering(path, "physx").joints == PHYSX_JOINTS  # PhysX composes what resolves
+    with pytest.raises(MjwarpRefusal, match=r"(?s)composition errors.*props/missing\.usda"):
+        resolve_ordering(path, "mjwarp")

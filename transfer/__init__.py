@@ -24,6 +24,7 @@ _EXPORTS = {
     "ResolvedOrder": "transfer.orders",
     "read_topology": "transfer.orders",
     "resolve_ordering": "transfer.orders",
+    "resolve_orderings": "transfer.orders",
     "open_articulation": "transfer.articulation",
     "Articulation": "transfer.articulation",
     "Task": "transfer.task",
@@ -51,13 +52,20 @@ __all__ = [
     "parse_ordering",
     "read_topology",
     "resolve_ordering",
+    "resolve_orderings",
 ]
 
 if TYPE_CHECKING:
     from transfer.articulation import Articulation, open_articulation
     from transfer.name_map import ArticulationNameMap, NameMapError, build_name_map
     from transfer.ordering import OrderingConvention, parse_ordering
-    from transfer.orders import OrderingError, ResolvedOrder, read_topology, resolve_ordering
+    from transfer.orders import (
+        OrderingError,
+        ResolvedOrder,
+        read_topology,
+        resolve_ordering,
+        resolve_orderings,
+    )
     from transfer.policy import Policy, load_policy
     from transfer.presets import (
         OrderingOverrideWarning,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from transfer.ordering import OrderingConvention, parse_ordering
@@ -35,12 +36,16 @@ __all__ = [
     "physx_order",
     "read_topology",
     "resolve_ordering",
+    "resolve_orderings",
     "robot_schema_order",
 ]
 
 
 def read_topology(asset: Any, root: str | None = None) -> Topology:
-    """Read every articulation of a USD file or ``Usd.Stage`` (or only the one at ``root``) as graphs."""
+    """Read every articulation of a USD file or ``Usd.Stage`` (or only the one at ``root``) as graphs.
+
+    A file's read is cached until one of its layers changes (:func:`transfer.orders.usd.read_file`).
+    """
     from transfer.orders.usd import read_topology as _read
 
     return _read(asset, root)
@@ -71,11 +76,39 @@ def resolve_ordering(asset: Any, convention: Any, root: str | None = None) -> Re
     ``convention`` anything :func:`transfer.parse_ordering` accepts. An explicit name list is validated
     against the articulation's DoF names (or its body names) in PhysX spelling and returned in that field.
     Raises :class:`OrderingError` (or :class:`MjwarpRefusal`) with the reason and the fix.
+
+    A USD path is read once and cached until the file (or a layer it uses) changes, so asking for another
+    convention of the same file does not read it again; :func:`resolve_orderings` asks for several at once.
     """
+    parsed = _parse(convention)
+    return _resolve(_one_graph(asset, root), parsed)
+
+
+def resolve_orderings(asset: Any, conventions: Iterable[Any], root: str | None = None) -> dict[Any, ResolvedOrder]:
+    """Several conventions of one articulation from a single read of ``asset``.
+
+    ``conventions`` is an iterable of conventions, each anything :func:`resolve_ordering` accepts (an explicit
+    name list is one item: ``[("hip", "knee"), "physx"]``). Returns ``{convention: order}`` keyed by the
+    conventions as given (lists turned into tuples), in the order given:
+    ``resolve_orderings(path, ("physx", "mjwarp"))["mjwarp"]``. Raises as :func:`resolve_ordering` does, for
+    the first convention that cannot be resolved; call :func:`resolve_ordering` per convention to keep the
+    others (the file is still read once).
+    """
+    if isinstance(conventions, (str, OrderingConvention)):
+        conventions = (conventions,)
+    items = [(tuple(c) if isinstance(c, list) else c, _parse(c)) for c in conventions]
+    g = _one_graph(asset, root)
+    return {key: _resolve(g, parsed) for key, parsed in items}
+
+
+def _parse(convention: Any):
     parsed = parse_ordering(convention)
     if parsed is None:
         raise ValueError("resolve_ordering needs a convention or a name list; None means 'the backend's own order'.")
-    g = _one_graph(asset, root)
+    return parsed
+
+
+def _resolve(g: ArticulationGraph, parsed) -> ResolvedOrder:
     if parsed is OrderingConvention.PHYSX:
         return physx_order(g)
     if parsed is OrderingConvention.MJWARP:

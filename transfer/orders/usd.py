@@ -3,19 +3,39 @@
 Membership comes from usd-core's own UsdPhysics parse, the parse both engines start from: it resolves
 joint targets below a body to the enclosing rigid body, composes references, payloads and instances, and
 lists each articulation's bodies and joints.
+
+A file is opened once per read: :func:`read_stage` takes the parse, the robot schema and the composition
+errors from that one ``Usd.Stage`` into an immutable :class:`StageRead`, which :func:`read_file` keeps in a
+small LRU cache (validated against the mtime and size of every layer the stage used), so that resolving
+several conventions of one file reads it once and an edited file is read again. :func:`select` applies root
+selection and the refusals.
 """
 
 from __future__ import annotations
 
 import os
+import threading
+import time
 import warnings
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from transfer.orders.graph import ArticulationGraph, Body, Joint, JointType, OrderingError, RobotSchema, Topology
 
-__all__ = ["StagePhysics", "open_stage", "read_physics", "read_robot_schema", "read_topology"]
+__all__ = [
+    "StagePhysics",
+    "StageRead",
+    "clear_cache",
+    "open_stage",
+    "read_file",
+    "read_physics",
+    "read_robot_schema",
+    "read_stage",
+    "read_topology",
+    "select",
+]
 
 _ROBOT_JOINTS = "isaac:physics:robotJoints"
 _ROBOT_LINKS = "isaac:physics:robotLinks"
@@ -84,22 +104,24 @@ def _limits(prim) -> tuple[tuple[str, float | None, float | None], ...]:
     return tuple(sorted(out))
 
 
-def _check_targets(stage, path: str, desc) -> None:
-    prim = stage.GetPrimAtPath(path)
-    for rel_name in ("physics:body0", "physics:body1"):
+def _check_targets(stage, prim, path: str, body0: str, body1: str) -> None:
+    """Refuse a joint side with several targets or a target that does not exist, and a joint on one body.
+
+    ``body0``/``body1`` are the parse's bodies: non-empty only when the (first) target exists."""
+    for rel_name, body in (("physics:body0", body0), ("physics:body1", body1)):
         rel = prim.GetRelationship(rel_name)
         targets = rel.GetTargets() if rel else []
         if len(targets) > 1:
             raise OrderingError(f"Joint {path}: {rel_name} has {len(targets)} targets; a joint side names one body.")
         for target in targets:
-            if not stage.GetPrimAtPath(target).IsValid():
+            if not body and not stage.GetPrimAtPath(target).IsValid():
                 raise OrderingError(
                     f"Joint {path}: {rel_name} targets {target}, which does not exist in the stage. "
                     "Point it at an existing rigid body (or remove it to attach the joint to the world)."
                 )
-    if desc.body0 == desc.body1 and str(desc.body0):
+    if body0 == body1 and body0:
         raise OrderingError(
-            f"Joint {path} connects body {desc.body0} to itself; physics:body0 and physics:body1 must name two "
+            f"Joint {path} connects body {body0} to itself; physics:body0 and physics:body1 must name two "
             "different bodies."
         )
 
@@ -117,6 +139,7 @@ class StagePhysics:
 def read_physics(stage) -> StagePhysics:
     """Bodies, joints (validated, with D6 limits) and articulations of an open ``Usd.Stage``."""
     parsed = _parse(stage, "/")
+    get_prim = stage.GetPrimAtPath
     bodies: dict[str, Body] = {}
     joints: dict[str, Joint] = {}
     articulations = []
@@ -124,20 +147,23 @@ def read_physics(stage) -> StagePhysics:
         name = str(otype).rsplit(".", 1)[-1]
         if name == "RigidBody":
             for path, desc in zip(paths, descs, strict=True):
-                bodies[str(path)] = Body(str(path), bool(desc.rigidBodyEnabled), bool(desc.kinematicBody))
+                key = str(path)
+                bodies[key] = Body(key, bool(desc.rigidBodyEnabled), bool(desc.kinematicBody))
         elif name in _JOINT_TYPES:
+            parsed_type = _JOINT_TYPES[name]
             for path, desc in zip(paths, descs, strict=True):
                 key = str(path)
-                _check_targets(stage, key, desc)
-                prim = stage.GetPrimAtPath(key)
-                jtype = _JOINT_TYPES[name]
+                prim = get_prim(path)
+                body0, body1 = str(desc.body0), str(desc.body1)
+                _check_targets(stage, prim, key, body0, body1)
+                jtype = parsed_type
                 if jtype is JointType.D6 and prim.GetTypeName() != "PhysicsJoint":
                     jtype = JointType.OTHER  # a typed joint the parse treats as D6 (e.g. a custom schema)
                 joints[key] = Joint(
                     path=key,
                     type=jtype,
-                    body0=str(desc.body0) or None,
-                    body1=str(desc.body1) or None,
+                    body0=body0 or None,
+                    body1=body1 or None,
                     excluded=bool(desc.excludeFromArticulation),
                     enabled=bool(desc.jointEnabled),
                     axis=str(desc.axis) if hasattr(desc, "axis") else None,
@@ -151,25 +177,40 @@ def read_physics(stage) -> StagePhysics:
     return StagePhysics(bodies, joints, tuple(sorted(articulations)))
 
 
-def read_topology(asset: Any, root: str | None = None) -> Topology:
-    """Every articulation of a USD file or stage as engine-free graphs, sorted by root path.
+@dataclass(frozen=True)
+class StageRead:
+    """What one read of a stage yields before a root is selected (see :func:`read_stage`).
 
-    With ``root`` (the path of the prim carrying ``PhysicsArticulationRootAPI``), only that articulation.
-    Raises :class:`OrderingError` when there is no articulation (or none at ``root``), when two root APIs
-    claim the same bodies (nested or repeated roots, where the engines disagree), or when payloads the stage
-    has not loaded may hide articulations. A robot schema that cannot be used is recorded on the graph
-    (``robot.error``) and raised only when the ``robot_schema`` convention is asked for.
+    Immutable, so that the cache of :func:`read_topology` can hand the same value to every caller.
     """
+
+    source: str
+    """The root layer's file (or identifier, for a stage that has none)."""
+    graphs: tuple[ArticulationGraph, ...]
+    """Every articulation, sorted by root path."""
+    articulations: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]
+    """:attr:`StagePhysics.articulations`, for the check that two roots do not claim the same bodies."""
+    unloaded: tuple[str, ...] = ()
+    """Prims whose payloads the stage has not loaded."""
+    unresolved: tuple[str, ...] = ()
+    """The stage's composition errors (a reference, payload or sublayer that does not resolve, ...), one
+    ``at <prim>: <USD's message>`` line each; the message names the missing asset and the layer that authors
+    the arc."""
+
+
+def read_stage(stage) -> StageRead:
+    """Read an open ``Usd.Stage`` once: the UsdPhysics parse, each articulation's graph (with its robot
+    schema), unloaded payloads and composition errors. Root selection and refusals are :func:`select`'s."""
     from pxr import UsdPhysics
 
-    stage = open_stage(asset)
     physics = read_physics(stage)
     source = _source(stage)
-    composition_errors = tuple(str(e) for e in stage.GetCompositionErrors())
-    unloaded = _unloaded_payloads(stage)
+    errors = stage.GetCompositionErrors()
+    composition_errors = tuple(str(e) for e in errors)
+    get_prim = stage.GetPrimAtPath
     graphs = []
     for key, member_bodies, member_joints in physics.articulations:
-        prim = stage.GetPrimAtPath(key)
+        prim = get_prim(key)
         if prim.HasAPI(UsdPhysics.RigidBodyAPI):
             kind = "body"
         elif prim.IsA(UsdPhysics.Joint):
@@ -186,19 +227,39 @@ def read_topology(asset: Any, root: str | None = None) -> Topology:
                 source=source,
                 robot=_robot_schema_or_error(stage, key),
                 composition_errors=composition_errors,
-                instance_proxies=tuple(p for p in members if stage.GetPrimAtPath(p).IsInstanceProxy()),
+                instance_proxies=tuple(p for p in members if get_prim(p).IsInstanceProxy()),
             )
         )
     graphs.sort(key=lambda g: g.root)
+    return StageRead(
+        source=source,
+        graphs=tuple(graphs),
+        articulations=physics.articulations,
+        unloaded=tuple(_unloaded_payloads(stage)),
+        unresolved=tuple(_describe_error(e) for e in errors),
+    )
+
+
+def select(read: StageRead, root: str | None = None) -> Topology:
+    """The :class:`Topology` of a :class:`StageRead`: every articulation, or only the one at ``root``.
+
+    Raises :class:`OrderingError` as :func:`read_topology` documents.
+    """
+    graphs = list(read.graphs)
+    source = read.source
     found = tuple(g.root for g in graphs)
+    unloaded = list(read.unloaded)
     if root is not None:
         root = str(root)
         graphs = [g for g in graphs if g.root == root]
         if not graphs:
-            hint = f"Articulation roots in this file: {list(found)}." if found else _no_root_hint()
-            raise OrderingError(f"No articulation root at {root} in {source}. {hint}{_unloaded_hint(unloaded)}")
+            hint = f"Articulation roots in this file: {list(found)}." if found else _missing_root_hint(read)
+            raise OrderingError(
+                f"No articulation root at {root} in {source}. {hint}{_unloaded_hint(unloaded)}"
+                + (f" {_unresolved_text(read)}" if found and read.unresolved else "")
+            )
     elif not graphs:
-        raise OrderingError(f"No articulation in {source}. {_no_root_hint()}{_unloaded_hint(unloaded)}")
+        raise OrderingError(f"No articulation in {source}. {_missing_root_hint(read)}{_unloaded_hint(unloaded)}")
     elif unloaded:
         raise OrderingError(
             f"{source} has payloads that are not loaded ({', '.join(unloaded[:5])}"
@@ -206,8 +267,196 @@ def read_topology(asset: Any, root: str | None = None) -> Topology:
             f"articulations {list(found)} may be incomplete. Load them (open the file by path, or "
             "stage.Load(path)), or pass root= to select one articulation."
         )
-    _refuse_shared_bodies(graphs, physics, source)
+    _refuse_shared_bodies(graphs, read.articulations, source)
     return Topology(tuple(graphs), source=source)
+
+
+def read_topology(asset: Any, root: str | None = None) -> Topology:
+    """Every articulation of a USD file or stage as engine-free graphs, sorted by root path.
+
+    With ``root`` (the path of the prim carrying ``PhysicsArticulationRootAPI``), only that articulation.
+    Raises :class:`OrderingError` when there is no articulation (or none at ``root``; naming the references,
+    payloads or sublayers that do not resolve, if any), when two root APIs claim the same bodies (nested or
+    repeated roots, where the engines disagree), or when payloads the stage has not loaded may hide
+    articulations. A robot schema that cannot be used is recorded on the graph (``robot.error``) and raised
+    only when the ``robot_schema`` convention is asked for.
+
+    A file path is opened once and its read kept in a small LRU cache (see :func:`read_file`); a
+    ``Usd.Stage`` is read every time, as it may have been edited.
+    """
+    from pxr import Usd
+
+    read = read_stage(asset) if isinstance(asset, Usd.Stage) else read_file(asset)
+    return select(read, root)
+
+
+# --- the read cache ----------------------------------------------------------------------------------------
+
+_CACHE_SIZE = 16
+_RACY_NS = 2_000_000_000
+"""A file modified this recently (before the read began) is not cached: file times are coarse (a clock tick
+on Linux, up to 2 s on some file systems), so a second write of the same size within that tick would keep
+the same (mtime, size) and go unnoticed."""
+
+
+@dataclass(frozen=True)
+class _Entry:
+    layers: tuple[tuple[str, tuple[int, int, int, int]], ...]
+    """``(real path, stat)`` of every file layer the stage used (root, sublayers, references, payloads); see
+    :func:`_stat`."""
+    read: StageRead
+
+
+class _ReadCache:
+    """A bounded LRU of :class:`StageRead` by resolved file path, each checked against its layers' stats."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._entries: OrderedDict[str, _Entry] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> StageRead | None:
+        with self._lock:
+            entry = self._entries.get(key)
+        if entry is not None and not _unchanged(entry.layers):
+            with self._lock:
+                if self._entries.get(key) is entry:
+                    del self._entries[key]
+            entry = None
+        if entry is None:
+            return None
+        with self._lock:
+            if key in self._entries:
+                self._entries.move_to_end(key)
+        return entry.read
+
+    def put(self, key: str, entry: _Entry) -> None:
+        with self._lock:
+            self._entries[key] = entry
+            self._entries.move_to_end(key)
+            while len(self._entries) > self.size:
+                self._entries.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+_CACHE = _ReadCache(_CACHE_SIZE)
+
+
+def clear_cache() -> None:
+    """Forget every cached read (:func:`read_file`)."""
+    _CACHE.clear()
+
+
+def read_file(asset: str | os.PathLike) -> StageRead:
+    """The :class:`StageRead` of a USD file, from the cache when no layer it used has changed since.
+
+    The cache holds the last 16 files, keyed by resolved path. An entry is used only while every file layer
+    the stage used (the root layer, its sublayers, referenced and payload files) keeps its ``mtime_ns``,
+    size, ctime and inode, and none is held open in this process with unsaved edits; otherwise the file is
+    read again. Not cached: stages with composition errors (a missing file may appear), layers that are not
+    plain files (e.g. inside a ``.usdz``), and files modified less than 2 s before the read (file times are
+    too coarse to tell two quick writes apart).
+    """
+    from pxr import Usd
+
+    if isinstance(asset, Usd.Stage):
+        return read_stage(asset)
+    if not isinstance(asset, (str, os.PathLike)):
+        open_stage(asset)  # raises the TypeError
+    key = os.path.realpath(asset)
+    read = _CACHE.get(key)
+    if read is not None:
+        return read
+    started = time.time_ns()
+    stage = open_stage(asset)
+    read = read_stage(stage)
+    layers = _layer_stats(stage, started)
+    if layers is not None:
+        _CACHE.put(key, _Entry(layers, read))
+    return read
+
+
+def _stat(path: str) -> tuple[int, int, int, int]:
+    """What tells a changed file: ``(mtime_ns, size, ctime_ns, inode)``. The ctime and inode catch a file
+    replaced by a copy that keeps the old modification time (``cp -p``, ``shutil.copy2``)."""
+    st = os.stat(path)
+    return st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino
+
+
+def _layer_stats(stage, started: int) -> tuple[tuple[str, tuple[int, int, int, int]], ...] | None:
+    """``(real path, stat)`` of the stage's file layers, or ``None`` where caching is unsafe."""
+    if stage.GetCompositionErrors():
+        return None
+    out = []
+    for layer in stage.GetUsedLayers():
+        if layer.anonymous:
+            continue
+        real = layer.realPath
+        if not real or layer.dirty:
+            return None
+        try:
+            st = _stat(real)
+        except OSError:
+            return None  # e.g. a layer inside a package, or a resolver URI
+        if st[0] > started - _RACY_NS:
+            return None
+        out.append((real, st))
+    return tuple(sorted(out))
+
+
+def _unchanged(layers: tuple[tuple[str, tuple[int, int, int, int]], ...]) -> bool:
+    from pxr import Sdf
+
+    for real, st in layers:
+        try:
+            if _stat(real) != st:
+                return False
+        except OSError:
+            return False
+        held = Sdf.Layer.Find(real)
+        if held is not None and held.dirty:
+            return False  # unsaved edits in this process: a fresh open would compose those
+    return True
+
+
+# --- errors ------------------------------------------------------------------------------------------------
+
+
+def _describe_error(error) -> str:
+    site = getattr(error, "rootSite", None)
+    prim = getattr(site, "path", None)
+    message = str(error).strip()
+    return f"at <{prim}>: {message}" if prim is not None and str(prim) else message
+
+
+def _unresolved_text(read: StageRead) -> str:
+    """The stage's composition errors and how to fix them."""
+    n = len(read.unresolved)
+    listed = "".join(f"\n  - {e}" for e in read.unresolved[:8])
+    more = f"\n  (and {n - 8} more)" if n > 8 else ""
+    what = (
+        "1 composition error (a reference, payload or sublayer that does not resolve); what it would bring in"
+        if n == 1
+        else f"{n} composition errors (references, payloads or sublayers that do not resolve); what they would bring in"
+    )
+    return (
+        f"The stage has {what}, possibly the robot, is missing:{listed}{more}\n"
+        "Make each listed asset path (and prim path) resolve: a relative asset path resolves against the layer "
+        "that authors it, so copy the referenced files along with the asset and keep its directory layout. Or "
+        "remove the reference."
+    )
+
+
+def _missing_root_hint(read: StageRead) -> str:
+    if not read.unresolved:
+        return _no_root_hint()
+    return f"{_unresolved_text(read)}\nIf the robot is authored in this file itself: {_no_root_hint()}"
 
 
 def _unloaded_payloads(stage) -> list[str]:
@@ -224,10 +473,14 @@ def _unloaded_hint(unloaded: list[str]) -> str:
     )
 
 
-def _refuse_shared_bodies(graphs: list[ArticulationGraph], physics: StagePhysics, source: str) -> None:
+def _refuse_shared_bodies(
+    graphs: list[ArticulationGraph],
+    articulations: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...],
+    source: str,
+) -> None:
     """Two root APIs on one mechanism (nested, or on two of its bodies): PhysX keeps one, Newton builds both."""
     owners: dict[str, list[str]] = {}
-    for key, bodies, _ in physics.articulations:
+    for key, bodies, _ in articulations:
         for body in bodies:
             owners.setdefault(body, []).append(key)
     for g in graphs:
@@ -298,11 +551,13 @@ def _robot_prim(stage, start: str):
 
 
 def _robot_schema_or_error(stage, articulation_root: str) -> RobotSchema | None:
+    robot = _robot_prim(stage, articulation_root)
+    if robot is None:
+        return None
     try:
-        return read_robot_schema(stage, articulation_root)
+        return _schema_of(stage, robot)
     except OrderingError as exc:
-        prim = _robot_prim(stage, articulation_root)
-        return RobotSchema(str(prim.GetPath()) if prim else articulation_root, (), (), error=str(exc))
+        return RobotSchema(str(robot.GetPath()), (), (), error=str(exc))
 
 
 def read_robot_schema(asset: Any, articulation_root: str) -> RobotSchema | None:
@@ -315,12 +570,14 @@ def read_robot_schema(asset: Any, articulation_root: str) -> RobotSchema | None:
     (with the relationship that names it), duplicates (with the robot prims that list them) and nested-robot
     cycles.
     """
-    from pxr import UsdPhysics
-
     stage = open_stage(asset)
     robot = _robot_prim(stage, articulation_root)
-    if robot is None:
-        return None
+    return None if robot is None else _schema_of(stage, robot)
+
+
+def _schema_of(stage, robot) -> RobotSchema:
+    from pxr import UsdPhysics
+
     root_key = str(robot.GetPath())
     names: dict[str, str] = {}
     unresolved: list[str] = []
