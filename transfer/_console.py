@@ -1,11 +1,17 @@
-"""Keeping stdout clean for data (tables, JSON) while engines print to the C-level stdout."""
+"""Keeping stdout clean for data (tables, JSON) and the terminal quiet while engines print to the C-level streams."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import sys
+import tempfile
 from collections.abc import Iterator
+from typing import TextIO
+
+__all__ = ["engine_output", "stdout_to_stderr"]
+
+_TAIL = 4000  # characters of captured engine output shown when a command fails
 
 
 @contextlib.contextmanager
@@ -22,3 +28,47 @@ def stdout_to_stderr() -> Iterator[None]:
         sys.stdout.flush()
         os.dup2(saved, 1)
         os.close(saved)
+
+
+@contextlib.contextmanager
+def engine_output(verbose: bool = False) -> Iterator[TextIO]:
+    """Keep what the engines and Warp print off the user's terminal, unless ``verbose``.
+
+    Yields the stream for the user's own messages and progress bars: the terminal's stderr. Inside the block,
+    stdout never receives engine output (it goes to stderr when ``verbose``, else to a temporary log with
+    stderr's engine output, Python warnings and Warp's module-load lines). When the block raises, the log's
+    tail is shown on the terminal before the error propagates, so nothing needed for a diagnosis is lost.
+    Warp's global configuration is never touched.
+    """
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved_out, saved_err = os.dup(1), os.dup(2)
+    user = os.fdopen(os.dup(2), "w", buffering=1)
+    log = None if verbose else tempfile.TemporaryFile()
+    try:
+        os.dup2(2 if log is None else log.fileno(), 1)
+        if log is not None:
+            os.dup2(log.fileno(), 2)
+        with contextlib.redirect_stdout(sys.stderr):
+            yield user
+    except BaseException:
+        if log is not None:
+            sys.stderr.flush()
+            log.seek(0, os.SEEK_END)
+            size = log.tell()
+            log.seek(max(0, size - _TAIL))
+            tail = log.read().decode(errors="replace").strip()
+            if tail:
+                user.write(f"--- engine output (last {min(size, _TAIL)} characters; --verbose shows all) ---\n")
+                user.write(tail + "\n---\n")
+        raise
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(saved_out, 1)
+        os.dup2(saved_err, 2)
+        os.close(saved_out)
+        os.close(saved_err)
+        user.close()
+        if log is not None:
+            log.close()

@@ -184,12 +184,17 @@ class PolicyEnv:
         self._obs = np.zeros((num_envs, self.observation_size), np.float32)
         self._rng = np.random.default_rng(seed)
         self._noise = noise
-        self.time = 0.0
+        self.steps = 0
         self.reset()
 
     @property
     def policy_dt(self) -> float:
         return self.task.policy_dt
+
+    @property
+    def time(self) -> float:
+        """Simulated seconds since the last reset."""
+        return round(self.steps * self.task.policy_dt, 9)
 
     def reset(self) -> np.ndarray:
         """Every env at its spawn pose and default joint state (plus the seeded noise); returns the observation."""
@@ -200,7 +205,7 @@ class PolicyEnv:
         art.write_joint_state(q, np.zeros_like(q))
         art.set_joint_position_target(self.default_joint_pos)
         self.last_action[:] = 0.0
-        self.time = 0.0
+        self.steps = 0
         return self.observe()
 
     def observe(self) -> np.ndarray:
@@ -226,7 +231,7 @@ class PolicyEnv:
         self.art.set_joint_position_target(targets.astype(np.float32), joint_ids=self.action_ids)
         for _ in range(t.decimation):
             self.art.step(t.sim_dt)
-        self.time += t.policy_dt
+        self.steps += 1
         return self.observe(), ~finite
 
     def root_state(self) -> tuple[np.ndarray, ...]:

@@ -15,7 +15,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import numpy as np
 
@@ -41,7 +41,10 @@ class ReplayResult:
     label: str
     target: str
     source: str
+    """The checkpoint's joint order."""
     reordered: bool
+    order: str
+    """The order the checkpoint was fed: ``source`` when reordered, the target's own when not."""
     num_envs: int
     seconds: float
     command: tuple[float, float, float]
@@ -159,7 +162,7 @@ def replay(
     command: Sequence[float] | None = None,
     seed: int = 0,
     reorder: bool = True,
-    progress: bool = True,
+    progress: bool | TextIO = True,
     label: str | None = None,
     backend_options: dict[str, Any] | None = None,
     inputs: Inputs | None = None,
@@ -169,6 +172,7 @@ def replay(
     ``source`` is the checkpoint's joint order (a convention, a list of names, or a file listing them; default: the
     task's); ``config`` the task (a task file or a Newton policy YAML); ``asset`` the robot's USD file (default:
     the task's asset hint). ``reorder=False`` feeds the checkpoint the target's own order instead (the control).
+    ``progress``: show a progress bar (on stderr, or on the stream given) for replays longer than two seconds.
     """
     from transfer.env import PolicyEnv
 
@@ -216,7 +220,9 @@ def _run(env: Any, policy: Any, inputs: Inputs, target: str, reorder: bool, seco
     obs = env.observe()
     _torch_threads()
     start = time.perf_counter()
-    for _ in tqdm(range(steps), desc=label or target, unit="step", file=sys.stderr, delay=2.0, disable=not progress):
+    stream = progress if hasattr(progress, "write") else sys.stderr
+    bar = tqdm(range(steps), desc=label or target, unit="step", file=stream, delay=2.0, disable=progress is False)
+    for _ in bar:
         actions = policy(obs)
         obs, nonfinite = env.step(actions)
         measure.nonfinite |= nonfinite
@@ -229,6 +235,7 @@ def _run(env: Any, policy: Any, inputs: Inputs, target: str, reorder: bool, seco
         target=target,
         source=inputs.source_label,
         reordered=reorder,
+        order=inputs.source_label if reorder else f"{env.art.backend.native_convention.value} (target's own)",
         num_envs=env.num_envs,
         seconds=env.time,
         command=command,
@@ -288,6 +295,9 @@ def plot(results: Sequence[ReplayResult], path: str | Path) -> Path:
         t = r.trace["time"]
         ax_v.plot(t, r.trace["forward"], label=f"{r.label}: {r.forward_velocity:.2f} m/s")
         ax_h.plot(t, r.trace["height"], label=r.label)
+    for ax in (ax_v, ax_h):
+        ax.axvspan(0.0, 1.0, color="0.92", zorder=0)
+    ax_v.text(0.5, 0.02, "warm-up\n(not counted)", transform=ax_v.get_xaxis_transform(), ha="center", fontsize=7)
     if results:
         commanded = float(np.linalg.norm(results[0].command[:2]))
         ax_v.axhline(commanded, color="k", linestyle="--", linewidth=1, label=f"commanded {commanded:.2f} m/s")

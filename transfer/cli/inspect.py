@@ -1,4 +1,4 @@
-"""The ``transfer`` command line."""
+"""``transfer inspect``: every convention's joint and body order of an asset, side by side (and the engines')."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import tyro
 
-from transfer._console import stdout_to_stderr
+from transfer._console import engine_output
 
 CONVENTIONS = ("physx", "mjwarp", "robot_schema")
 
@@ -29,6 +29,8 @@ class Inspect:
     """Print one JSON object instead of tables."""
     truth: bool = False
     """Also ask the real engines (ovphysx, Newton) and print a match/mismatch verdict."""
+    verbose: bool = False
+    """Show what the engines and Warp print (kept off the terminal by default)."""
 
 
 def default_asset() -> Path:
@@ -57,14 +59,14 @@ def _convention_block(graph: Any, convention: str) -> dict[str, Any] | None:
     return {"joints": list(order.joints), "bodies": list(order.bodies)}
 
 
-def inspect_asset(asset: Path, root: str | None = None, truth: bool = False) -> dict[str, Any]:
+def inspect_asset(asset: Path, root: str | None = None, truth: bool = False, verbose: bool = False) -> dict[str, Any]:
     """The ``inspect`` report as plain data (what ``--json`` prints)."""
     from transfer.orders import OrderingError, physx_order, read_topology
 
     topo = read_topology(asset, root)
     engines: dict[str, Any] = {}
     if truth:
-        with stdout_to_stderr():  # engines print to the C stdout; keep ours clean for --json
+        with engine_output(verbose):  # engines print to the C streams; keep stdout clean for --json
             engines = _truth(asset, root)
     out = []
     for graph in topo:
@@ -166,7 +168,7 @@ def run_inspect(cmd: Inspect) -> int:
 
     asset = cmd.asset or default_asset()
     try:
-        report = inspect_asset(asset, cmd.root, cmd.truth)
+        report = inspect_asset(asset, cmd.root, cmd.truth, cmd.verbose)
     except (OrderingError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -175,23 +177,3 @@ def run_inspect(cmd: Inspect) -> int:
     else:
         _print_report(report)
     return 0
-
-
-SUBCOMMANDS = {"inspect": tyro.conf.FlagCreatePairsOff[Inspect]}
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``transfer`` console script."""
-    cmd = tyro.extras.subcommand_cli_from_dict(
-        SUBCOMMANDS,
-        args=argv,
-        prog="transfer",
-        description="Run a policy trained on one physics backend on another, every vector matched by name.",
-    )
-    if isinstance(cmd, Inspect):
-        return run_inspect(cmd)
-    raise AssertionError(cmd)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

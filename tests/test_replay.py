@@ -1,0 +1,187 @@
+"""``transfer replay`` on the real engines with the real ANYmal C checkpoints, both directions, both formats.
+
+Direction A: the MuJoCo-Warp-trained TorchScript checkpoint on PhysX; direction B: the PhysX-trained ONNX
+checkpoint on Newton (several worlds, MuJoCo-Warp). Each direction runs native (the training backend), reordered
+(the checkpoint's order found by name on the target) and naive (fed the target's own order). Walking means a
+forward velocity of at least 0.8x native with no falls; the naive control stays below 0.3x native or falls.
+Measured values are in docs/replay.md.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from transfer.cli import main
+from transfer.replay import compare, replay
+
+pytest.importorskip("ovphysx")
+pytest.importorskip("newton")
+pytest.importorskip("onnxruntime")
+pytestmark = [pytest.mark.engines, pytest.mark.filterwarnings("ignore")]
+
+TASK = "presets/tasks/anymal_c_flat_velocity.yaml"
+
+
+@pytest.fixture(scope="module")
+def anymal(shared):
+    folder = shared / "policies/anybotics_anymal_c/rl_policies"
+    return {
+        "asset": shared / "assets/anybotics_anymal_c/usd/anymal_c.usda",
+        "mjw_pt": folder / "mjw_anymal.pt",
+        "physx_onnx": folder / "physx_anymal.onnx",
+        "yaml": folder / "anymal.yaml",
+    }
+
+
+@pytest.fixture(scope="module")
+def to_physx(anymal):
+    """Direction A: the mjwarp TorchScript checkpoint, native on Newton, reordered and naive on PhysX (4 envs)."""
+    runs = compare(
+        anymal["mjw_pt"], "physx", source="mjwarp", config=TASK, asset=anymal["asset"], num_envs=4, progress=False
+    )
+    return {r.label.split()[0]: r for r in runs}
+
+
+@pytest.fixture(scope="module")
+def to_newton(anymal):
+    """Direction B: the physx ONNX checkpoint, native on PhysX, reordered on Newton (4 worlds) and naive on Newton."""
+    common = dict(source="physx", config=TASK, asset=anymal["asset"], progress=False)
+    return {
+        "native": replay(anymal["physx_onnx"], "physx", num_envs=4, **common),
+        "reordered": replay(anymal["physx_onnx"], "newton", num_envs=4, seconds=6.0, **common),
+        "naive": replay(anymal["physx_onnx"], "newton", reorder=False, **common),
+    }
+
+
+def _walks(run, native):
+    assert run.fall_fraction == 0.0 and run.nonfinite_envs == 0, run
+    assert run.forward_velocity >= 0.8 * native.forward_velocity, (run, native)
+
+
+def _fails(run, native):
+    assert run.fall_fraction > 0.0 or run.forward_velocity < 0.3 * native.forward_velocity, (run, native)
+
+
+@pytest.mark.parametrize("direction", ["to_physx", "to_newton"])
+def test_native_walks(direction, request):
+    native = request.getfixturevalue(direction)["native"]
+    assert native.fall_fraction == 0.0 and native.forward_velocity > 0.7, native
+
+
+@pytest.mark.parametrize("direction", ["to_physx", "to_newton"])
+def test_reordered_walks_like_native(direction, request):
+    runs = request.getfixturevalue(direction)
+    _walks(runs["reordered"], runs["native"])
+    assert runs["reordered"].reordered and runs["reordered"].order == runs["reordered"].source
+
+
+@pytest.mark.parametrize("direction", ["to_physx", "to_newton"])
+def test_naive_control_does_not_walk(direction, request):
+    runs = request.getfixturevalue(direction)
+    _fails(runs["naive"], runs["native"])
+    assert not runs["naive"].reordered and "target's own" in runs["naive"].order
+
+
+def test_report_fields(to_physx):
+    run = to_physx["reordered"]
+    report = run.to_dict()
+    for key in ("target", "source", "reordered", "num_envs", "seconds", "command", "forward_velocity",
+                "lateral_velocity", "yaw_rate", "fall_fraction", "survival_seconds", "env_steps_per_second"):  # fmt: skip
+        assert key in report, key
+    assert report["num_envs"] == 4 and report["seconds"] == pytest.approx(10.0)
+    assert report["command"] == [1.0, 0.0, 0.0] and report["target"] == "physx"
+    assert abs(report["lateral_velocity"]) < 0.2 and report["env_steps_per_second"] > 0
+    json.dumps(report)  # plain data
+    # the trace behind the plot: one sample per policy step (50 Hz)
+    assert len(run.trace["time"]) == 500 and math.isclose(run.trace["time"][-1], 10.0)
+
+
+def test_newton_yaml_config_by_name(anymal):
+    """Newton's policy YAML works as the config: values read by joint name, the listed order checked."""
+    run = replay(
+        anymal["mjw_pt"], "physx", source="mjwarp", config=anymal["yaml"], asset=anymal["asset"], seconds=3.0,
+        backend_options={"spawn_offset": (0, 0, 0.7), "solver_position_iterations": 4, "solver_velocity_iterations": 0},
+        progress=False,
+    )  # fmt: skip
+    assert run.fall_fraction == 0.0 and run.forward_velocity > 0.5, run
+
+
+def test_cli_json_and_plot(anymal, tmp_path, capsys):
+    png = tmp_path / "replay.png"
+    args = [
+        "replay", str(anymal["mjw_pt"]), "--target", "physx", "--source", "mjwarp", "--config", TASK,
+        "--asset", str(anymal["asset"]), "--seconds", "3", "--json", "--plot", str(png),
+    ]  # fmt: skip
+    assert main(args) == 0
+    out = capsys.readouterr()
+    report = json.loads(out.out)  # stdout holds exactly one JSON object: no engine chatter
+    assert report["reordered"] is True and report["forward_velocity"] > 0.5
+    assert png.stat().st_size > 10_000 and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+# -- bad input: each a clear error naming what is wrong, and a non-zero exit ------------------------------------
+
+
+def _cli_error(capsys, *args) -> str:
+    assert main(["replay", *map(str, args)]) == 2
+    return capsys.readouterr().err
+
+
+def test_missing_and_corrupt_checkpoints(anymal, tmp_path, capsys):
+    common = ["--target", "physx", "--source", "mjwarp", "--config", TASK, "--asset", anymal["asset"]]
+    assert "not found: /no/such/policy.pt" in _cli_error(capsys, "/no/such/policy.pt", *common)
+    junk = tmp_path / "junk.pt"
+    junk.write_bytes(b"\x00\x01not a checkpoint" * 10)
+    assert "junk.pt" in _cli_error(capsys, junk, *common)
+
+
+def test_a_pickle_that_needs_code_is_refused(anymal, tmp_path, capsys):
+    torch = pytest.importorskip("torch")
+    evil = tmp_path / "model_1.pt"
+    torch.save({"actor": _Opaque()}, evil)
+    err = _cli_error(capsys, evil, "--target", "physx", "--source", "mjwarp", "--config", TASK, "--asset", anymal["asset"])
+    assert "weights_only" in err and "model_1.pt" in err
+
+
+class _Opaque:
+    """A class instance: unpickling it would need this module's code."""
+
+
+def test_observation_size_mismatch_names_both_sizes(anymal, tmp_path, capsys):
+    short = tmp_path / "short.yaml"
+    short.write_text(open(TASK).read().replace("  - last_action           # action-sized\n", ""))
+    err = _cli_error(capsys, anymal["mjw_pt"], "--target", "physx", "--source", "mjwarp", "--config", short,
+                     "--asset", anymal["asset"], "--seconds", "1")  # fmt: skip
+    assert "reads 48 observations" in err and "builds 36" in err
+
+
+def test_a_config_joint_the_asset_lacks(anymal, tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(open(TASK).read().replace('".*_HAA": 0.0', '".*_HAA": 0.0\n  "LF_WRIST": 0.1'))
+    err = _cli_error(capsys, anymal["mjw_pt"], "--target", "physx", "--source", "mjwarp", "--config", bad,
+                     "--asset", anymal["asset"])  # fmt: skip
+    assert "'LF_WRIST'" in err and "no joint of the asset" in err
+
+
+def test_a_config_order_that_contradicts_the_asset(anymal, tmp_path, capsys):
+    text = open(anymal["yaml"]).read()
+    # swap two entries of the physx list: the YAML now claims an order the asset does not resolve to
+    head, physx = text.split("physx_joint_names:", 1)
+    physx = physx.replace('"LH_HAA"', '"@@"', 1).replace('"RF_HAA"', '"LH_HAA"', 1).replace('"@@"', '"RF_HAA"', 1)
+    swapped = tmp_path / "anymal.yaml"
+    swapped.write_text(head + "physx_joint_names:" + physx)
+    err = _cli_error(capsys, anymal["physx_onnx"], "--target", "newton", "--source", "physx", "--config", swapped,
+                     "--asset", anymal["asset"])  # fmt: skip
+    assert "[1] listed 'RF_HAA', resolved 'LH_HAA'" in err
+
+
+def test_missing_asset_and_missing_source(anymal, capsys):
+    assert "--asset is needed" in _cli_error(capsys, anymal["mjw_pt"], "--target", "physx", "--source", "mjwarp",
+                                             "--config", TASK)  # fmt: skip
+    assert "not found" in _cli_error(capsys, anymal["mjw_pt"], "--target", "physx", "--source", "mjwarp", "--config",
+                                     TASK, "--asset", "/no/robot.usda")  # fmt: skip
+    assert "--source is needed" in _cli_error(capsys, anymal["mjw_pt"], "--target", "physx", "--config", TASK,
+                                              "--asset", anymal["asset"])  # fmt: skip

@@ -1,0 +1,31 @@
+"""The ``transfer`` command line: thin commands over the API (each prints tables or JSON, draws plots).
+
+- ``transfer inspect``: every convention's order of an asset (:mod:`transfer.cli.inspect`);
+- ``transfer replay``: a checkpoint on a backend, reordered, naive or compared (:mod:`transfer.cli.replay`).
+"""
+
+from __future__ import annotations
+
+import tyro
+
+from transfer.cli.inspect import Inspect, default_asset, inspect_asset, run_inspect
+from transfer.cli.replay import Replay, run_replay
+
+__all__ = ["default_asset", "inspect_asset", "main"]
+
+SUBCOMMANDS = {
+    "inspect": tyro.conf.FlagCreatePairsOff[Inspect],
+    "replay": tyro.conf.FlagCreatePairsOff[Replay],
+}
+RUNNERS = {Inspect: run_inspect, Replay: run_replay}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``transfer`` console script."""
+    cmd = tyro.extras.subcommand_cli_from_dict(
+        SUBCOMMANDS,
+        args=argv,
+        prog="transfer",
+        description="Run a policy trained on one physics backend on another, every vector matched by name.",
+    )
+    return RUNNERS[type(cmd)](cmd)
