@@ -21,7 +21,7 @@ import warp as wp
 
 from transfer.backends.base import JOINT_PROPERTIES, Backend, EngineOrder, JointProperties
 from transfer.backends.physx import engine
-from transfer.backends.physx.scene import Scene, compose_scene
+from transfer.backends.physx.scene import DEFAULT_DRIVE_MAX_FORCE, Scene, compose_scene
 from transfer.ordering import OrderingConvention
 
 __all__ = ["PhysxBackend"]
@@ -75,7 +75,8 @@ class PhysxBackend(Backend):
             2 cores, 2.6x at 64 robots (``docs/physx.md``).
         drive_stiffness, drive_damping: Drive gains written after loading, SI (N·m/rad or N/m; damping per
             rad/s or m/s): one number for every DoF, a sequence in backend order, or a mapping from DoF name
-            to value (DoFs not named keep the asset's gains).
+            to value (DoFs not named keep the asset's gains). They act on every DoF, driven in the asset or not
+            (see *Position control* below).
         solver_position_iterations, solver_velocity_iterations: Override the articulation's PhysX solver
             iteration counts (authored in the in-memory layer). ``None`` keeps the asset's.
         dt: Default step size in seconds for :meth:`step` called without one.
@@ -88,6 +89,19 @@ class PhysxBackend(Backend):
             ground: with the initial pose penetrating the ground, PhysX (0.7, CPU) produces NaN within a few
             steps even when :meth:`write_root_pose` / :meth:`reset` moved it clear before the first step.
         env_spacing: Distance in metres between neighbouring environments on the clone grid.
+        drive_max_force: Max force (N, prismatic) or torque (N·m, revolute; not per degree) of the drives the
+            in-memory layer adds to joints that author no ``PhysicsDriveAPI`` (default ``1e6``, Newton's default
+            joint effort limit; ``math.inf`` for none). Drives the asset authors keep their own ``maxForce``. Change
+            any DoF's limit later with ``write_joint_properties(effort_limit=...)``.
+
+    Position control: PhysX builds no drive for a joint that authors no ``PhysicsDriveAPI``, so such a joint would
+    ignore stiffness and damping, written at open or at runtime. The in-memory layer therefore gives every DoF joint
+    of the articulation that lacks one (revolute: ``angular``; prismatic: ``linear``; D6: its free rotation axes) a
+    force drive with stiffness 0, damping 0 and ``maxForce = drive_max_force``: nothing changes until gains are
+    written, and then :meth:`write_joint_properties` (``stiffness``, ``damping``, ``effort_limit`` as the force
+    limit) and targets act on every joint, as on the Newton backend. The drives added are listed in
+    :attr:`added_drives` and :attr:`scene_notes`. Drives the asset authors are kept as they are. Spherical joints
+    stay undriven (ovphysx reads no drive on them; :attr:`scene_notes` names them).
 
     Raises:
         FileNotFoundError: ``usd_path`` is not a file.
@@ -118,6 +132,7 @@ class PhysxBackend(Backend):
         ground_height: float | None = None,
         spawn_offset: Sequence[float] | None = None,
         env_spacing: float = 2.5,
+        drive_max_force: float = DEFAULT_DRIVE_MAX_FORCE,
     ) -> None:
         path = Path(os.fspath(usd_path)).expanduser().resolve()
         if not path.is_file():
@@ -130,6 +145,13 @@ class PhysxBackend(Backend):
             raise ValueError(f"PhysxBackend: dt must be a positive number of seconds, got {dt!r}")
         if not (math.isfinite(env_spacing) and env_spacing >= 0):
             raise ValueError(f"PhysxBackend: env_spacing must be a finite distance >= 0, got {env_spacing!r}")
+        if isinstance(drive_max_force, bool) or not (
+            isinstance(drive_max_force, (int, float)) and not math.isnan(drive_max_force) and drive_max_force > 0
+        ):
+            raise ValueError(
+                f"PhysxBackend: drive_max_force must be a positive number (N or N·m; math.inf for no limit), "
+                f"got {drive_max_force!r}"
+            )
         device = str(device)
         cuda = device.startswith("cuda")
         if not cuda and device != "cpu":
@@ -156,6 +178,7 @@ class PhysxBackend(Backend):
             cuda,
             cpu_scene,
             spawn_offset,
+            float(drive_max_force),
         )
         self.root = scene.root
         self.env_root_paths: tuple[str, ...] = tuple(scene.env_roots)
@@ -167,7 +190,11 @@ class PhysxBackend(Backend):
         self.gravity_dir: tuple[float, float, float] = scene.gravity_dir
         """Unit gravity direction of the simulated scene, world frame."""
         self.scene_notes: tuple[str, ...] = tuple(scene.notes)
-        """What the in-memory layer added to the asset (scene, ground plane)."""
+        """What the in-memory layer added to the asset (scene, ground plane, drives)."""
+        self.added_drives: tuple[str, ...] = tuple(scene.added_drives)
+        """``<joint path>:<drive instance>`` of every ``PhysicsDriveAPI`` the in-memory layer added (environment 0's
+        paths; clones carry the same)."""
+        self.drive_max_force = float(drive_max_force)
 
         self._engine = engine.Engine()
         self._finalizer = weakref.finalize(self, engine.Engine.close, self._engine)

@@ -1,9 +1,10 @@
 """The in-memory scene: one anonymous USD layer over the asset, composed with pxr before PhysX sees it.
 
 :func:`compose_scene` sublayers the asset (never writing to it) and adds, only where needed, a ``PhysicsScene``,
-a ground plane, solver iteration overrides, the scene flags for the chosen device and a spawn offset; it picks
-the environment prim to clone and where every clone goes. It returns a :class:`Scene` with the USDA text to
-populate and the decisions.
+a ground plane, solver iteration overrides, the scene flags for the chosen device, a spawn offset, and a
+``PhysicsDriveAPI`` (stiffness 0, damping 0, a max force) on every DoF joint of the articulation that authors
+none, so that gains written later act on every joint (:func:`add_missing_drives`); it picks the environment prim
+to clone and where every clone goes. It returns a :class:`Scene` with the USDA text to populate and the decisions.
 """
 
 from __future__ import annotations
@@ -17,7 +18,11 @@ import numpy as np
 
 from transfer.backends.physx.engine import import_pxr
 
-__all__ = ["Scene", "compose_scene"]
+__all__ = ["DEFAULT_DRIVE_MAX_FORCE", "Scene", "add_missing_drives", "compose_scene"]
+
+DEFAULT_DRIVE_MAX_FORCE = 1.0e6
+"""Max force (N) / torque (N·m) of the drives :func:`add_missing_drives` adds: large but finite, the same as
+Newton's default joint effort limit (``ModelBuilder.JointDofConfig.effort_limit``)."""
 
 
 @dataclass
@@ -37,6 +42,8 @@ class Scene:
     gravity_dir: tuple[float, float, float]
     added_scene: bool
     notes: list[str] = field(default_factory=list)
+    added_drives: list[str] = field(default_factory=list)
+    """``<joint path>:<drive instance>`` of every drive the layer added (see :func:`add_missing_drives`)."""
 
 
 def _unique_path(stage: Any, wanted: str) -> str:
@@ -61,6 +68,76 @@ def _is_under(path: str, ancestor: str) -> bool:
     return path == ancestor or path.startswith(ancestor.rstrip("/") + "/")
 
 
+def _drive_instances(joint: Any) -> tuple[str, ...]:
+    """The ``PhysicsDriveAPI`` instances that drive ``joint``'s DoFs in PhysX: the angular / linear drive of a
+    revolute / prismatic joint and the rotation axes a D6 leaves free (a D6 axis is locked when its limit has
+    ``low > high``; PhysX articulations give D6 joints rotational DoFs only, see
+    :func:`transfer.orders.physx.physx_dof_names`). None for a spherical joint: ovphysx reads no drive on one
+    (measured: ``rotX``/``rotY``/``rotZ``, ``swing1``/``swing2``/``twist`` and ``angular`` drives, authored with
+    gains, all leave its DoFs at zero stiffness)."""
+    from transfer.orders.graph import JointType
+
+    if joint.type is JointType.REVOLUTE:
+        return ("angular",)
+    if joint.type is JointType.PRISMATIC:
+        return ("linear",)
+    if joint.type is JointType.D6:
+        limits = {axis: (lo, hi) for axis, lo, hi in joint.limits}
+        axes = []
+        for axis in ("rotX", "rotY", "rotZ"):
+            lo, hi = limits.get(axis, (None, None))
+            if not (lo is not None and hi is not None and lo > hi):
+                axes.append(axis)
+        return tuple(axes)
+    return ()
+
+
+def add_missing_drives(stage: Any, graph: Any, max_force: float) -> tuple[list[str], list[str], list[str]]:
+    """Give every DoF joint of ``graph`` that lacks a ``PhysicsDriveAPI`` one, in ``stage``'s edit target.
+
+    PhysX builds no drive for a DoF whose joint authors no ``PhysicsDriveAPI``, so neither stiffness nor damping
+    written later (at open or through the tensor bindings) would ever move it. Each drive added has stiffness 0 and
+    damping 0 (nothing changes until gains are written), type ``force`` and ``maxForce = max_force`` (N·m or N;
+    the one drive attribute that is not per degree). Drives the asset authors are left as they are. Joints excluded
+    from the articulation or disabled are not DoFs and get nothing; joints inside instanced prims cannot be edited
+    and are reported, and so are spherical joints (PhysX drives none).
+
+    Returns ``(added, skipped, undriven)``: ``<joint path>:<instance>`` of every drive added, the instanced joints
+    skipped, and the spherical joints PhysX cannot drive.
+    """
+    from pxr import UsdPhysics
+
+    from transfer.orders.graph import JointType
+
+    added: list[str] = []
+    skipped: list[str] = []
+    undriven: list[str] = []
+    for joint in graph.joints:
+        if joint.excluded or not joint.enabled:
+            continue
+        if joint.type is JointType.SPHERICAL:
+            undriven.append(joint.path)
+            continue
+        instances = _drive_instances(joint)
+        if not instances:
+            continue
+        prim = stage.GetPrimAtPath(joint.path)
+        missing = [name for name in instances if not prim.HasAPI(UsdPhysics.DriveAPI, name)]
+        if not missing:
+            continue
+        if prim.IsInstanceProxy():
+            skipped.append(joint.path)
+            continue
+        for name in missing:
+            drive = UsdPhysics.DriveAPI.Apply(prim, name)
+            drive.CreateTypeAttr("force")
+            drive.CreateStiffnessAttr(0.0)
+            drive.CreateDampingAttr(0.0)
+            drive.CreateMaxForceAttr(float(max_force))
+            added.append(f"{joint.path}:{name}")
+    return added, skipped, undriven
+
+
 def compose_scene(
     asset: str,
     root: str | None,
@@ -72,6 +149,7 @@ def compose_scene(
     cuda: bool,
     cpu_scene: bool = False,
     spawn_offset: Sequence[float] | None = None,
+    drive_max_force: float = DEFAULT_DRIVE_MAX_FORCE,
 ) -> Scene:
     import_pxr()
     from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics
@@ -204,6 +282,23 @@ def compose_scene(
                     raise ValueError(f"solver iteration counts are non-negative integers, got {name}={value!r}")
                 prim.CreateAttribute(f"physxArticulation:{name}", Sdf.ValueTypeNames.Int).Set(int(value))
 
+    # Every DoF joint gets a drive, so that gains written at open or at runtime act on it (clones copy them).
+    added_drives, skipped, undriven = add_missing_drives(stage, graph, drive_max_force)
+    if added_drives:
+        notes.append(
+            f"added {len(added_drives)} drive(s) (stiffness 0, damping 0, max force {drive_max_force:g}) to joints "
+            f"that authored none: {', '.join(added_drives)}"
+        )
+    if skipped:
+        notes.append(
+            f"could not add drives to joints inside instanced prims (their DoFs ignore gains): {', '.join(skipped)}"
+        )
+    if undriven:
+        notes.append(
+            f"PhysX drives no spherical joint; these ignore gains and position targets: {', '.join(undriven)} "
+            "(author them as D6 joints to drive them)"
+        )
+
     # Environment k sits at a grid offset in the ground plane; environment 0 is the asset where it is.
     cols = max(1, math.ceil(math.sqrt(num_envs)))
     horizontal = (0, 1) if up_axis == "Z" else (2, 0)
@@ -245,4 +340,5 @@ def compose_scene(
         gravity_dir=gravity_dir,
         added_scene=added_scene,
         notes=notes,
+        added_drives=added_drives,
     )
