@@ -53,7 +53,7 @@ def measure(backend: str, num_envs: int, min_time: float, trials: int) -> dict:
 
     from transfer.env import Measure, PolicyEnv
     from transfer.policy import load_policy
-    from transfer.replay import FALL_HEIGHT_FRACTION, resolve_inputs
+    from transfer.runs.replay import FALL_HEIGHT_FRACTION, resolve_inputs
 
     torch.set_num_threads(1)
     checkpoint, source = CASES[backend]

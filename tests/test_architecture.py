@@ -48,10 +48,7 @@ FLOORS: dict[str, int] = {
     # 6 environment
     "transfer.env": 6,
     # 7 replay / verify / train / validate
-    "transfer.replay": 7,
-    "transfer.verify": 7,
-    "transfer.train": 7,
-    "transfer.validate": 7,
+    "transfer.runs": 7,
     # 8 command line
     "transfer.cli": 8,
 }

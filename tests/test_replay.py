@@ -15,7 +15,7 @@ import math
 import pytest
 
 from transfer.cli import main
-from transfer.replay import compare, replay
+from transfer.runs.replay import compare, replay
 
 pytest.importorskip("ovphysx")
 pytest.importorskip("newton")

@@ -31,6 +31,10 @@ _EXPORTS = {
     "load_task": "transfer.task",
     "Policy": "transfer.policy",
     "load_policy": "transfer.policy",
+    "PolicyEnv": "transfer.env",
+    "ReplayResult": "transfer.runs.replay",
+    "replay": "transfer.runs.replay",
+    "compare": "transfer.runs.replay",
 }
 
 __all__ = [
@@ -41,22 +45,27 @@ __all__ = [
     "OrderingError",
     "OrderingOverrideWarning",
     "Policy",
+    "PolicyEnv",
+    "ReplayResult",
     "ResolvedOrder",
     "Task",
     "apply_articulation_ordering_preset",
     "build_name_map",
-    "open_articulation",
     "check_ordering_overrides",
+    "compare",
     "load_policy",
     "load_task",
+    "open_articulation",
     "parse_ordering",
     "read_topology",
+    "replay",
     "resolve_ordering",
     "resolve_orderings",
 ]
 
 if TYPE_CHECKING:
     from transfer.articulation import Articulation, open_articulation
+    from transfer.env import PolicyEnv
     from transfer.name_map import ArticulationNameMap, NameMapError, build_name_map
     from transfer.ordering import OrderingConvention, parse_ordering
     from transfer.orders import (
@@ -72,6 +81,7 @@ if TYPE_CHECKING:
         apply_articulation_ordering_preset,
         check_ordering_overrides,
     )
+    from transfer.runs.replay import ReplayResult, compare, replay
     from transfer.task import Task, load_task
 
 

@@ -89,7 +89,7 @@ def _with_ratios(results: list[Any]) -> list[dict[str, Any]]:
 
 
 def run_replay(cmd: Replay) -> int:
-    from transfer.replay import compare, plot, replay
+    from transfer.runs.replay import compare, plot, replay
 
     kwargs = dict(
         source=cmd.source, config=cmd.config, asset=cmd.asset, num_envs=cmd.num_envs, seconds=cmd.seconds,

@@ -1,4 +1,4 @@
-"""``transfer.replay``: run a checkpoint on a backend, in its own joint order or deliberately not, and measure it.
+"""``transfer.replay(...)``: run a checkpoint on a backend, in its own joint order or deliberately not, and measure it.
 
 :func:`replay` opens a :class:`~transfer.env.PolicyEnv` in the checkpoint's convention (``reorder=True``) or in the
 target backend's own order (``reorder=False``: the naive control experiment), runs the policy closed-loop for
