@@ -24,6 +24,7 @@ pytest.importorskip("pxr")
 wp = pytest.importorskip("warp")
 
 import transfer  # noqa: E402
+from transfer.backends import backend_class  # noqa: E402
 from transfer.backends.base import JOINT_PROPERTIES, Backend  # noqa: E402
 from transfer.backends.physx import PhysxBackend  # noqa: E402
 
@@ -113,7 +114,7 @@ def _session_joint_values(backend: PhysxBackend, attribute: str) -> dict[str, fl
 def test_names_equal_the_resolved_physx_order(which, request):
     backend = request.getfixturevalue(which)
     resolved = transfer.resolve_ordering(backend.usd_path, "physx", backend.root)
-    assert isinstance(backend, Backend) and backend.name == "physx"
+    assert isinstance(backend, Backend) and backend_class(backend.name) is type(backend)
     assert backend.joint_names == resolved.joints
     assert backend.body_names == resolved.bodies
     assert backend.fixed_base == resolved.fixed_base

@@ -690,7 +690,9 @@ def test_name_overrides_label_the_order_and_keep_engine_names():
     assert order.joint_labels == ("knee_pitch", "ankle_ball:0", "ankle_ball:1", "ankle_ball:2", "arm", "hip_joint")
     assert order.bodies == SCHEMA_LINKS
     assert order.body_labels == ("foot", "base", "lower_leg", "camera", "upper_leg", "arm")
-    assert build_name_map("joint", physx_order(g).joints, order.joints) is not None  # a permutation
+    # not physx's order: the map moves joints, and it carries physx's names into the schema's order
+    nmap = build_name_map("joint", physx_order(g).joints, order.joints)
+    assert nmap is not None and nmap.to_user(np.array(physx_order(g).joints)).tolist() == list(order.joints)
 
 
 def test_name_overrides_that_collide_are_refused():

@@ -24,6 +24,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from transfer._arrays import is_torch
+
 __all__ = [
     "ACTIVATIONS",
     "POLICY_FORMATS",
@@ -54,10 +56,6 @@ _DISTRIBUTIONS = ("gaussian", "heteroscedastic_gaussian", "beta", "none")
 
 class PolicyError(ValueError):
     """A policy file cannot be loaded: missing, corrupt, unsafe, or not a format this reads."""
-
-
-def _is_torch(obj: Any) -> bool:
-    return type(obj).__module__.startswith("torch") and hasattr(obj, "detach")
 
 
 class Policy:
@@ -117,7 +115,7 @@ class Policy:
                 f"{self.path.name}: observation size mismatch: got {shape[1]} entries per env, the policy expects "
                 f"{self.input_size}. Check the task's observation terms and the joint count."
             )
-        if _is_torch(obs):
+        if is_torch(obs):
             import torch
 
             with torch.no_grad():

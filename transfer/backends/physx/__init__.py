@@ -10,8 +10,10 @@ What the backend does with the asset, without ever writing to the user's file:
 
 1. It composes an in-memory (anonymous) USD layer that sublayers the asset and adds, only where needed,
    a ``PhysicsScene`` (gravity 9.81 m/s^2 against the stage up axis) when the asset has none, a ground plane
-   (``ground_height``), solver iteration overrides on the articulation root, and the scene flags for the
-   chosen device. ovstage populates the engine from that layer.
+   (``ground_height``), solver iteration overrides on the articulation root, a drive (zero gains, force limit
+   ``drive_max_force``) on every articulation joint that authors none, so that gains written later give position
+   control on every joint, and the scene flags for the chosen device. ovstage populates the engine from that
+   layer.
 2. It clones the asset's environment prim (the highest ancestor of the articulation that holds no
    ``PhysicsScene``, static collider or other articulation, e.g. ``/anymal``) into
    ``/World/envs/env_<k>/<name>`` for ``k = 1 .. num_envs - 1`` with ``PhysX.clone`` before the first step,
