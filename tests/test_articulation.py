@@ -35,7 +35,9 @@ def test_public_order_is_the_requested_convention(art, anymal_path):
     mj = resolve_ordering(anymal_path, "mjwarp")
     assert art.joint_names == mj.joints and art.body_names == mj.bodies
     assert art.backend_joint_names == resolve_ordering(anymal_path, "physx").joints
-    assert art.joint_ordering is not None and art.body_ordering is not None
+    # the orderings carry backend-order data into the public order (names stand in for per-joint data)
+    assert tuple(art.joint_ordering.to_user(np.array(art.backend_joint_names))) == art.joint_names
+    assert tuple(art.body_ordering.to_user(np.array(art.backend_body_names))) == art.body_names
 
 
 def test_native_convention_costs_nothing(anymal_path):
@@ -51,7 +53,9 @@ def test_one_sided_ordering_warns(anymal_path):
     with pytest.warns(OrderingOverrideWarning, match="body_ordering"):
         a = open_articulation(anymal_path, "physx", joint_ordering="mjwarp")
     try:
-        assert a.body_ordering is None and a.joint_ordering is not None
+        assert a.body_ordering is None and a.body_names == a.backend_body_names
+        assert a.joint_names == resolve_ordering(anymal_path, "mjwarp").joints != a.backend_joint_names
+        assert tuple(a.joint_ordering.to_user(np.array(a.backend_joint_names))) == a.joint_names
     finally:
         a.close()
 

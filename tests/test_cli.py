@@ -1,21 +1,58 @@
 import json
+import os
+import re
 import subprocess
 import sys
 
 import pytest
 
 from tests.conftest import shared_asset
+from tests.usdgen import ArticulationSpec, BodySpec, JointSpec, StageSpec, write_stage
 from transfer.cli import default_asset, main
+
+# Each subcommand and the metavar of its positional argument.
+POSITIONALS = {"inspect": "ASSET", "replay": "CHECKPOINT"}
 
 
 def run(*args):
-    return subprocess.run([sys.executable, "-m", "transfer.cli", *args], capture_output=True, text=True, timeout=120)
+    env = {**os.environ, "COLUMNS": "200"}  # one usage line, however narrow the terminal
+    return subprocess.run(
+        [sys.executable, "-m", "transfer.cli", *args], capture_output=True, text=True, timeout=120, env=env
+    )
+
+
+@pytest.fixture(scope="module")
+def two_legs(tmp_path_factory):
+    """A floating base with two two-link legs: PhysX (breadth-first) and MuJoCo (depth-first) order it apart."""
+    spec = ArticulationSpec(
+        "robot",
+        [BodySpec("base"), BodySpec("a1"), BodySpec("a2"), BodySpec("b1"), BodySpec("b2")],
+        [
+            JointSpec("hip_a", "revolute", 0, 1),
+            JointSpec("hip_b", "revolute", 0, 3),
+            JointSpec("knee_a", "revolute", 1, 2),
+            JointSpec("knee_b", "revolute", 3, 4),
+        ],
+        root_on="body",
+    )
+    pytest.importorskip("pxr")
+    return write_stage(StageSpec([spec]), tmp_path_factory.mktemp("cli") / "two_legs.usda")
 
 
 def test_help_lists_subcommands_and_exits_zero():
     result = run("--help")
     assert result.returncode == 0
-    assert "inspect" in result.stdout
+    listed = re.search(r"usage: transfer .*\{([\w,]+)\}", result.stdout)
+    assert listed, result.stdout
+    subcommands = listed.group(1).split(",")
+    assert sorted(subcommands) == sorted(POSITIONALS)
+    for sub in subcommands:  # each one answers its own --help and names its own positional argument
+        help_ = run(sub, "--help")
+        assert help_.returncode == 0, (sub, help_.stderr[-2000:])
+        usage = help_.stdout.splitlines()[0]
+        assert usage.startswith(f"usage: transfer {sub} ") and POSITIONALS[sub] in usage, usage
+        others = set(POSITIONALS.values()) - {POSITIONALS[sub]}
+        assert not any(other in usage for other in others), usage
 
 
 def test_missing_subcommand_is_a_usage_error():
@@ -55,9 +92,32 @@ def test_inspect_unknown_root_lists_the_roots(capsys):
     assert "/anymal/base" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("flag", ["--json", "--truth"])
-def test_flags_are_documented(flag):
-    assert flag in run("inspect", "--help").stdout
+def test_json_flag_prints_the_tables_as_json(two_legs, capsys):
+    assert main(["inspect", str(two_legs)]) == 0
+    tables = capsys.readouterr().out
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(tables)
+    assert main(["inspect", str(two_legs), "--json"]) == 0
+    (art,) = json.loads(capsys.readouterr().out)["articulations"]
+    assert art["root"] == "/robot/base" and art["fixed_base"] is False and "truth" not in art
+    assert art["physx"]["joints"] == ["hip_a", "hip_b", "knee_a", "knee_b"]
+    assert art["mjwarp"]["joints"] == ["hip_a", "knee_a", "hip_b", "knee_b"]
+    # the same orders as the tables' physx and mjwarp columns (rows "#  physx  mjwarp ...")
+    joint_table = tables.split("joints:")[1].split("bodies:")[0].splitlines()
+    rows = [line.split()[1:3] for line in joint_table if line.split()[:1] and line.split()[0].isdigit()]
+    assert rows == [list(pair) for pair in zip(art["physx"]["joints"], art["mjwarp"]["joints"], strict=True)]
+
+
+def test_truth_flag_reports_a_verdict_per_engine(two_legs):
+    """--truth asks both engines and says, per engine, whether the emulated order is the one it answers."""
+    pytest.importorskip("ovphysx")
+    pytest.importorskip("newton")
+    result = run("inspect", str(two_legs), "--json", "--truth")
+    assert result.returncode == 0, result.stderr[-2000:]
+    (art,) = json.loads(result.stdout)["articulations"]
+    assert art["truth"]["match"] == {"physx": True, "mjwarp": True}
+    for convention in ("physx", "mjwarp"):
+        assert art["truth"][convention] == art[convention]  # the engine's joints and bodies, as emulated
 
 
 def test_inspect_truth_json_is_clean_and_matches(shared):

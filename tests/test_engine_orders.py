@@ -17,6 +17,7 @@ import pytest
 from transfer.backends import backend_class, engine_orders
 from transfer.backends.base import EngineOrder, EngineRefusal
 from transfer.ordering import OrderingConvention
+from transfer.orders import resolve_ordering
 
 pytestmark = [
     pytest.mark.engines,
@@ -126,14 +127,19 @@ def test_tiny_asset_newton(newton, legs):
 
 
 def test_each_backend_answers_in_its_native_convention(physx, newton, legs):
-    """The registry reaches each engine through its backend class; ``engine`` names the class's convention."""
-    for name, convention, expected in (
-        ("physx", OrderingConvention.PHYSX, PHYSX_LEGS),
-        ("newton", OrderingConvention.MJWARP, NEWTON_LEGS),
-    ):
+    """The registry reaches each engine through its backend class; the class's native convention, resolved from
+    the file, is the order its engine answers with (and ``engine`` names that convention)."""
+    for name, expected in (("physx", PHYSX_LEGS), ("newton", NEWTON_LEGS)):
         cls = backend_class(name)
-        assert cls.native_convention is convention
-        assert cls.engine_orders(legs) == [expected] and expected.engine == convention.value
+        (engine,) = cls.engine_orders(legs)
+        assert engine == expected
+        resolved = resolve_ordering(legs, cls.native_convention)
+        assert (resolved.joints, resolved.bodies, resolved.fixed_base) == (
+            engine.joints,
+            engine.bodies,
+            engine.fixed_base,
+        )
+        assert engine.engine == OrderingConvention(cls.native_convention).value
 
 
 def test_root_on_fixed_joint_to_world_fixes_the_base(physx, newton, tmp_path):

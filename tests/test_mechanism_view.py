@@ -177,7 +177,7 @@ def test_counts_names_and_index_maps(models, name):
     model, _ = models[name]
     view = MechanismView(model, pattern)
     assert view.base == base
-    assert view.count == view.world_count == WORLDS
+    assert view.world_count == WORLDS
     assert view.joint_dof_names == dofs and view.joint_names == dofs
     assert view.joint_dof_count == view.joint_coord_count == view.joint_count == len(dofs)
     assert view.link_names == links and view.link_count == len(links)
@@ -191,17 +191,71 @@ def test_counts_names_and_index_maps(models, name):
     np.testing.assert_array_equal(view.root_body_ids, view.link_ids[:, view.root_link_index])
     labels = [model.joint_label[j].rsplit("/", 1)[-1] for j in view.joint_ids[1]]
     assert labels == dofs
-    assert view.capabilities == {
-        "supports_fk": True,
-        "supports_mass_matrix": True,
-        "supports_loop_joints": True,
-        "supports_root_state": True,
-        "supports_articulation_tree": True,
-    }
+    assert check_capabilities(model, view) == dict.fromkeys(view.capabilities, True)
+    root_type = newton.JointType(int(model.joint_type.numpy()[view.root_joint_id]))
+    assert int(model.joint_child.numpy()[view.root_joint_id]) == view.root_body_id
     if base == "floating":
-        assert view.root_joint_id is not None and not view.root_joint_authored  # add_usd's FREE joint_1
+        assert root_type == newton.JointType.FREE and not view.root_joint_authored  # add_usd's FREE joint_1
     else:
+        assert root_type == newton.JointType.FIXED and int(model.joint_parent.numpy()[view.root_joint_id]) == -1
         assert view.root_joint_authored and model.joint_label[view.root_joint_id].endswith("root_joint")
+
+
+def check_capabilities(model, view: MechanismView) -> dict[str, bool]:
+    """Exercise what each declared capability gates; return what worked (a False one must raise instead)."""
+    pattern = view.articulation_label or view.pattern
+
+    def fk() -> None:  # joint coordinates written without FK leave the links; eval_fk moves them
+        state = model.state()
+        links = view.get_link_transforms(state).numpy().copy()
+        q = view.get_dof_positions(state).numpy() + np.float32(0.2)
+        view.set_dof_positions(state, wp.array(q), fk=False)
+        np.testing.assert_array_equal(view.get_link_transforms(state).numpy(), links)
+        view.eval_fk(state)
+        assert not np.allclose(view.get_link_transforms(state).numpy(), links, atol=1e-4)
+
+    def mass_matrix() -> None:  # (W, D, D) over the articulation's DoFs (6 for a FREE root), symmetric, SPD
+        H = view.eval_mass_matrix(model.state()).numpy().astype(np.float64)
+        d = view.joint_dof_count + (6 if view.base == "floating" else 0)
+        assert H.shape == (view.world_count, d, d)
+        np.testing.assert_allclose(H, np.swapaxes(H, 1, 2), atol=1e-5)
+        assert (np.linalg.eigvalsh(H) > 0).all()
+
+    def root_state() -> None:  # the root pose is the root link's; writing it back round-trips
+        state = model.state()
+        pose = view.get_root_transforms(state).numpy().copy()
+        np.testing.assert_array_equal(pose, view.get_link_transforms(state).numpy()[:, view.root_link_index])
+        view.set_root_transforms(state, wp.array(pose))
+        np.testing.assert_allclose(view.get_root_transforms(state).numpy(), pose, atol=2e-6)
+        assert view.get_root_velocities(state).shape == (view.world_count,)
+
+    def loop_joints() -> None:  # loop joints stay joints of the model: listed, and read through their view
+        if view.loop_joints is None:
+            assert view.loop_joint_names == []
+            return
+        q = view.loop_joints.get_attribute("joint_q", model.state()).numpy()
+        assert q.shape == (view.world_count, view.loop_joints.joint_coord_count)
+        assert [model.joint_label[j].rsplit("/", 1)[-1] for j in view.loop_joints.joint_ids[1]] == view.loop_joint_names
+
+    def articulation_tree() -> None:  # Newton's own ArticulationView accepts the asset, in the same DoF order
+        assert ArticulationView(model, pattern, exclude_joint_types=FREE_FIXED).joint_dof_names == view.joint_dof_names
+
+    probes = {
+        "supports_fk": (fk, CapabilityError),
+        "supports_mass_matrix": (mass_matrix, CapabilityError),
+        "supports_root_state": (root_state, CapabilityError),
+        "supports_loop_joints": (loop_joints, CapabilityError),
+        "supports_articulation_tree": (articulation_tree, KeyError),
+    }
+    assert set(probes) == set(view.capabilities)
+    for capability, declared in view.capabilities.items():
+        probe, refusal = probes[capability]
+        if declared:
+            probe()
+        else:
+            with pytest.raises(refusal):
+                probe()
+    return view.capabilities
 
 
 def test_mjwarp_order_of_the_rooted_fourbar_matches_resolve_ordering(models):
@@ -224,12 +278,20 @@ def test_rootless_none_policy_has_no_tree(rootless_models, name):
     assert not view.supports_fk and not view.supports_articulation_tree and not view.supports_mass_matrix
     assert view.supports_root_state
     assert view.loop_joint_names == []  # without a tree every joint is just a joint
+    assert check_capabilities(model, view) == {
+        "supports_fk": False,
+        "supports_mass_matrix": False,
+        "supports_loop_joints": True,
+        "supports_root_state": True,
+        "supports_articulation_tree": False,
+    }
     state = model.state()
     with pytest.raises(CapabilityError, match="supports_fk is False.*infer_tree"):
         view.eval_fk(state)
     with pytest.raises(CapabilityError, match="supports_mass_matrix"):
         view.eval_mass_matrix(state)
     none = MechanismView(model, pattern, base="none")
+    assert not check_capabilities(model, none)["supports_root_state"]
     with pytest.raises(CapabilityError, match="supports_root_state"):
         none.get_root_transforms(state)
     with pytest.raises(KeyError):
@@ -258,7 +320,18 @@ def test_joint_view_filters(models):
     assert regex.joint_names == ["crank_to_coupler"]
     revolute = JointView(model, "/fourbar_pole", joint_types=[newton.JointType.REVOLUTE])
     assert revolute.joint_names == FOURBAR_DOFS
-    assert revolute.dof_stride == model.joint_dof_count // WORLDS
+    # every world reads its own joints' DoFs: each entry of a per-DoF state array is found at the DoF of the
+    # joint of that name in that world
+    state = model.state()
+    state.joint_qd.assign(np.arange(model.joint_dof_count, dtype=np.float32))
+    qd_start = model.joint_qd_start.numpy()
+    at = {
+        (int(w), label.rsplit("/", 1)[-1]): j
+        for j, (w, label) in enumerate(zip(model.joint_world.numpy(), model.joint_label, strict=True))
+    }
+    expected = [[qd_start[at[w, name]] for name in FOURBAR_DOFS] for w in range(WORLDS)]
+    np.testing.assert_array_equal(revolute.get_velocities(state).numpy(), expected)
+    assert expected[1][0] == expected[0][0] + model.joint_dof_count // WORLDS
     bodies = BodyView(model, "/fourbar_pole", exclude="pole")
     assert bodies.body_names == ["ground_link", "crank", "coupler", "rocker"]
     assert bodies.shape_count == 8 and all(len(s) == 2 for s in bodies.body_shapes)

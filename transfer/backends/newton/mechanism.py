@@ -119,7 +119,6 @@ class MechanismView(_PerWorld):
             self.loop_joints = JointView(model, pattern, _asset=asset, _only_loops=True)
 
         # -- root ---------------------------------------------------------------------------------------------
-        self.requested_base: str = base
         root_body, root_joint, found = self._find_root(info, asset)
         self.base: str = self._resolve_base(base, found, info, asset, root_joint)
         self.root_body_ids: np.ndarray = root_body.astype(np.int32)
@@ -224,18 +223,8 @@ class MechanismView(_PerWorld):
         return [] if self.loop_joints is None else self.loop_joints.joint_names
 
     @property
-    def loop_joint_ids(self) -> np.ndarray:
-        if self.loop_joints is None:
-            return np.zeros((self.world_count, 0), dtype=np.int32)
-        return self.loop_joints.joint_ids
-
-    @property
     def is_fixed_base(self) -> bool:
         return self.base == "fixed"
-
-    @property
-    def is_floating_base(self) -> bool:
-        return self.base in ("floating", "implicit_floating")
 
     @property
     def capabilities(self) -> dict[str, bool]:
@@ -382,13 +371,6 @@ class MechanismView(_PerWorld):
 
     def _root_values(self, values: Any, dtype: Any, what: str) -> wp.array:
         return as_struct_array(values, dtype, self.world_count, what, self.device)
-
-    def set_link_transforms(self, state: newton.State, values: Any, env_ids: Any = None, link_ids: Any = None) -> None:
-        """Write link frames directly (maximal coordinates; joint coordinates are not updated)."""
-        self.links.set_transforms(state, values, env_ids, link_ids)
-
-    def set_link_velocities(self, state: newton.State, values: Any, env_ids: Any = None, link_ids: Any = None) -> None:
-        self.links.set_velocities(state, values, env_ids, link_ids)
 
     def apply_link_wrenches(
         self, state: newton.State, wrenches: Any, env_ids: Any = None, link_ids: Any = None

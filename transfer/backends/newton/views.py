@@ -64,10 +64,6 @@ class _PerWorld:
 
     @property
     def world_count(self) -> int:
-        return len(self.worlds)
-
-    @property
-    def count(self) -> int:
         """Number of selected assets (one per world)."""
         return len(self.worlds)
 
@@ -89,7 +85,6 @@ class _ViewBase(_PerWorld):
         ``what`` names the view in error messages. The filter keeps a label matched by ``include`` (``None``: all)
         and not by ``exclude``.
         """
-        self._what = what
         self.model = model
         self.device = model.device
         self._launches = LaunchCache(model.device)
@@ -97,7 +92,7 @@ class _ViewBase(_PerWorld):
         self._buffers: dict[tuple, wp.array] = {}
         info = model_info(model)
         asset = asset or select_asset(model, pattern, what)
-        self.asset_pattern = asset.pattern
+        self._where = f"{what}({asset.pattern})"  # names the view in layout errors
         self.worlds = asset.worlds
         inc = compile_matcher(include, f"{what}(include=...)")
         exc = compile_matcher(exclude, f"{what}(exclude=...)")
@@ -109,9 +104,8 @@ class _ViewBase(_PerWorld):
 
     def _init_layouts(self, **ids: np.ndarray) -> None:
         """``self.layouts``: a :class:`Layout` per kind, from ``(num_worlds, n)`` model ids."""
-        where = f"{self._what}({self.asset_pattern})"
         self.layouts: dict[str, Layout] = {
-            kind: Layout.from_ids(kind, kind_ids, self.device, where) for kind, kind_ids in ids.items()
+            kind: Layout.from_ids(kind, kind_ids, self.device, self._where) for kind, kind_ids in ids.items()
         }
 
     def _buffer(self, key: tuple, shape: tuple[int, ...], dtype: Any) -> wp.array:
@@ -181,10 +175,10 @@ class JointView(_ViewBase):
 
     Index maps (``numpy`` int32, world rows first) are stable and deterministic: model order within a world.
     ``joint_ids`` ``(num_worlds, joint_count)``, ``joint_dof_ids`` ``(num_worlds, joint_dof_count)``,
-    ``joint_coord_ids`` ``(num_worlds, joint_coord_count)``; ``*_stride`` are the model-index distances between
-    worlds. Reads return ``(num_worlds, n)`` arrays the view owns and refreshes on each call. Writes take
-    full-width ``(num_worlds, n)`` values, apply only the rows in ``env_ids`` and the columns of ``joint_ids``
-    (view joint indices; all of a joint's DoFs or coordinates), and leave every other entry untouched.
+    ``joint_coord_ids`` ``(num_worlds, joint_coord_count)``. Reads return ``(num_worlds, n)`` arrays the view owns
+    and refreshes on each call. Writes take full-width ``(num_worlds, n)`` values, apply only the rows in
+    ``env_ids`` and the columns of ``joint_ids`` (view joint indices; all of a joint's DoFs or coordinates), and
+    leave every other entry untouched.
     """
 
     def __init__(
@@ -224,7 +218,6 @@ class JointView(_ViewBase):
         self.joint_ids: np.ndarray = joint_ids.astype(np.int32)
         self.joint_labels: list[str] = [info.joint_label[j] for j in joint_ids[0]]
         self.joint_names: list[str] = [leaf(label) for label in self.joint_labels]
-        self.joint_types: list[newton.JointType] = [newton.JointType(int(info.joint_type[j])) for j in joint_ids[0]]
         self.is_loop_joint: list[bool] = [int(j) not in tree0 and asset.articulations is not None for j in joint_ids[0]]
 
         def spans(start: np.ndarray) -> tuple[np.ndarray, list[int]]:
@@ -243,7 +236,7 @@ class JointView(_ViewBase):
 
         self._init_layouts(joint=joint_ids, dof=dof_ids, coord=coord_ids)
 
-    # -- counts and strides ---------------------------------------------------------------------------------
+    # -- counts -----------------------------------------------------------------------------------------------
     @property
     def joint_count(self) -> int:
         return len(self.joint_names)
@@ -255,18 +248,6 @@ class JointView(_ViewBase):
     @property
     def joint_coord_count(self) -> int:
         return len(self.joint_coord_names)
-
-    @property
-    def joint_stride(self) -> int:
-        return self.layouts["joint"].stride
-
-    @property
-    def dof_stride(self) -> int:
-        return self.layouts["dof"].stride
-
-    @property
-    def coord_stride(self) -> int:
-        return self.layouts["coord"].stride
 
     @property
     def coords_match_dofs(self) -> bool:
@@ -423,9 +404,10 @@ def _host_key(ids: Any) -> tuple:
 class BodyView(_ViewBase):
     """Bodies (links) of one asset per world and their shapes.
 
-    ``body_ids`` ``(num_worlds, body_count)`` and ``shape_ids`` ``(num_worlds, shape_count)`` are model indices in
-    model order; ``body_shapes[i]`` lists the view shape indices of body ``i``. Transforms are link frames (the
-    authored body prim frame), ``p`` then ``q`` (xyzw); velocities are ``(v_com, omega)`` in the world frame.
+    ``body_ids`` ``(num_worlds, body_count)`` are model indices in model order; the view's shapes are those of its
+    bodies, in model order, and ``body_shapes[i]`` lists the view shape indices of body ``i``. Transforms are link
+    frames (the authored body prim frame), ``p`` then ``q`` (xyzw); velocities are ``(v_com, omega)`` in the world
+    frame.
     """
 
     def __init__(
@@ -454,9 +436,6 @@ class BodyView(_ViewBase):
         shape_rows = [sorted(s for b in row for s in info.body_shapes.get(int(b), [])) for row in body_ids]
         check_same_names([[info.shape_label[s] for s in row] for row in shape_rows], "BodyView shapes")
         shape_ids = np.array(shape_rows, dtype=np.int64).reshape(len(shape_rows), -1)
-        self.shape_ids: np.ndarray = shape_ids.astype(np.int32)
-        self.shape_labels: list[str] = [info.shape_label[s] for s in shapes0]
-        self.shape_names: list[str] = [leaf(label) for label in self.shape_labels]
         position = {s: i for i, s in enumerate(shapes0)}
         self.body_shapes: list[list[int]] = [
             [position[s] for s in info.body_shapes.get(int(b), [])] for b in body_ids[0]
@@ -464,18 +443,14 @@ class BodyView(_ViewBase):
         self._init_layouts(body=body_ids, shape=shape_ids)
         self._ids_wp = wp.array(self.body_ids, dtype=wp.int32, device=self.device)
 
-    # -- counts and strides ---------------------------------------------------------------------------------
+    # -- counts -----------------------------------------------------------------------------------------------
     @property
     def body_count(self) -> int:
         return len(self.body_names)
 
     @property
     def shape_count(self) -> int:
-        return len(self.shape_names)
-
-    @property
-    def body_stride(self) -> int:
-        return self.layouts["body"].stride
+        return self.layouts["shape"].count
 
     def _layout_for(self, name: str, source: Any) -> Layout:
         frequency = self.model.get_attribute_frequency(name)
@@ -516,13 +491,6 @@ class BodyView(_ViewBase):
             )
         return out
 
-    def set_transforms(self, state: newton.State, values: Any, env_ids: Any = None, body_ids: Any = None) -> None:
-        """Write link frames directly (maximal coordinates; joint coordinates are not updated)."""
-        self.set_attribute("body_q", state, values, env_ids, body_ids)
-
-    def set_velocities(self, state: newton.State, values: Any, env_ids: Any = None, body_ids: Any = None) -> None:
-        self.set_attribute("body_qd", state, values, env_ids, body_ids)
-
     def get_wrenches(self, state: newton.State) -> wp.array:
         return self._read("body_f", state)
 
@@ -540,10 +508,6 @@ class BodyView(_ViewBase):
     def get_inertias(self, model: newton.Model | None = None) -> wp.array:
         """Body inertia tensors about the COM, in the body frame, ``(num_worlds, body_count)`` of ``wp.mat33``."""
         return self._read("body_inertia", model or self.model)
-
-    def get_com_offsets(self, model: newton.Model | None = None) -> wp.array:
-        """COM position in the body frame, ``(num_worlds, body_count)`` of ``wp.vec3``."""
-        return self._read("body_com", model or self.model)
 
     def set_masses(self, values: Any, env_ids: Any = None, body_ids: Any = None) -> None:
         """Write masses and inverse masses; then ``solver.notify_model_changed(ModelFlags.BODY_INERTIAL_PROPERTIES)``."""
