@@ -196,16 +196,22 @@ class PolicyEnv:
         """Simulated seconds since the last reset."""
         return round(self.steps * self.task.policy_dt, 9)
 
-    def reset(self) -> np.ndarray:
-        """Every env at its spawn pose and default joint state (plus the seeded noise); returns the observation."""
+    def reset(self, env_ids: Sequence[int] | None = None) -> np.ndarray:
+        """Envs (all, or ``env_ids``) back at their spawn pose and default joint state (plus the seeded noise);
+        returns the observation of all envs. Resetting all restarts the clock."""
         art = self.art
-        art.reset()
-        q = self.default_joint_pos + self._rng.uniform(-self._noise, self._noise, self.default_joint_pos.shape)
-        q = q.astype(np.float32)
-        art.write_joint_state(q, np.zeros_like(q))
-        art.set_joint_position_target(self.default_joint_pos)
-        self.last_action[:] = 0.0
-        self.steps = 0
+        ids = np.arange(self.num_envs) if env_ids is None else np.asarray(env_ids, dtype=np.int64)
+        if ids.size == 0:
+            return self.observe()
+        sel = None if env_ids is None else ids
+        art.reset(sel)
+        default = self.default_joint_pos[ids]
+        q = (default + self._rng.uniform(-self._noise, self._noise, default.shape)).astype(np.float32)
+        art.write_joint_state(q, np.zeros_like(q), env_ids=sel)
+        art.set_joint_position_target(default, env_ids=sel)
+        self.last_action[ids] = 0.0
+        if env_ids is None:
+            self.steps = 0
         return self.observe()
 
     def observe(self) -> np.ndarray:
