@@ -11,7 +11,7 @@ training run on this one environment; nothing here knows which backend is undern
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -240,6 +240,37 @@ class PolicyEnv:
         self.steps += 1
         return self.observe(), ~finite
 
+    def write_state(
+        self,
+        joint_pos: Mapping[str, Any],
+        joint_vel: Mapping[str, Any],
+        root_pose: Any,
+        root_velocity: Any,
+        *,
+        last_action: Mapping[str, Any] | None = None,
+        command: Any = None,
+    ) -> np.ndarray:
+        """Put every env in a state given by joint name, without a physics step; returns the observation.
+
+        ``joint_pos`` / ``joint_vel``: ``{joint name: value}`` for every joint (a scalar, or one value per env);
+        ``root_pose`` ``(num_envs, 7)`` ``x, y, z, qx, qy, qz, qw`` and ``root_velocity`` ``(num_envs, 6)`` (COM
+        linear, then angular, world frame); ``last_action``: ``{action joint name: value}`` (default: unchanged);
+        ``command``: ``(num_envs, 3)`` or ``(3,)`` (default: unchanged). Whatever order the env was opened in,
+        each value lands on the joint it names.
+        """
+        names = self.art.joint_names
+        action_names = [names[i] for i in self.action_ids]
+        q = _by_name(joint_pos, names, self.num_envs, "joint_pos")
+        qd = _by_name(joint_vel, names, self.num_envs, "joint_vel")
+        self.art.write_root_pose(np.asarray(root_pose, np.float32).reshape(self.num_envs, 7))
+        self.art.write_root_velocity(np.asarray(root_velocity, np.float32).reshape(self.num_envs, 6))
+        self.art.write_joint_state(q, qd)
+        if last_action is not None:
+            self.last_action[:] = _by_name(last_action, action_names, self.num_envs, "last_action")
+        if command is not None:
+            self.command[:] = np.broadcast_to(np.asarray(command, np.float32), self.command.shape)
+        return self.observe()
+
     def root_state(self) -> tuple[np.ndarray, ...]:
         """``(position, quaternion xyzw, linear velocity w, angular velocity w, projected gravity b)`` per env."""
         d = self.art.data
@@ -256,3 +287,12 @@ class PolicyEnv:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _by_name(values: Mapping[str, Any], names: Sequence[str], num_envs: int, what: str) -> np.ndarray:
+    """``(num_envs, len(names))`` float32 from ``{name: scalar or per-env values}`` covering every name."""
+    missing = [n for n in names if n not in values]
+    if missing:
+        raise ValueError(f"write_state: {what} gives no value for {missing}; names: {list(names)}")
+    columns = [np.broadcast_to(np.asarray(values[n], np.float32), (num_envs,)) for n in names]
+    return np.stack(columns, axis=1) if columns else np.zeros((num_envs, 0), np.float32)

@@ -1,7 +1,8 @@
 """The ``transfer`` command line: thin commands over the API (each prints tables or JSON, draws plots).
 
 - ``transfer inspect``: every convention's order of an asset (:mod:`transfer.cli.inspect`);
-- ``transfer replay``: a checkpoint on a backend, reordered, naive or compared (:mod:`transfer.cli.replay`).
+- ``transfer replay``: a checkpoint on a backend, reordered, naive or compared (:mod:`transfer.cli.replay`);
+- ``transfer verify``: the transfer checklist on both backends, exit 0 or 1 (:mod:`transfer.cli.verify`).
 """
 
 from __future__ import annotations
@@ -10,14 +11,16 @@ import tyro
 
 from transfer.cli.inspect import Inspect, default_asset, inspect_asset, run_inspect
 from transfer.cli.replay import Replay, run_replay
+from transfer.cli.verify import Verify, run_verify
 
 __all__ = ["default_asset", "inspect_asset", "main"]
 
 SUBCOMMANDS = {
     "inspect": tyro.conf.FlagCreatePairsOff[Inspect],
     "replay": tyro.conf.FlagCreatePairsOff[Replay],
+    "verify": tyro.conf.FlagCreatePairsOff[Verify],
 }
-RUNNERS = {Inspect: run_inspect, Replay: run_replay}
+RUNNERS = {Inspect: run_inspect, Replay: run_replay, Verify: run_verify}
 
 
 def main(argv: list[str] | None = None) -> int:
