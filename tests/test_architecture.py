@@ -45,6 +45,7 @@ FLOORS: dict[str, int] = {
     # 5 task model and policy formats
     "transfer.task": 5,
     "transfer.policy": 5,
+    "transfer.checkpoint": 5,
     # 6 environment
     "transfer.env": 6,
     # 7 replay / verify / train / validate

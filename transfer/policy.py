@@ -11,8 +11,8 @@ array or torch tensor) and get ``(num_envs, output_size)`` actions of the same k
   is applied as rsl_rl does.
 
 Loading is safe by default: a checkpoint that would need arbitrary pickle code to load is refused. Metadata
-inside the file (which task, which convention) is a later floor: :meth:`Policy.read_metadata` is its seam.
-torch and onnxruntime are imported only when a policy of their kind is loaded.
+inside the file (which task, which joint order: :mod:`transfer.checkpoint`) is read by
+:meth:`Policy.read_metadata`. torch and onnxruntime are imported only when a policy of their kind is loaded.
 """
 
 from __future__ import annotations
@@ -81,13 +81,15 @@ class Policy:
     # ------------------------------------------------------------------------------------------ metadata seam
 
     def read_metadata(self) -> dict[str, Any] | None:
-        """The metadata stored inside the file, or ``None``.
+        """The metadata document stored inside the file (:mod:`transfer.checkpoint`), or ``None`` when it has none.
 
-        Seam for self-describing checkpoints (a later issue): TorchScript ``_extra_files``, ONNX
-        ``metadata_props`` and a key of the RSL-RL dict will carry :meth:`transfer.Task.to_dict` and the joint
-        order. Until then no format stores any, and this returns ``None``.
+        TorchScript: the archive's extra file ``transfer.json``; ONNX: ``metadata_props["transfer"]``; RSL-RL: the
+        dict's ``transfer`` key. Raises :class:`transfer.checkpoint.CheckpointError` for a malformed document or
+        one of a format version this does not read.
         """
-        return None
+        from transfer.checkpoint import read_metadata
+
+        return read_metadata(self.path, self.format)
 
     @property
     def metadata(self) -> dict[str, Any] | None:
@@ -227,6 +229,12 @@ class OnnxPolicy(Policy):
             out_dim = session.run([self._output_name], {self._input_name: np.zeros((1, shape[1]), np.float32)})[0]
             out_dim = out_dim.shape[-1]
         super().__init__(path, shape[1], int(out_dim), "cpu")
+
+    def read_metadata(self) -> dict[str, Any] | None:
+        from transfer.checkpoint import METADATA_KEY, decode_metadata
+
+        raw = self.session.get_modelmeta().custom_metadata_map.get(METADATA_KEY)
+        return None if raw is None else decode_metadata(raw, f"{self.path.name} (metadata)")
 
     def _run(self, x: np.ndarray) -> np.ndarray:
         return self.session.run([self._output_name], {self._input_name: x})[0]
@@ -380,7 +388,14 @@ class RslRlPolicy(Policy):
                 raise PolicyError(f"{path}: a {distribution} actor writes 2 x actions; its last layer writes {out}")
             out //= 2
         self.iteration = ckpt.get("iter")
+        self._stored_metadata = ckpt.get("transfer")  # transfer.checkpoint.METADATA_KEY
         super().__init__(path, int(layers[0][0].shape[1]), out, device)
+
+    def read_metadata(self) -> dict[str, Any] | None:
+        from transfer.checkpoint import decode_metadata
+
+        raw = self._stored_metadata
+        return None if raw is None else decode_metadata(raw, f"{self.path.name} (metadata)")
 
     def _forward(self, x: Any) -> Any:
         import torch.nn.functional as F

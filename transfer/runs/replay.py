@@ -105,15 +105,26 @@ def resolve_inputs(
     config: str | Path | None = None,
     asset: str | Path | None = None,
 ) -> Inputs:
-    """Load the checkpoint and the task, and settle the asset and the checkpoint's joint order."""
+    """Load the checkpoint and the task, and settle the asset and the checkpoint's joint order.
+
+    A checkpoint carrying metadata (:mod:`transfer.checkpoint`, written by ``transfer convert``) says all three:
+    ``source``, ``config`` and ``asset`` are optional then. Given anyway, each is checked against it and refused
+    when it contradicts it, showing both values: ``source`` must give the checkpoint's joint names on the asset,
+    ``config`` must agree on every field both set (fields the metadata leaves unset are taken from it), and
+    ``asset`` (or the asset the config or metadata names) must resolve the checkpoint's joint order.
+    """
     from transfer.policy import load_policy
     from transfer.task import load_task, resolve_asset
 
     policy = load_policy(checkpoint)
+    meta = policy.metadata
+    if meta is not None:
+        return _inputs_from_metadata(policy, meta, source, config, asset)
     if config is None:
         raise ReplayError(
             f"{checkpoint}: no task configuration. Pass --config with a task file (presets/tasks/*.yaml) or a Newton "
-            "policy YAML describing the checkpoint's observation, action and defaults."
+            "policy YAML describing the checkpoint's observation, action and defaults; or store them in the "
+            "checkpoint once: transfer convert CHECKPOINT --source X --to X --config FILE.yaml --asset ROBOT.usd -o OUT."
         )
     task = load_task(config)
     parsed = _parse_source(source)
@@ -137,13 +148,63 @@ def resolve_inputs(
     return Inputs(policy, task, path, parsed, label)
 
 
+def _inputs_from_metadata(policy: Any, meta: dict[str, Any], source: Any, config: Any, asset: Any) -> Inputs:
+    """:func:`resolve_inputs` for a checkpoint that describes itself: the metadata's task, order and asset, each
+    explicit argument checked against them."""
+    from transfer.checkpoint import merge_config, metadata_to_task
+    from transfer.orders import resolve_ordering
+    from transfer.task import load_task, resolve_asset
+
+    name = policy.path.name
+    task = metadata_to_task(meta, source=f"{name} (metadata)")
+    order: Any = parse_ordering(task.convention) if task.convention is not None else task.joint_names
+    label = task.convention or "explicit list"
+    config_task = None if config is None else load_task(config)
+    if config_task is not None:
+        task = merge_config(task, config_task, where=f"--config {config} contradicts {name}'s metadata")
+    hint = asset or (config_task.asset if config_task is not None else None) or task.asset
+    if hint is None:
+        raise ReplayError(
+            f"--asset is needed: {name}'s metadata names no asset for the robot (convert it with --asset to store one)"
+        )
+    if asset is not None:
+        path = Path(asset)
+        if not path.is_file():
+            raise FileNotFoundError(f"Asset file not found: {path}")
+    else:
+        try:
+            path = resolve_asset(str(hint))
+        except FileNotFoundError as exc:
+            raise FileNotFoundError(
+                f"{exc} (named by {name}'s metadata); pass --asset with the robot's USD file"
+            ) from None
+    resolved = resolve_ordering(path, order).joints
+    if resolved != task.joint_names:
+        raise ReplayError(
+            f"{name}'s metadata lists its joints in {label} order as {list(task.joint_names)}, but {path.name} resolves "
+            f"that order to {list(resolved)}. Is this the checkpoint's robot? (--asset)"
+        )
+    if source is not None:
+        parsed = _parse_source(source)
+        given = resolve_ordering(path, parsed).joints
+        if given != task.joint_names:
+            shown = parsed.value if isinstance(parsed, OrderingConvention) else source
+            raise ReplayError(
+                f"--source {shown} contradicts {name}'s metadata: the checkpoint's joint order is {label} "
+                f"{list(task.joint_names)}; --source {shown} gives {list(given)} on {path.name}. Drop --source: the "
+                "checkpoint says its order."
+            )
+    return Inputs(policy, task, path, order, label)
+
+
 def native_backend(inputs: Inputs) -> str:
-    """The backend the checkpoint was trained on: its convention's engine, else the task's ``trained_on``."""
-    if isinstance(inputs.source, OrderingConvention) and inputs.source in _NATIVE_BACKEND:
-        return _NATIVE_BACKEND[inputs.source]
+    """The backend the checkpoint was trained on: the task's ``trained_on`` (a converted checkpoint's metadata keeps
+    it), else its convention's engine."""
     trained = inputs.task.trained_on
     if trained in ("physx", "newton"):
         return trained
+    if isinstance(inputs.source, OrderingConvention) and inputs.source in _NATIVE_BACKEND:
+        return _NATIVE_BACKEND[inputs.source]
     raise ReplayError(
         f"Cannot tell which backend {inputs.policy.path.name} was trained on from a {inputs.source_label} order; "
         "set trained_on in the task file."

@@ -1,0 +1,437 @@
+"""Self-describing checkpoints: one JSON document inside the file says which order its vectors follow.
+
+The document (:func:`build_metadata`) is the checkpoint's task, expanded for its joints, plus what only a
+checkpoint knows. It is stored where each format keeps extra data:
+
+- TorchScript: the archive's extra file ``transfer.json`` (``torch.jit.save(..., _extra_files=...)``);
+- ONNX: the model's ``metadata_props`` entry ``transfer`` (a JSON string);
+- RSL-RL training checkpoints: the dict's key ``transfer`` (a plain dict: ``torch.load(weights_only=True)`` reads
+  it back).
+
+Schema (``format: transfer-checkpoint/1``; docs/checkpoints.md has the table): the fields of
+:meth:`transfer.Task.to_dict` (with ``sim_dt`` and ``decimation`` grouped as ``sim: {dt, decimation}``, and no
+``format`` of their own), where ``joint_names`` is the order of every joint-indexed vector of the checkpoint,
+mappings are keyed by those names, and observation terms carry their resolved sizes; plus ``format``,
+``body_names`` (or null) and ``history`` (what produced the file). :func:`metadata_to_task` gives the task back.
+
+Writing never touches the input: :func:`write_metadata` writes a copy, atomically (a temporary file in the target
+folder, then ``os.replace``), refuses an output that is the input, and an existing output unless ``force``.
+Nothing heavy is imported here at module level: torch, onnx and yaml load inside the functions that need them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import tempfile
+import zipfile
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from transfer.task import Task, TaskError
+
+if TYPE_CHECKING:
+    import onnx
+    import torch
+
+__all__ = [
+    "CHECKPOINT_FORMAT",
+    "METADATA_KEY",
+    "TORCHSCRIPT_EXTRA_FILE",
+    "CheckpointError",
+    "atomic_write",
+    "build_metadata",
+    "check_metadata",
+    "check_output",
+    "decode_metadata",
+    "encode_metadata",
+    "merge_config",
+    "metadata_to_task",
+    "read_metadata",
+    "save_onnx",
+    "save_rsl_rl",
+    "save_torchscript",
+    "task_contradictions",
+    "write_metadata",
+]
+
+CHECKPOINT_FORMAT = "transfer-checkpoint/1"
+"""The ``format`` of the metadata document (bump on an incompatible change; older readers then refuse it)."""
+_FORMAT_PREFIX = "transfer-checkpoint/"
+METADATA_KEY = "transfer"
+"""ONNX ``metadata_props`` key and RSL-RL dict key of the document."""
+TORCHSCRIPT_EXTRA_FILE = "transfer.json"
+"""The TorchScript archive's extra file holding the document."""
+
+_OWN_KEYS = ("format", "body_names", "sim", "history")
+"""Keys of the document that are not :meth:`Task.to_dict` fields (``sim`` stands for ``sim_dt``/``decimation``)."""
+_HEAD = ("format", "joint_names", "body_names", "convention", "trained_on", "asset", "observation", "action",
+         "default_joint_pos", "stiffness", "damping", "armature", "effort_limit", "sim")  # fmt: skip
+"""The document's first keys, in this order (the rest follow in :meth:`Task.to_dict`'s order)."""
+
+
+class CheckpointError(ValueError):
+    """Checkpoint metadata is malformed, of a format this version does not read, or an output path is refused."""
+
+
+# ---------------------------------------------------------------------------------------------------- the document
+
+
+def build_metadata(
+    task: Task,
+    joint_names: Sequence[str],
+    *,
+    body_names: Sequence[str] | None = None,
+    convention: str | None = None,
+    trained_on: str | None = None,
+    asset: str | None = None,
+    history: Sequence[Mapping[str, Any]] = (),
+) -> dict[str, Any]:
+    """The metadata document of a checkpoint whose joint vectors follow ``joint_names``.
+
+    ``task`` is expanded for ``joint_names`` (its own listed order, if any, is dropped: ``joint_names`` is the
+    checkpoint's order now): defaults and gains become per-joint values in that order, ``action.joints`` names,
+    and every observation term gets its size. ``convention`` names the order when it is a convention's
+    (``physx``, ``mjwarp``, ``robot_schema``), else ``None``; ``trained_on`` and ``asset`` default to the task's.
+    ``body_names``: the checkpoint's body order, when known (needed when an observation term indexes bodies).
+    """
+    plain = dataclasses.replace(task, joint_names=None, convention=None, joint_names_by_convention={})
+    expanded = plain.with_joint_names(tuple(joint_names))
+    bodies = None if body_names is None else len(body_names)
+    sizes = expanded.term_slices(len(expanded.joint_names), bodies)
+    observation = tuple(dataclasses.replace(t, size=sizes[t.name].stop - sizes[t.name].start) for t in task.observation)
+    final = dataclasses.replace(
+        expanded,
+        observation=observation,
+        convention=convention,
+        trained_on=task.trained_on if trained_on is None else trained_on,
+        asset=task.asset if asset is None else str(asset),
+    )
+    data = final.to_dict()
+    del data["format"]
+    data["sim"] = {"dt": data.pop("sim_dt"), "decimation": data.pop("decimation")}
+    data["format"] = CHECKPOINT_FORMAT
+    data["body_names"] = None if body_names is None else list(body_names)
+    data["history"] = [dict(h) for h in history]
+    meta = {k: data.pop(k) for k in _HEAD}
+    meta.update(data)
+    return check_metadata(meta)
+
+
+def metadata_to_task(meta: Mapping[str, Any], *, source: str | None = None) -> Task:
+    """The task a metadata document describes (``joint_names`` and ``convention`` set: the checkpoint's order)."""
+    where = source or "checkpoint metadata"
+    _check_format(meta, where)
+    data = {k: v for k, v in meta.items() if k not in _OWN_KEYS}
+    sim = meta.get("sim")
+    if not isinstance(sim, Mapping) or set(sim) != {"dt", "decimation"}:
+        raise CheckpointError(f"{where}: `sim` must be a mapping with exactly `dt` and `decimation`, got {sim!r}")
+    data["sim_dt"], data["decimation"] = sim["dt"], sim["decimation"]
+    try:
+        return Task.from_dict(data, source=where)
+    except TaskError as exc:
+        raise CheckpointError(str(exc)) from None
+
+
+def _check_format(meta: Any, where: str) -> None:
+    if not isinstance(meta, Mapping):
+        raise CheckpointError(f"{where}: expected a JSON object, got {type(meta).__name__}")
+    fmt = meta.get("format")
+    if fmt == CHECKPOINT_FORMAT:
+        return
+    if isinstance(fmt, str) and fmt.startswith(_FORMAT_PREFIX):
+        raise CheckpointError(
+            f"{where}: metadata format {fmt!r} is not one this version of transfer reads (it reads "
+            f"{CHECKPOINT_FORMAT!r}); the checkpoint was written by another version. Upgrade transfer, or "
+            "replay with explicit --source/--config/--asset."
+        )
+    raise CheckpointError(
+        f"{where}: not transfer checkpoint metadata: `format` is {fmt!r}, expected {CHECKPOINT_FORMAT!r}"
+    )
+
+
+def check_metadata(meta: Any, where: str = "checkpoint metadata") -> dict[str, Any]:
+    """Validate a metadata document; returns it as a plain dict. Raises :class:`CheckpointError` naming the field.
+
+    Checks the format, the checkpoint's own keys, and the task part (:func:`metadata_to_task`): every mapping is
+    keyed by ``joint_names``, defaults cover every joint, and the observation sizes fit the joint (and body) count.
+    """
+    task = metadata_to_task(meta, source=where)
+    meta = dict(meta)
+    if task.joint_names is None:
+        raise CheckpointError(f"{where}: `joint_names` is null; the checkpoint's joint order is what it must say")
+    bodies = meta.get("body_names")
+    if bodies is not None and (
+        isinstance(bodies, str) or not isinstance(bodies, Sequence) or not all(isinstance(b, str) for b in bodies)
+    ):
+        raise CheckpointError(f"{where}: `body_names` must be a list of names or null, got {bodies!r}")
+    history = meta.get("history", [])
+    if not isinstance(history, list) or not all(isinstance(h, Mapping) for h in history):
+        raise CheckpointError(f"{where}: `history` must be a list of objects, got {history!r}")
+    try:
+        expanded = task.with_joint_names(task.joint_names)
+        expanded.term_slices(len(task.joint_names), None if bodies is None else len(bodies))
+    except (TaskError, ValueError) as exc:
+        raise CheckpointError(f"{where}: {exc}") from None
+    for field in ("default_joint_pos", "stiffness", "damping", "armature"):
+        if dict(getattr(expanded, field)) != dict(getattr(task, field)):
+            raise CheckpointError(f"{where}: `{field}` must be keyed by the joint names of `joint_names`")
+    return meta
+
+
+def encode_metadata(meta: Mapping[str, Any]) -> str:
+    """The document as JSON text (keys in the document's order)."""
+    return json.dumps(check_metadata(meta), allow_nan=False)
+
+
+def decode_metadata(raw: Any, where: str) -> dict[str, Any]:
+    """A stored document (JSON text, bytes, or a dict as an RSL-RL checkpoint holds it), validated."""
+    if isinstance(raw, (bytes, bytearray)):
+        raw = bytes(raw).decode("utf-8")
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise CheckpointError(f"{where}: the stored metadata is not valid JSON ({exc})") from None
+    return check_metadata(raw, where)
+
+
+# ---------------------------------------------------------------------------------------------------- comparing tasks
+
+_NOT_COMPARED = frozenset({"name", "source", "asset", "joint_names", "convention", "joint_names_by_convention"})
+
+
+def _unset(value: Any) -> bool:
+    return value is None or (isinstance(value, (Mapping, list, tuple)) and len(value) == 0)
+
+
+def _same_observation(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> bool:
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b, strict=True):
+        if any(x[k] != y[k] for k in ("name", "axis", "scale", "clip")):
+            return False
+        if x["size"] is not None and y["size"] is not None and x["size"] != y["size"]:
+            return False
+    return True
+
+
+def _terms(terms: list[dict[str, Any]]) -> str:
+    def one(t: dict[str, Any]) -> str:
+        extra = [f"size {t['size']}"] if t["size"] is not None else []
+        extra += [f"scale {t['scale']:g}"] if t["scale"] != 1.0 else []
+        extra += [f"clip {t['clip']}"] if t["clip"] is not None else []
+        return t["name"] + (f" ({', '.join(extra)})" if extra else "")
+
+    return ", ".join(one(t) for t in terms)
+
+
+def task_contradictions(checkpoint: Task, other: Task) -> list[tuple[str, Any, Any]]:
+    """Fields set in both tasks with different values: ``[(field, checkpoint's value, other's value)]``.
+
+    Both tasks must be expanded for the same joint names (:meth:`Task.with_joint_names`). A field unset on one
+    side (null, an empty mapping) is no contradiction; mappings are compared key by key; observation terms
+    compare sizes only where both give one. The task's name, asset and joint order are not compared here.
+    """
+    a, b = checkpoint.to_dict(), other.to_dict()
+    out: list[tuple[str, Any, Any]] = []
+    for key in a:
+        if key in _NOT_COMPARED or key == "format" or _unset(a[key]) or _unset(b[key]):
+            continue
+        x, y = a[key], b[key]
+        if key == "observation":
+            if not _same_observation(x, y):
+                out.append((key, _terms(x), _terms(y)))
+        elif isinstance(x, Mapping) and isinstance(y, Mapping):
+            out.extend((f"{key}[{k!r}]", x[k], y[k]) for k in x if k in y and x[k] != y[k])
+        elif x != y:
+            out.append((key, x, y))
+    return out
+
+
+def merge_config(checkpoint: Task, config: Task, *, where: str) -> Task:
+    """The checkpoint's task (from its metadata, with ``joint_names`` set) completed by an explicit config's.
+
+    Refuses (:class:`CheckpointError`, ``where`` names both sides) a config that contradicts the checkpoint: another
+    convention, a listed joint order other than the checkpoint's, or a field set in both with different values
+    (:func:`task_contradictions`, both values shown). Fields the metadata leaves unset are taken from the config.
+    """
+    names = checkpoint.joint_names
+    if names is None:
+        raise CheckpointError(f"{where}: the checkpoint's task has no joint_names")
+    if (
+        config.convention is not None
+        and checkpoint.convention is not None
+        and config.convention != checkpoint.convention
+    ):
+        raise CheckpointError(
+            f"{where}: convention: checkpoint {checkpoint.convention!r}, config {config.convention!r}. The checkpoint "
+            "says which order its vectors follow; drop the config's `convention` or use another checkpoint."
+        )
+    other = config
+    if checkpoint.convention is not None and config.joint_names_by_convention:
+        other = other.with_convention(checkpoint.convention)
+    try:
+        other = other.with_joint_names(names)
+    except ValueError as exc:
+        raise CheckpointError(f"{where}: {exc}") from None
+    found = task_contradictions(checkpoint, other)
+    if found:
+        shown = "; ".join(f"{k}: checkpoint {a!r}, config {b!r}" for k, a, b in found[:6])
+        more = f" (and {len(found) - 6} more)" if len(found) > 6 else ""
+        raise CheckpointError(
+            f"{where}: {len(found)} field(s) differ: {shown}{more}. The checkpoint describes the task it was trained "
+            "on: drop the config, or fix the field."
+        )
+    updates: dict[str, Any] = {}
+    for f in dataclasses.fields(Task):
+        if f.name in _NOT_COMPARED:
+            continue
+        mine, theirs = getattr(checkpoint, f.name), getattr(other, f.name)
+        if isinstance(mine, Mapping) and isinstance(theirs, Mapping) and f.name in ("physx", "newton"):
+            if set(theirs) - set(mine):
+                updates[f.name] = {**dict(theirs), **dict(mine)}
+        elif _unset(mine) and not _unset(theirs):
+            updates[f.name] = theirs
+    return dataclasses.replace(checkpoint, **updates) if updates else checkpoint
+
+
+# ---------------------------------------------------------------------------------------------------- reading
+
+
+def read_metadata(path: str | Path, format: str | None = None) -> dict[str, Any] | None:
+    """The metadata stored inside a checkpoint file, or ``None`` when it holds none.
+
+    ``format``: ``torchscript`` / ``onnx`` / ``rsl_rl``; ``None`` detects it. Raises :class:`CheckpointError` for
+    a document that is malformed or of another format version.
+    """
+    from transfer.policy import _torch_load_safe, detect_format
+
+    path = Path(path)
+    fmt = detect_format(path) if format is None else format
+    where = f"{path.name} (metadata)"
+    if fmt == "torchscript":
+        raw = _torchscript_extra_files(path).get(TORCHSCRIPT_EXTRA_FILE)
+    elif fmt == "onnx":
+        import onnx
+
+        model = onnx.load(str(path), load_external_data=False)
+        raw = next((p.value for p in model.metadata_props if p.key == METADATA_KEY), None)
+    elif fmt == "rsl_rl":
+        ckpt = _torch_load_safe(path)
+        raw = ckpt.get(METADATA_KEY) if isinstance(ckpt, dict) else None
+    else:
+        raise ValueError(f"Unknown checkpoint format {fmt!r}; expected torchscript, onnx or rsl_rl")
+    return None if raw is None else decode_metadata(raw, where)
+
+
+def _torchscript_extra_files(path: Path) -> dict[str, bytes]:
+    """The extra files of a TorchScript archive (``<archive>/extra/<name>``), by name."""
+    out: dict[str, bytes] = {}
+    with zipfile.ZipFile(path) as archive:
+        for name in archive.namelist():
+            parts = name.split("/")
+            if len(parts) == 3 and parts[1] == "extra" and parts[2]:
+                out[parts[2]] = archive.read(name)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------- writing
+
+
+def check_output(source: str | Path, out: str | Path, *, force: bool = False) -> Path:
+    """Refuse an output that is the input (same resolved path or same file), a missing folder, and an existing
+    file unless ``force``. Returns ``out`` as a path."""
+    source, out = Path(source), Path(out)
+    if out.resolve() == source.resolve() or (out.exists() and os.path.samefile(source, out)):
+        raise CheckpointError(
+            f"-o {out} is the input checkpoint: refusing to write over it (the input stays byte-for-byte "
+            "unchanged). Give another output path."
+        )
+    if not out.parent.is_dir():
+        raise CheckpointError(f"-o {out}: the folder {out.parent} does not exist")
+    if out.is_dir():
+        raise CheckpointError(f"-o {out} is a folder; give the output file's path")
+    if out.exists() and not force:
+        raise CheckpointError(f"-o {out} exists; pass --force (force=True) to replace it")
+    return out
+
+
+def atomic_write(out: str | Path, write: Callable[[Path], None]) -> Path:
+    """Call ``write(tmp)`` on a temporary path in ``out``'s folder, then move it over ``out`` with ``os.replace``
+    (readers see the old file or the new one, never half of one). The temporary file is removed on failure."""
+    out = Path(out)
+    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        write(Path(tmp))
+        with open(tmp, "rb+") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, out)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return out
+
+
+def save_torchscript(
+    module: torch.jit.ScriptModule, out: str | Path, metadata: Mapping[str, Any], extra_files: Mapping[str, bytes] = ()
+) -> Path:
+    """``torch.jit.save`` ``module`` to ``out`` atomically, with the document (and ``extra_files`` kept)."""
+    import torch
+
+    files = {**dict(extra_files), TORCHSCRIPT_EXTRA_FILE: encode_metadata(metadata)}
+    return atomic_write(out, lambda tmp: torch.jit.save(module, str(tmp), _extra_files=files))
+
+
+def save_onnx(model: onnx.ModelProto, out: str | Path, metadata: Mapping[str, Any]) -> Path:
+    """Save ``model`` to ``out`` atomically with the document in ``metadata_props`` (the model is updated)."""
+    import onnx
+
+    kept = [(p.key, p.value) for p in model.metadata_props if p.key != METADATA_KEY]
+    del model.metadata_props[:]
+    for key, value in [*kept, (METADATA_KEY, encode_metadata(metadata))]:
+        entry = model.metadata_props.add()
+        entry.key, entry.value = key, value
+    return atomic_write(out, lambda tmp: onnx.save(model, str(tmp)))
+
+
+def save_rsl_rl(checkpoint: Mapping[str, Any], out: str | Path, metadata: Mapping[str, Any]) -> Path:
+    """``torch.save`` the RSL-RL dict to ``out`` atomically with the document under ``transfer``."""
+    import torch
+
+    data = {**dict(checkpoint), METADATA_KEY: json.loads(encode_metadata(metadata))}
+    return atomic_write(out, lambda tmp: torch.save(data, str(tmp)))
+
+
+def write_metadata(
+    checkpoint: str | Path, out: str | Path, metadata: Mapping[str, Any], *, force: bool = False
+) -> Path:
+    """Write a copy of ``checkpoint`` (any format) carrying ``metadata`` to ``out``; the weights are untouched.
+
+    Refuses ``out`` equal to the input and an existing ``out`` unless ``force`` (:func:`check_output`); writes
+    atomically. Replaces metadata the input already holds.
+    """
+    from transfer.policy import _torch_load_safe, detect_format
+
+    checkpoint = Path(checkpoint)
+    if not checkpoint.is_file():
+        raise FileNotFoundError(f"Checkpoint not found: {checkpoint}")
+    out = check_output(checkpoint, out, force=force)
+    check_metadata(metadata)
+    fmt = detect_format(checkpoint)
+    if fmt == "torchscript":
+        import torch
+
+        module = torch.jit.load(str(checkpoint), map_location="cpu")
+        return save_torchscript(module, out, metadata, _torchscript_extra_files(checkpoint))
+    if fmt == "onnx":
+        import onnx
+
+        return save_onnx(onnx.load(str(checkpoint)), out, metadata)
+    ckpt = _torch_load_safe(checkpoint)
+    if not isinstance(ckpt, dict):
+        raise CheckpointError(f"{checkpoint}: a torch checkpoint holding {type(ckpt).__name__}, not an RSL-RL dict")
+    return save_rsl_rl(ckpt, out, metadata)
