@@ -35,6 +35,7 @@ _EXPORTS = {
     "ReplayResult": "transfer.runs.replay",
     "replay": "transfer.runs.replay",
     "compare": "transfer.runs.replay",
+    "verify": "transfer.runs.verify",
 }
 
 __all__ = [
@@ -61,6 +62,7 @@ __all__ = [
     "replay",
     "resolve_ordering",
     "resolve_orderings",
+    "verify",
 ]
 
 if TYPE_CHECKING:
@@ -82,6 +84,7 @@ if TYPE_CHECKING:
         check_ordering_overrides,
     )
     from transfer.runs.replay import ReplayResult, compare, replay
+    from transfer.runs.verify import verify
     from transfer.task import Task, load_task
 
 

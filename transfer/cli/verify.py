@@ -102,11 +102,11 @@ def print_report(report: Any, out: Any = None) -> None:
         state = "drifts apart" if tr.diverges else "stays together"
         print(f"\n3. trace, {tr.seconds:.1f} s closed-loop from the same standing state: {state}", file=out)
         first = f"{tr.first_over:.2f} s" if tr.first_over is not None else "never"
-        print(
-            f"   largest joint difference {tr.max_divergence:.3f} rad ({tr.joint} at {tr.at:.2f} s); over "
-            f"{tr.threshold:g} rad first at {first}; {tr.final:.3f} rad at the end; bases {tr.base_offset:.2f} m apart",
-            file=out,
+        line = (
+            f"largest joint difference {tr.max_divergence:.3f} rad ({tr.joint} at {tr.at:.2f} s); over "
+            f"{tr.threshold:g} rad first at {first}; {tr.final:.3f} rad at the end; bases {tr.base_offset:.2f} m apart"
         )
+        print(textwrap.fill(line, **wrap), file=out)
         per = [f"{j} {max(v):.2f}" for j, v in tr.divergence.items()]
         print(textwrap.fill("per joint, largest: " + ", ".join(per), 112, initial_indent="   ",
                             subsequent_indent="     "), file=out)  # fmt: skip

@@ -724,6 +724,12 @@ def _verdict(
             + (f"; {', '.join(fell)}" if fell else "")
             + "). The ordering is right, so this is a dynamics difference (contacts, friction, actuator models, "
             "integration, solver settings), not an ordering error: compare the engines' settings, not the joint order."
+            + (
+                " A fall within the first second points at the set-up the config gives (spawn height, solver "
+                "iterations) more than at the policy."
+                if any(t is not None and t < 1.0 for t in trace.fell.values())
+                else ""
+            )
         )
     return text + (
         f" Closed-loop, the trajectories stay within {trace.threshold:g} rad of each other for {trace.seconds:.1f} s "
