@@ -45,6 +45,7 @@ __all__ = [
     "build_metadata",
     "check_metadata",
     "check_output",
+    "checkpoint_info",
     "decode_metadata",
     "encode_metadata",
     "merge_config",
@@ -336,6 +337,42 @@ def _torchscript_extra_files(path: Path) -> dict[str, bytes]:
             if len(parts) == 3 and parts[1] == "extra" and parts[2]:
                 out[parts[2]] = archive.read(name)
     return out
+
+
+def checkpoint_info(path: str | Path) -> dict[str, Any]:
+    """What ``transfer info`` prints: ``checkpoint``, ``format``, ``input_size``, ``output_size``, ``metadata`` (the
+    document or ``None``), ``observation_size`` (from the metadata, or ``None``) and ``notes``.
+
+    An RSL-RL actor without a std parameter is sized from its last layer (its distribution cannot be told from the
+    weights; a note says so). Raises ``FileNotFoundError``, :class:`~transfer.policy.PolicyError`, and
+    :class:`CheckpointError` for metadata of another format version.
+    """
+    from transfer.policy import PolicyError, load_policy
+
+    path = Path(path)
+    notes: list[str] = []
+    try:
+        policy = load_policy(path)
+    except PolicyError as exc:
+        if "distribution=" not in str(exc):
+            raise
+        policy = load_policy(path, distribution="none")
+        notes.append("no std parameter: output_size is the last layer's (the distribution is not in the weights)")
+    meta = policy.metadata
+    obs_size = None
+    if meta is not None:
+        obs_size = sum(int(t["size"]) for t in meta["observation"])
+        if obs_size != policy.input_size:
+            notes.append(f"the metadata's observation has {obs_size} entries, the network reads {policy.input_size}")
+    return {
+        "checkpoint": str(path),
+        "format": policy.format,
+        "input_size": policy.input_size,
+        "output_size": policy.output_size,
+        "observation_size": obs_size,
+        "metadata": meta,
+        "notes": notes,
+    }
 
 
 # ---------------------------------------------------------------------------------------------------- writing

@@ -2,13 +2,17 @@
 
 - ``transfer inspect``: every convention's order of an asset (:mod:`transfer.cli.inspect`);
 - ``transfer replay``: a checkpoint on a backend, reordered, naive or compared (:mod:`transfer.cli.replay`);
-- ``transfer verify``: the transfer checklist on both backends, exit 0 or 1 (:mod:`transfer.cli.verify`).
+- ``transfer verify``: the transfer checklist on both backends, exit 0 or 1 (:mod:`transfer.cli.verify`);
+- ``transfer info``: a checkpoint's format, sizes and metadata (:mod:`transfer.cli.info`);
+- ``transfer convert``: a checkpoint rewritten to another joint order, with metadata (:mod:`transfer.cli.convert`).
 """
 
 from __future__ import annotations
 
 import tyro
 
+from transfer.cli.convert import Convert, run_convert
+from transfer.cli.info import Info, run_info
 from transfer.cli.inspect import Inspect, default_asset, inspect_asset, run_inspect
 from transfer.cli.replay import Replay, run_replay
 from transfer.cli.verify import Verify, run_verify
@@ -19,8 +23,13 @@ SUBCOMMANDS = {
     "inspect": tyro.conf.FlagCreatePairsOff[Inspect],
     "replay": tyro.conf.FlagCreatePairsOff[Replay],
     "verify": tyro.conf.FlagCreatePairsOff[Verify],
+    "info": tyro.conf.FlagCreatePairsOff[Info],
+    "convert": tyro.conf.FlagCreatePairsOff[Convert],
 }
-RUNNERS = {Inspect: run_inspect, Replay: run_replay, Verify: run_verify}
+RUNNERS = {
+    Inspect: run_inspect, Replay: run_replay, Verify: run_verify, Info: run_info,
+    Convert: run_convert,
+}  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,103 @@
+"""``transfer info``: a checkpoint's format, sizes and metadata (or how to add it)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import tyro
+
+
+@dataclass(frozen=True)
+class Info:
+    """Print CHECKPOINT's format, its input and output sizes, and the metadata it carries (joint order, task,
+    asset, history); without metadata, say how `transfer convert` adds it."""
+
+    checkpoint: Annotated[tyro.conf.Positional[Path], tyro.conf.arg(metavar="CHECKPOINT")]
+    """TorchScript (.pt), ONNX (.onnx) or RSL-RL training checkpoint (model_<iter>.pt)."""
+    json: bool = False
+    """Print one JSON object: checkpoint, format, input_size, output_size, observation_size, metadata, notes."""
+
+
+def add_metadata_hint(checkpoint: str) -> str:
+    """The command that stores metadata in ``checkpoint`` without touching its weights."""
+    return (
+        f"transfer convert {checkpoint} --source CONVENTION --to CONVENTION --config TASK.yaml --asset ROBOT.usd -o OUT"
+    )
+
+
+def _values(mapping: dict[str, float]) -> str:
+    if not mapping:
+        return "(the asset's)"
+    values = set(mapping.values())
+    if len(values) == 1:
+        return f"{next(iter(values)):g} (every joint)"
+    return ", ".join(f"{k} {v:g}" for k, v in mapping.items())
+
+
+def _lines(info: dict[str, Any]) -> list[tuple[str, str]]:
+    rows = [
+        ("format", info["format"]),
+        ("sizes", f"{info['input_size']} observations -> {info['output_size']} actions"),
+    ]
+    meta = info["metadata"]
+    if meta is None:
+        rows.append(("metadata", "none: the joint order, task and asset must be given on each replay"))
+        rows.append(("add it", add_metadata_hint(Path(info["checkpoint"]).name)))
+        rows.append(("", "(--to equal to --source stores the metadata and leaves the weights untouched)"))
+        return rows
+    names = meta["joint_names"]
+    rows.append(("metadata", meta["format"]))
+    rows.append(("joint order", f"{meta['convention'] or 'explicit list'} ({len(names)}): {' '.join(names)}"))
+    if meta["body_names"] is not None:
+        rows.append(("body order", f"({len(meta['body_names'])}): {' '.join(meta['body_names'])}"))
+    rows.append(("trained on", str(meta["trained_on"] or "unknown")))
+    rows.append(("asset", str(meta["asset"] or "none (pass --asset to replay)")))
+    rows.append(("task", str(meta["name"])))
+    terms = ", ".join(
+        f"{t['name']} {t['size']}" + (f" ({t['axis']})" if t["axis"] != "none" else "") for t in meta["observation"]
+    )
+    rows.append(("observation", f"{terms} = {info['observation_size']}"))
+    action = meta["action"]
+    joints = "all joints" if action["joints"] is None else " ".join(action["joints"])
+    offset = "default + " if action["use_default_offset"] else ""
+    rows.append(("action", f"{action['kind']}: target = {offset}{action['scale']:g} x action, {joints}"))
+    rows.append(("defaults", _values(meta["default_joint_pos"])))
+    for gain in ("stiffness", "damping", "armature"):
+        rows.append((gain, _values(meta[gain])))
+    sim = meta["sim"]
+    rows.append(
+        (
+            "sim",
+            f"dt {sim['dt']:g} s, decimation {sim['decimation']} (policy {1 / (sim['dt'] * sim['decimation']):g} Hz)",
+        )
+    )
+    for entry in meta.get("history", []):
+        rows.append(("history", ", ".join(f"{k} {v}" for k, v in entry.items())))
+    return rows
+
+
+def run_info(cmd: Info) -> int:
+    from transfer.checkpoint import checkpoint_info
+
+    try:
+        info = checkpoint_info(cmd.checkpoint)
+    except (FileNotFoundError, ValueError, NotImplementedError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if cmd.json:
+        if info["metadata"] is None:
+            info["hint"] = add_metadata_hint(str(cmd.checkpoint))
+        print(json.dumps(info, indent=2))
+        return 0
+    print(cmd.checkpoint)
+    rows = _lines(info)
+    width = max(len(k) for k, _ in rows)
+    for key, value in rows:
+        print(f"  {key.ljust(width)}  {value}")
+    for note in info["notes"]:
+        print(f"  note: {note}")
+    return 0
