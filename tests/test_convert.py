@@ -1,0 +1,409 @@
+"""``transfer convert``: a joint order baked into the weights equals the same order applied at run time.
+
+Acceptance (issue 12): the shared ANYmal C checkpoints (TorchScript ``mjw_anymal.pt`` to PhysX order, ONNX
+``physx_anymal.onnx`` to MuJoCo-Warp order) and an RSL-RL checkpoint written by rsl_rl itself give, on 2,000
+random observations, the original's actions under the runtime permutation (to 1e-5); the runtime permutation
+here is built from the joint lists of Newton's ``anymal.yaml``, not by convert. A converted checkpoint replays on
+its new backend, in that backend's own order, as fast as the runtime-reordered replay (±5 %), with no --source.
+Convert then the inverse convert gives back the original weights exactly (hypothesis, every format). Bad input:
+the input as output, an existing output, graphs whose layers cannot be identified, flags contradicting metadata.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.test_checkpoint import onnx_mlp, random_mlp, rsl_rl_checkpoint, torchscript_mlp
+from transfer.checkpoint import CheckpointError, build_metadata, read_metadata
+from transfer.cli import main
+from transfer.policy import load_policy
+from transfer.runs.convert import ConvertError, Reorder, convert, reorder_checkpoint
+from transfer.runs.replay import ReplayError, resolve_inputs
+from transfer.task import ActionTerm, ObsTerm, Task
+
+torch = pytest.importorskip("torch")
+onnx = pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+pytest.importorskip("rsl_rl")
+torch.set_num_threads(1)
+
+from rsl_rl.env import VecEnv  # noqa: E402
+from rsl_rl.runners import OnPolicyRunner  # noqa: E402
+from tensordict import TensorDict  # noqa: E402
+
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::DeprecationWarning"),
+    pytest.mark.filterwarnings("ignore::FutureWarning"),
+]
+
+ROOT = Path(__file__).resolve().parents[1]
+PRESET = ROOT / "presets/tasks/anymal_c_flat_velocity.yaml"
+JOINT_BLOCKS = (12, 24, 36)  # joint_pos_rel, joint_vel_rel, last_action in the 48-entry flat-velocity observation
+
+
+@pytest.fixture(scope="module")
+def anymal(shared):
+    import yaml
+
+    folder = shared / "policies/anybotics_anymal_c/rl_policies"
+    names = yaml.safe_load((folder / "anymal.yaml").read_text())
+    return {
+        "asset": shared / "assets/anybotics_anymal_c/usd/anymal_c.usda",
+        "mjw_pt": folder / "mjw_anymal.pt",
+        "physx_onnx": folder / "physx_anymal.onnx",
+        "mjwarp": names["mjw_joint_names"],
+        "physx": names["physx_joint_names"],
+    }
+
+
+def runtime(policy, x_new: np.ndarray, source: list[str], target: list[str]) -> np.ndarray:
+    """What runtime reordering does: the target-order observation's joint blocks put back in the checkpoint's
+    (source) order, the original run, its actions put in the target order."""
+    to_source = [target.index(n) for n in source]
+    x_old = x_new.copy()
+    for start in JOINT_BLOCKS:
+        x_old[:, start : start + 12] = x_new[:, start : start + 12][:, to_source]
+    return policy(x_old)[:, [source.index(n) for n in target]]
+
+
+def observations(n: int = 2000, size: int = 48, seed: int = 0) -> np.ndarray:
+    return (np.random.default_rng(seed).standard_normal((n, size)) * 2.0).astype(np.float32)
+
+
+# ------------------------------------------------------------------------------------------------ acceptance
+
+
+@pytest.fixture(scope="module")
+def converted_pt(anymal, tmp_path_factory):
+    """mjw_anymal.pt (MuJoCo-Warp order) converted to PhysX order."""
+    out = tmp_path_factory.mktemp("convert") / "anymal_physx.pt"
+    result = convert(anymal["mjw_pt"], "physx", source="mjwarp", config=PRESET, asset=anymal["asset"], out=out)
+    return result
+
+
+def test_torchscript_mjwarp_to_physx_equals_runtime_permutation(anymal, converted_pt):
+    result = converted_pt
+    original, converted = load_policy(anymal["mjw_pt"]), load_policy(result.path)
+    x = observations()
+    expected = runtime(original, x, anymal["mjwarp"], anymal["physx"])
+    np.testing.assert_allclose(converted(x), expected, atol=1e-5, rtol=0)
+    assert np.abs(original(x) - expected).max() > 0.1  # the permutation matters
+    meta = converted.metadata
+    assert meta["joint_names"] == anymal["physx"] and meta["convention"] == "physx" and meta["trained_on"] == "newton"
+    assert meta["asset"] == str(anymal["asset"].resolve()) and meta["history"][-1]["convert"] == "mjwarp -> physx"
+    assert (result.format, result.source, result.to, result.checked) == ("torchscript", "mjwarp", "physx", 256)
+    assert result.edits == ("actor.0.weight (128, 48): columns (observation)", "actor.6.weight (12, 128): rows (action)",
+                            "actor.6.bias (12,): entries (action)")  # fmt: skip
+
+
+def test_onnx_physx_to_mjwarp_equals_runtime_permutation(anymal, tmp_path):
+    out = tmp_path / "anymal_mjwarp.onnx"
+    before = anymal["physx_onnx"].read_bytes()
+    assert main(["convert", str(anymal["physx_onnx"]), "--source", "physx", "--to", "mjwarp", "--config", str(PRESET),
+                 "--asset", str(anymal["asset"]), "-o", str(out), "--json"]) == 0  # fmt: skip
+    assert anymal["physx_onnx"].read_bytes() == before
+    original, converted = load_policy(anymal["physx_onnx"]), load_policy(out)
+    x = observations(seed=1)
+    np.testing.assert_allclose(converted(x), runtime(original, x, anymal["physx"], anymal["mjwarp"]), atol=1e-5, rtol=0)
+    meta = converted.metadata
+    assert meta["joint_names"] == anymal["mjwarp"] and meta["trained_on"] == "physx"
+    model = onnx.load(str(out))
+    assert [n.op_type for n in model.graph.node] == [n.op_type for n in onnx.load(str(anymal["physx_onnx"])).graph.node]
+
+
+class RandomEnv(VecEnv):
+    """The smallest environment rsl_rl trains on: 48 random observations (mean 1, std 3), 12 actions."""
+
+    def __init__(self, num_envs: int = 4):
+        self.num_envs, self.num_actions, self.max_episode_length = num_envs, 12, 10
+        self.episode_length_buf = torch.zeros(num_envs, dtype=torch.long)
+        self.device, self.cfg = "cpu", {}
+        self.gen = torch.Generator().manual_seed(0)
+
+    def get_observations(self) -> TensorDict:
+        obs = torch.randn(self.num_envs, 48, generator=self.gen) * 3 + 1
+        return TensorDict({"policy": obs}, batch_size=[self.num_envs])
+
+    def step(self, actions):
+        n = self.num_envs
+        return (
+            self.get_observations(),
+            torch.randn(n, generator=self.gen),
+            torch.zeros(n),
+            {"time_outs": torch.zeros(n)},
+        )
+
+
+def make_runner(distribution: str):
+    cfg = {
+        "num_steps_per_env": 4, "save_interval": 100,
+        "obs_groups": {"actor": ["policy"], "critic": ["policy"]},
+        "algorithm": {"class_name": "PPO", "num_learning_epochs": 1, "num_mini_batches": 1},
+        "actor": {"class_name": "MLPModel", "hidden_dims": [16, 16], "activation": "elu", "obs_normalization": True,
+                  "distribution_cfg": {"class_name": distribution}},
+        "critic": {"class_name": "MLPModel", "hidden_dims": [16], "activation": "elu", "obs_normalization": True},
+    }  # fmt: skip
+    torch.manual_seed(0)
+    return OnPolicyRunner(RandomEnv(), cfg, log_dir=None, device="cpu")
+
+
+@pytest.mark.parametrize("distribution", ["GaussianDistribution", "HeteroscedasticGaussianDistribution"])
+def test_rsl_rl_checkpoint_equals_runtime_permutation_in_rsl_rls_own_classes(anymal, tmp_path, distribution):
+    runner = make_runner(distribution)
+    runner.learn(2)
+    runner.save(str(tmp_path / "model_1.pt"))
+    result = convert(tmp_path / "model_1.pt", "physx", source="mjwarp", config=PRESET, asset=anymal["asset"],
+                     out=tmp_path / "model_1_physx.pt")  # fmt: skip
+    assert any("optimizer_state_dict: moments permuted" in e for e in result.edits)
+    assert any(e.startswith("critic_state_dict[mlp.0.weight]") for e in result.edits)
+    assert any(e.startswith("actor_state_dict[obs_normalizer._mean]") for e in result.edits)
+    fresh = make_runner(distribution)
+    fresh.load(str(tmp_path / "model_1_physx.pt"))  # rsl_rl loads it: actor, critic and optimizer, strictly
+    x = observations(seed=2)
+
+    def actor(r):
+        policy = r.get_inference_policy()
+        return lambda obs: policy(TensorDict({"policy": torch.from_numpy(obs)}, [len(obs)])).detach().numpy()
+
+    def critic(r):
+        return lambda obs: r.alg.critic(TensorDict({"policy": torch.from_numpy(obs)}, [len(obs)])).detach().numpy()
+
+    np.testing.assert_allclose(
+        actor(fresh)(x), runtime(actor(runner), x, anymal["mjwarp"], anymal["physx"]), atol=1e-5, rtol=0
+    )
+    to_source = [anymal["physx"].index(n) for n in anymal["mjwarp"]]
+    x_old = x.copy()
+    for start in JOINT_BLOCKS:
+        x_old[:, start : start + 12] = x[:, start : start + 12][:, to_source]
+    np.testing.assert_allclose(critic(fresh)(x), critic(runner)(x_old), atol=1e-5, rtol=0)
+    assert read_metadata(tmp_path / "model_1_physx.pt")["joint_names"] == anymal["physx"]
+    if distribution == "GaussianDistribution":
+        std_old = runner.alg.actor.state_dict()["distribution.std_param"].numpy()
+        std_new = fresh.alg.actor.state_dict()["distribution.std_param"].numpy()
+        np.testing.assert_array_equal(std_new, std_old[[anymal["mjwarp"].index(n) for n in anymal["physx"]]])
+
+
+@pytest.mark.engines
+@pytest.mark.filterwarnings("ignore")
+def test_a_converted_checkpoint_replays_in_the_backends_own_order_like_runtime_reordering(anymal, converted_pt, capsys):
+    pytest.importorskip("ovphysx")
+    from transfer.runs.replay import replay
+
+    assert main(["replay", str(converted_pt.path), "--target", "physx", "--num-envs", "2", "--seconds", "4",
+                 "--json"]) == 0  # fmt: skip
+    baked = json.loads(capsys.readouterr().out)
+    assert (baked["source"], baked["order"], baked["reordered"]) == ("physx", "physx", True)  # PhysX's own order
+    runtime_run = replay(anymal["mjw_pt"], "physx", source="mjwarp", config=PRESET, asset=anymal["asset"],
+                         num_envs=2, seconds=4.0, progress=False)  # fmt: skip
+    assert baked["fall_fraction"] == 0.0 and runtime_run.fall_fraction == 0.0
+    assert runtime_run.forward_velocity > 0.7
+    assert abs(baked["forward_velocity"] - runtime_run.forward_velocity) <= 0.05 * runtime_run.forward_velocity
+
+
+# ------------------------------------------------------------------------------------------------ exact inverse
+
+
+@st.composite
+def cases(draw):
+    n = draw(st.integers(1, 5))
+    names = [f"j{i}" for i in range(n)]
+    terms = draw(st.lists(st.sampled_from(["projected_gravity", "joint_pos_rel", "joint_vel_rel", "last_action"]),
+                          min_size=1, max_size=4, unique=True))  # fmt: skip
+    acting = draw(st.none() | st.lists(st.sampled_from(names), min_size=1, unique=True))
+    task = Task(name="t", observation=tuple(ObsTerm(t) for t in terms),
+                action=ActionTerm(scale=0.5, joints=None if acting is None else tuple(acting)),
+                default_joint_pos={".*": 0.1})  # fmt: skip
+    target = draw(st.permutations(names))
+    hidden = draw(st.integers(1, 6))
+    return task, names, list(target), hidden, draw(st.integers(0, 2**16))
+
+
+def _weights(path: Path) -> dict[str, np.ndarray]:
+    fmt = load_policy(path, **({"distribution": "none"} if path.name.startswith("model") else {})).format
+    if fmt == "torchscript":
+        return {k: v.numpy().copy() for k, v in torch.jit.load(str(path)).state_dict().items()}
+    if fmt == "onnx":
+        from onnx import numpy_helper
+
+        return {i.name: numpy_helper.to_array(i) for i in onnx.load(str(path)).graph.initializer}
+    ckpt = torch.load(str(path), weights_only=True)
+    out = {f"{k}/{n}": t.numpy() for k in ("actor_state_dict", "critic_state_dict") for n, t in ckpt[k].items()}
+    for i, s in ckpt["optimizer_state_dict"]["state"].items():
+        out.update({f"opt/{i}/{n}": t.numpy() for n, t in s.items()})
+    return out
+
+
+@settings(max_examples=30)
+@given(case=cases(), fmt=st.sampled_from(["torchscript", "onnx_gemm_t", "onnx_gemm", "onnx_matmul", "rsl_rl"]))
+def test_convert_then_the_inverse_gives_back_the_weights_exactly(case, fmt):
+    task, names, target, hidden, seed = case
+    rng = np.random.default_rng(seed)
+    n_obs, n_act = task.observation_size(len(names)), task.action_size(len(names))
+    layers = random_mlp(rng, [n_obs, hidden, n_act])
+    mean, std = rng.standard_normal(n_obs).astype(np.float32), (rng.random(n_obs) + 0.5).astype(np.float32)
+    forward, back = Reorder.from_names(task, names, target), Reorder.from_names(task, target, names)
+    assert back == forward.inverse() and forward.inverse().inverse() == forward
+    with tempfile.TemporaryDirectory() as folder:
+        folder = Path(folder)
+        if fmt == "torchscript":
+            src = torchscript_mlp(folder / "policy.pt", layers, mean, std)
+        elif fmt == "rsl_rl":
+            critic = random_mlp(rng, [n_obs, 3, 1])
+            src = rsl_rl_checkpoint(folder / "model_1.pt", layers, mean, std, critic, rng.random(n_act) + 0.1, rng)
+        else:
+            kind = fmt.split("_", 1)[1]
+            src = onnx_mlp(folder / "policy.onnx", layers, mean, std, first=kind, last=kind)
+        there, again = folder / f"there{src.suffix}", folder / f"again{src.suffix}"
+        if fmt == "rsl_rl":
+            there, again = folder / "model_there.pt", folder / "model_again.pt"
+        reorder_checkpoint(src, there, forward, build_metadata(task, target))
+        reorder_checkpoint(there, again, back, build_metadata(task, names))
+        original, returned = _weights(src), _weights(again)
+        assert original.keys() == returned.keys()
+        for key, value in original.items():
+            np.testing.assert_array_equal(returned[key], value, err_msg=key)
+        assert read_metadata(again)["joint_names"] == names and read_metadata(there)["joint_names"] == target
+
+
+# ------------------------------------------------------------------------------------------------ bad input
+
+
+def test_the_input_as_output_is_refused_and_the_input_is_unchanged(anymal, tmp_path, capsys):
+    src = tmp_path / "mjw_anymal.pt"
+    shutil.copyfile(anymal["mjw_pt"], src)
+    before = src.read_bytes()
+    common = ["--source", "mjwarp", "--to", "physx", "--config", str(PRESET), "--asset", str(anymal["asset"])]
+    for out in (src, tmp_path / "." / "mjw_anymal.pt"):
+        assert main(["convert", str(src), *common, "-o", str(out), "--force"]) == 2
+        assert "is the input checkpoint: refusing to write over it" in capsys.readouterr().err
+    assert src.read_bytes() == before == anymal["mjw_pt"].read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mjw_anymal.pt"]
+
+
+def test_an_existing_output_needs_force(anymal, tmp_path, capsys):
+    out = tmp_path / "out.pt"
+    out.write_bytes(b"keep me")
+    args = ["convert", str(anymal["mjw_pt"]), "--source", "mjwarp", "--to", "physx", "--config", str(PRESET),
+            "--asset", str(anymal["asset"]), "-o", str(out)]  # fmt: skip
+    assert main(args) == 2
+    assert "exists; pass --force" in capsys.readouterr().err and out.read_bytes() == b"keep me"
+    assert main([*args, "--force"]) == 0
+    assert "wrote" in capsys.readouterr().out and read_metadata(out)["convention"] == "physx"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.pt"]  # no temporary file left
+
+
+def test_same_order_adds_metadata_and_leaves_the_weights(anymal, tmp_path, capsys):
+    out = tmp_path / "described.pt"
+    assert main(["convert", str(anymal["mjw_pt"]), "--source", "mjwarp", "--to", "mjwarp", "--config", str(PRESET),
+                 "--asset", str(anymal["asset"]), "-o", str(out)]) == 0  # fmt: skip
+    assert "untouched" in capsys.readouterr().out
+    a, b = torch.jit.load(str(anymal["mjw_pt"])).state_dict(), torch.jit.load(str(out)).state_dict()
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    meta = read_metadata(out)
+    assert meta["convention"] == "mjwarp" and meta["joint_names"] == anymal["mjwarp"] and meta["trained_on"] == "newton"
+    inputs = resolve_inputs(out)  # nothing else needed: order, task and asset come from the file
+    assert inputs.source_label == "mjwarp" and inputs.asset == anymal["asset"].resolve()
+
+
+def _small(tmp_path: Path):
+    task = Task(name="t", observation=(ObsTerm("projected_gravity"), ObsTerm("joint_pos_rel")),
+                action=ActionTerm(scale=1.0), default_joint_pos={".*": 0.0})  # fmt: skip
+    names, target = ["a", "b", "c"], ["c", "a", "b"]
+    return task, Reorder.from_names(task, names, target), build_metadata(task, target)
+
+
+def test_graphs_whose_layers_cannot_be_identified_are_refused(tmp_path):
+    from onnx import TensorProto, helper, numpy_helper
+
+    task, reorder, meta = _small(tmp_path)
+    rng = np.random.default_rng(0)
+    w1, w2 = rng.standard_normal((4, 6)).astype(np.float32), rng.standard_normal((3, 4)).astype(np.float32)
+
+    def graph(nodes, inits, name):
+        g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("obs", TensorProto.FLOAT, ["n", 6])],
+                              [helper.make_tensor_value_info("act", TensorProto.FLOAT, ["n", 3])],
+                              [numpy_helper.from_array(a, k) for k, a in inits.items()])  # fmt: skip
+        model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+        model.ir_version = 8
+        onnx.save(model, str(tmp_path / name))
+        return tmp_path / name
+
+    skip = graph([helper.make_node("Gemm", ["obs", "w1"], ["h"], transB=1), helper.make_node("Concat", ["h", "obs"], ["hx"], axis=1),
+                  helper.make_node("Gemm", ["hx", "w2"], ["act"], transB=1)],
+                 {"w1": w1, "w2": rng.standard_normal((3, 10)).astype(np.float32)}, "skip.onnx")  # fmt: skip
+    transposed = graph([helper.make_node("Transpose", ["obs"], ["t"], perm=[1, 0]),
+                        helper.make_node("MatMul", ["w1", "t"], ["h"]), helper.make_node("Transpose", ["h"], ["ht"], perm=[1, 0]),
+                        helper.make_node("Gemm", ["ht", "w2"], ["act"], transB=1)], {"w1": w1, "w2": w2}, "transposed.onnx")  # fmt: skip
+    softmax = graph([helper.make_node("Gemm", ["obs", "w1"], ["h"], transB=1), helper.make_node("Gemm", ["h", "w2"], ["z"], transB=1),
+                     helper.make_node("Softmax", ["z"], ["act"])], {"w1": w1, "w2": w2}, "softmax.onnx")  # fmt: skip
+    expected = {skip: "feeds 2 places", transposed: "reaches Transpose", softmax: "written by Softmax"}
+    for path, why in expected.items():
+        with pytest.raises(ConvertError) as err:
+            reorder_checkpoint(path, tmp_path / "out.onnx", reorder, meta)
+        assert why in str(err.value) and "transfer replay" in str(err.value) and "--source" in str(err.value)
+    scrambled = torchscript_mlp(tmp_path / "scrambled.pt", [(w1, np.zeros(4, np.float32)), (w2, np.zeros(3, np.float32))],
+                                scramble=True)  # fmt: skip
+    with pytest.raises(ConvertError, match="does not reproduce the original.*Nothing written.*transfer replay"):
+        reorder_checkpoint(scrambled, tmp_path / "out.pt", reorder, meta)
+    assert not (tmp_path / "out.onnx").exists() and not (tmp_path / "out.pt").exists()
+    assert not [p for p in tmp_path.iterdir() if p.suffix == ".tmp"]
+
+
+def test_inputs_that_do_not_fit_are_named(anymal, tmp_path):
+    task, reorder, meta = _small(tmp_path)
+    with pytest.raises(ConvertError, match=r"reads 48 observation entries .*has 6"):
+        reorder_checkpoint(anymal["mjw_pt"], tmp_path / "x.pt", reorder, meta)
+    with pytest.raises(ConvertError, match="carries no metadata: pass --config"):
+        convert(anymal["mjw_pt"], "physx", source="mjwarp", asset=anymal["asset"], out=tmp_path / "x.pt")
+    with pytest.raises(ConvertError, match="--source is needed"):
+        convert(anymal["mjw_pt"], "physx", config=PRESET, asset=anymal["asset"], out=tmp_path / "x.pt")
+    with pytest.raises(ConvertError, match="--asset is needed"):
+        convert(anymal["mjw_pt"], "physx", source="mjwarp", config=PRESET, out=tmp_path / "x.pt")
+    assert not (tmp_path / "x.pt").exists()
+
+
+def test_flags_that_contradict_the_metadata_are_refused_showing_both(anymal, converted_pt, tmp_path, capsys):
+    path = converted_pt.path
+    # replay: --source
+    with pytest.raises(ReplayError) as err:
+        resolve_inputs(path, source="mjwarp")
+    text = str(err.value)
+    assert "--source mjwarp contradicts anymal_physx.pt's metadata" in text
+    assert f"joint order is physx {anymal['physx']}" in text and f"gives {anymal['mjwarp']}" in text
+    assert main(["replay", str(path), "--target", "physx", "--source", "mjwarp"]) == 2
+    assert "contradicts" in capsys.readouterr().err
+    assert resolve_inputs(path, source="physx").source_label == "physx"  # agreeing flags are fine
+    # replay: --config
+    stiff = tmp_path / "stiff.yaml"
+    stiff.write_text(PRESET.read_text().replace('stiffness: {".*": 300.0}', 'stiffness: {".*": 80.0}'))
+    with pytest.raises(CheckpointError, match=r"stiffness\['LF_HAA'\]: checkpoint 300.0, config 80.0"):
+        resolve_inputs(path, config=stiff)
+    assert resolve_inputs(path, config=PRESET).task == resolve_inputs(path).task
+    # replay: an asset whose joints are not the checkpoint's
+    go2 = anymal["asset"].parents[2] / "unitree_go2/usd/go2.usda"
+    if go2.is_file():
+        with pytest.raises(ReplayError, match="Is this the checkpoint's robot"):
+            resolve_inputs(path, asset=go2)
+    # convert: --source against the metadata
+    with pytest.raises(ConvertError, match=r"--source mjwarp contradicts anymal_physx.pt's metadata.*physx \["):
+        convert(path, "mjwarp", source="mjwarp", out=tmp_path / "back.pt")
+
+
+def test_a_moved_asset_needs_asset_and_only_then(anymal, converted_pt, tmp_path):
+    meta = dict(read_metadata(converted_pt.path), asset="/nowhere/anymal_c.usda")
+    moved = tmp_path / "moved.pt"
+    from transfer.checkpoint import write_metadata
+
+    write_metadata(converted_pt.path, moved, meta)
+    with pytest.raises(FileNotFoundError, match="named by moved.pt's metadata.*pass --asset"):
+        resolve_inputs(moved)
+    inputs = resolve_inputs(moved, asset=anymal["asset"])
+    assert inputs.asset == anymal["asset"] and inputs.task.joint_names == tuple(anymal["physx"])
