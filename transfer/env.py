@@ -44,11 +44,29 @@ OBSERVATIONS: dict[str, Callable[[PolicyEnv], np.ndarray]] = {
 """How each observation term is built from public-order data: ``(num_envs, size)`` arrays."""
 
 
-def backend_options(task: Task, backend: str, spawn_height: float) -> dict[str, Any]:
-    """Keyword arguments of :func:`~transfer.open_articulation` that stand the task's robot on a ground plane with
-    the task's per-backend solver settings."""
-    if backend == "physx":
-        return {"ground_height": 0.0, "spawn_offset": (0.0, 0.0, spawn_height), **dict(task.physx)}
+SPAWN_MARGIN = 0.05
+"""Metres between the ground and the asset's lowest collision geometry when the spawn height is computed."""
+
+
+def spawn_heights(task: Task, asset: str | Path) -> tuple[float, float]:
+    """``(spawn height, authored root height)``: where the root link starts above the ground plane (the task's
+    ``spawn_height``, or computed from the asset's collision geometry at its authored pose, lifted by
+    :data:`SPAWN_MARGIN`), and where the asset authors it."""
+    from transfer.orders import read_topology, resolve_ordering
+    from transfer.orders.usd import spawn_geometry
+
+    root_body = resolve_ordering(read_topology(asset), "physx").root_body
+    root_z, lowest_z = spawn_geometry(asset, root_body)
+    height = task.spawn_height if task.spawn_height is not None else root_z - lowest_z + SPAWN_MARGIN
+    return height, root_z
+
+
+def backend_options(task: Task, backend: str, spawn_height: float, authored_root_z: float = 0.0) -> dict[str, Any]:
+    """Keyword arguments of :func:`~transfer.open_articulation` that stand the task's robot on a ground plane at 0
+    with its root link ``spawn_height`` up, and the task's per-backend solver settings."""
+    if backend == "physx":  # a translation of the asset in the composed layer
+        lift = (0.0, 0.0, spawn_height - authored_root_z)
+        return {"ground_height": 0.0, "spawn_offset": lift, **dict(task.physx)}
     opts: dict[str, Any] = {"ground_plane": True, "initial_root_pose": (0.0, 0.0, spawn_height, 0.0, 0.0, 0.0, 1.0)}
     solver = task.newton.get("solver")
     # The MuJoCo family runs one trajectory; pick the engine by world count (MuJoCo C simulates world 0 only).
@@ -145,8 +163,8 @@ class PolicyEnv:
         from transfer.articulation import open_articulation
 
         self.backend = backend
-        self.spawn_height = task.spawn_height if task.spawn_height is not None else 0.6
-        opts = {**backend_options(task, backend, self.spawn_height), **dict(backend_overrides or {})}
+        self.spawn_height, root_z = spawn_heights(task, asset)
+        opts = {**backend_options(task, backend, self.spawn_height, root_z), **dict(backend_overrides or {})}
         body_ordering = joint_ordering if not isinstance(joint_ordering, (list, tuple)) else None
         import warnings
 

@@ -634,3 +634,36 @@ def _schema_of(stage, robot) -> RobotSchema:
                 "List each prim once (a nested robot's prims must not be listed again by the enclosing robot)."
             )
     return RobotSchema(root_key, tuple(t for t, _ in joints), tuple(t for t, _ in links), tuple(sorted(names.items())))
+
+
+# ---------------------------------------------------------------------------------------------------- spawn geometry
+
+
+def spawn_geometry(asset: Any, root_body: str) -> tuple[float, float]:
+    """``(root_z, lowest_z)``: the world height of the root body's origin and of the lowest collision geometry of
+    the asset, at its authored pose, along the stage's up axis (metres).
+
+    What a spawn height is computed from when a task gives none: lifting the asset by ``root_z - lowest_z`` (plus
+    a margin) stands it clear of a ground plane at 0.
+    """
+    from pxr import Usd, UsdGeom, UsdPhysics
+
+    stage = open_stage(asset)
+    up = 2 if UsdGeom.GetStageUpAxis(stage) == UsdGeom.Tokens.z else 1
+    scale = UsdGeom.GetStageMetersPerUnit(stage) or 1.0
+    xforms = UsdGeom.XformCache(Usd.TimeCode.Default())
+    root = stage.GetPrimAtPath(root_body)
+    if not root.IsValid():
+        raise ValueError(f"spawn_geometry: no prim at {root_body} in {_source(stage)}")
+    root_z = xforms.GetLocalToWorldTransform(root).ExtractTranslation()[up]
+    boxes = UsdGeom.BBoxCache(
+        Usd.TimeCode.Default(), [UsdGeom.Tokens.default_, UsdGeom.Tokens.guide], useExtentsHint=True
+    )
+    lows = [
+        boxes.ComputeWorldBound(prim).ComputeAlignedRange().GetMin()[up]
+        for prim in Usd.PrimRange(stage.GetPseudoRoot(), Usd.TraverseInstanceProxies())
+        if prim.HasAPI(UsdPhysics.CollisionAPI) and prim.IsA(UsdGeom.Imageable)
+    ]
+    lows = [z for z in lows if abs(z) < 1e30]  # an empty bound reports +/-FLT_MAX
+    lowest = min(lows) if lows else root_z
+    return float(root_z * scale), float(lowest * scale)

@@ -23,6 +23,18 @@ from transfer.task.model import FLAT_VELOCITY_OBSERVATION, TASK_FORMAT, ActionTe
 __all__ = ["NEWTON_POLICY_FIELDS", "load_task", "read_newton_policy_yaml", "read_task_yaml", "resolve_asset"]
 
 NEWTON_ASSET_PREFIX = "newton:"
+PACKAGE_ASSETS: Mapping[str, tuple[str, str]] = MappingProxyType(
+    {
+        "newton": ("examples/assets", "transfer[newton]"),
+        "ovphysx": ("samples/data", "transfer[physx]"),
+    }
+)
+"""Asset hints ``<package>:<name>``: the folder inside the installed package, and the extra that installs it."""
+
+
+def _package_hint(asset: str) -> str | None:
+    package = asset.split(":", 1)[0] if ":" in asset else None
+    return package if package in PACKAGE_ASSETS else None
 
 #: Newton policy YAML fields: name -> required. The ``mjw_*`` lists follow ``mjw_joint_names``.
 NEWTON_POLICY_FIELDS: Mapping[str, bool] = MappingProxyType(
@@ -94,40 +106,42 @@ def read_task_yaml(path: str | Path, data: Mapping[str, Any] | None = None) -> T
     data = dict(_read_yaml(path) if data is None else data)
     data.setdefault("name", path.stem)
     asset = data.get("asset")
-    if isinstance(asset, str) and not asset.startswith(NEWTON_ASSET_PREFIX):
+    if isinstance(asset, str) and _package_hint(asset) is None:
         resolved = (path.parent / asset).resolve()
         if not resolved.is_file():
             raise TaskError(
                 f"{path}: field `asset`: {asset!r} resolves to {resolved}, which does not exist. Give a path "
-                f"relative to the task file, a `{NEWTON_ASSET_PREFIX}<name>` token, or null."
+                f"relative to the task file, a `<package>:<name>` token ({', '.join(PACKAGE_ASSETS)}), or null."
             )
         data["asset"] = str(resolved)
     return Task.from_dict(data, source=str(path))
 
 
 def resolve_asset(asset: str) -> Path:
-    """The file an asset hint names: a path, or ``newton:<name>`` for Newton's bundled ``examples/assets``.
+    """The file an asset hint names: a path, or ``<package>:<name>`` for an asset shipped inside an installed
+    engine package: ``newton:<name>`` (Newton's ``examples/assets``), ``ovphysx:<name>`` (ovphysx's
+    ``samples/data``).
 
-    Newton's package is located with ``importlib.util.find_spec`` (it is not imported). ``<name>`` may omit
-    the extension (``.usda``, ``.usd``, ``.usdc`` are tried in turn).
+    The package is located with ``importlib.util.find_spec`` (it is not imported). ``<name>`` may omit the
+    extension (``.usda``, ``.usd``, ``.usdc`` are tried in turn).
     """
-    if not asset.startswith(NEWTON_ASSET_PREFIX):
+    package = _package_hint(asset)
+    if package is None:
         path = Path(asset)
         if not path.is_file():
             raise FileNotFoundError(f"Asset file not found: {path}")
         return path
-    name = asset[len(NEWTON_ASSET_PREFIX) :]
+    subdir, extra = PACKAGE_ASSETS[package]
+    name = asset[len(package) + 1 :]
     if not name or Path(name).is_absolute() or ".." in Path(name).parts:
-        raise ValueError(
-            f"Asset {asset!r}: expected {NEWTON_ASSET_PREFIX}<name> with a file name from Newton's examples/assets"
-        )
-    spec = importlib.util.find_spec("newton")
+        raise ValueError(f"Asset {asset!r}: expected {package}:<name> with a file name from {package}'s {subdir}")
+    spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
         raise FileNotFoundError(
-            f"Asset {asset!r} is bundled with Newton, which is not installed: pip install 'transfer[newton]', "
+            f"Asset {asset!r} is bundled with {package}, which is not installed: pip install '{extra}', "
             "or give the asset's path."
         )
-    folder = Path(next(iter(spec.submodule_search_locations))) / "examples" / "assets"
+    folder = Path(next(iter(spec.submodule_search_locations))) / subdir
     candidates = [folder / name] + [folder / f"{name}{ext}" for ext in (".usda", ".usd", ".usdc")]
     for candidate in candidates:
         if candidate.is_file():

@@ -1,0 +1,65 @@
+"""``transfer train``: PPO on a task, on any backend, with checkpoints that know their joint order."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Literal
+
+import tyro
+
+from transfer._console import engine_output
+
+
+@dataclass(frozen=True)
+class Train:
+    """Train a policy for --task on --backend with rsl-rl-lib's PPO, in the joint order the task names, and
+    write an Isaac Lab-style run into -o DIR: model_<iter>.pt (RSL-RL), exported/policy.pt (TorchScript), both
+    carrying the ordering metadata, rewards.png and train.json."""
+
+    task: Annotated[Path, tyro.conf.arg(metavar="FILE.yaml")]
+    """Task file (presets/tasks/*.yaml) naming the asset, observation, action, defaults and gains."""
+    backend: Annotated[Literal["physx", "newton"], tyro.conf.arg(metavar="{physx,newton}")] = "physx"
+    """The backend to train on."""
+    out: Annotated[Path, tyro.conf.arg(aliases=("-o",), metavar="DIR")] = Path("runs/train")
+    """Output folder for the run."""
+    num_envs: int = 64
+    """Environments simulated at once."""
+    iterations: int = 300
+    """PPO iterations (24 policy steps per environment each)."""
+    seed: int = 0
+    """Seeds torch, the initial-state noise and the run."""
+    episode_seconds: float = 10.0
+    """Episode length before a time-out reset."""
+    json: bool = False
+    """Print the run's summary as one JSON object on stdout."""
+    verbose: bool = False
+    """Show what the engines, Warp and rsl_rl print (kept off the terminal by default)."""
+
+
+def run_train(cmd: Train) -> int:
+    from transfer.runs.train import train
+
+    try:
+        with engine_output(cmd.verbose) as terminal:
+            result = train(
+                cmd.task, cmd.backend, cmd.out, num_envs=cmd.num_envs, iterations=cmd.iterations, seed=cmd.seed,
+                episode_seconds=cmd.episode_seconds, progress=terminal,
+            )  # fmt: skip
+    except (FileNotFoundError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    summary = result.to_dict()
+    summary.pop("curve")
+    if cmd.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        print(
+            f"trained {result.task} on {result.backend}: {result.iterations} iterations x {result.num_envs} envs in "
+            f"{result.wall_seconds:.0f} s; final mean episode return {result.final_reward:.2f}, "
+            f"episode length {result.final_episode_length:.0f}"
+        )
+        print(f"checkpoint: {result.checkpoint}\nexported:   {result.exported}\nreward curve: {cmd.out / 'rewards.png'}")
+    return 0

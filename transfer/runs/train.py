@@ -1,0 +1,313 @@
+"""``transfer.train(...)``: PPO (rsl-rl-lib's ``OnPolicyRunner``) on a task, on any backend, in the task's order.
+
+The environment is the one replay uses (:class:`~transfer.env.PolicyEnv` over ``open_articulation``), opened in the
+joint order the task names (its ``convention``; the backend's own order when it names none). So the same task
+trains on PhysX or on Newton and the checkpoint's vectors mean the same joints either way. :class:`TrainEnv` adds
+what training needs on top: velocity-tracking rewards (:data:`REWARDS`), terminations (a fall, a policy output that
+is not finite) and per-env resets, behind rsl_rl's ``VecEnv`` interface.
+
+What a run writes into its output folder, as Isaac Lab's ``logs/rsl_rl/...`` runs hold them:
+``model_<iter>.pt`` (the RSL-RL training checkpoint: actor, critic, optimizer, observation normalizer),
+``exported/policy.pt`` (TorchScript), ``rewards.png`` (the reward curve) and ``train.json`` (the command's settings
+and the curve as data).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import numpy as np
+
+__all__ = ["REWARDS", "PPO_CONFIG", "TrainEnv", "TrainResult", "train"]
+
+FALL_HEIGHT_FRACTION = 0.5
+FALL_TILT_COS = 0.5  # tilted past 60 degrees
+
+
+def _tracking(error_sq: np.ndarray, sigma_sq: float = 0.25) -> np.ndarray:
+    return np.exp(-error_sq / sigma_sq)
+
+
+REWARDS: dict[str, tuple[float, Callable[[dict[str, np.ndarray]], np.ndarray]]] = {
+    # name: (weight, term over the step's quantities); the sum is scaled by the policy dt (as Isaac Lab does)
+    "track_lin_vel_xy": (1.0, lambda s: _tracking(((s["cmd"][:, :2] - s["lin_b"][:, :2]) ** 2).sum(1))),
+    "track_ang_vel_z": (0.5, lambda s: _tracking((s["cmd"][:, 2] - s["ang_b"][:, 2]) ** 2)),
+    "lin_vel_z": (-2.0, lambda s: s["lin_b"][:, 2] ** 2),
+    "ang_vel_xy": (-0.05, lambda s: (s["ang_b"][:, :2] ** 2).sum(1)),
+    "flat_orientation": (-1.0, lambda s: (s["gravity_b"][:, :2] ** 2).sum(1)),
+    "action_rate": (-0.01, lambda s: ((s["action"] - s["previous_action"]) ** 2).sum(1)),
+    "joint_vel": (-1e-4, lambda s: (s["joint_vel"] ** 2).sum(1)),
+    "termination": (-10.0, lambda s: s["terminated"].astype(np.float64)),
+}
+"""Velocity-tracking rewards (Isaac Lab's flat locomotion terms, by the same names)."""
+
+PPO_CONFIG: dict[str, Any] = {
+    "num_steps_per_env": 24,
+    "save_interval": 50,
+    "obs_groups": {"actor": ["policy"], "critic": ["policy"]},
+    "algorithm": {
+        "class_name": "PPO", "num_learning_epochs": 5, "num_mini_batches": 4, "clip_param": 0.2, "gamma": 0.99,
+        "lam": 0.95, "value_loss_coef": 1.0, "entropy_coef": 0.005, "learning_rate": 1e-3, "max_grad_norm": 1.0,
+        "schedule": "adaptive", "desired_kl": 0.01,
+    },
+    "actor": {
+        "class_name": "MLPModel", "hidden_dims": [128, 128], "activation": "elu", "obs_normalization": True,
+        "distribution_cfg": {"class_name": "GaussianDistribution", "init_std": 1.0},
+    },
+    "critic": {"class_name": "MLPModel", "hidden_dims": [128, 128], "activation": "elu", "obs_normalization": True},
+}  # fmt: skip
+"""rsl-rl-lib 5 runner configuration (what Isaac Lab's ``agent.yaml`` holds)."""
+
+
+def _vec_env_base() -> type:
+    from rsl_rl.env import VecEnv
+
+    return VecEnv
+
+
+class TrainEnv:
+    """rsl_rl's ``VecEnv`` over a :class:`~transfer.env.PolicyEnv`: rewards, terminations, per-env resets.
+
+    Built by :func:`make_train_env` (which mixes in rsl_rl's abstract base, imported lazily)."""
+
+    def __init__(self, env: Any, episode_seconds: float = 10.0) -> None:
+        import torch
+
+        self.env = env
+        self.num_envs = env.num_envs
+        self.num_actions = env.action_size
+        self.max_episode_length = max(1, round(episode_seconds / env.policy_dt))
+        self.episode_length_buf = torch.zeros(self.num_envs, dtype=torch.long)
+        self.device = "cpu"
+        self.cfg: dict[str, Any] = {}
+        self.fall_height = FALL_HEIGHT_FRACTION * env.spawn_height
+        self._return = np.zeros(self.num_envs)
+        self.episode_returns: deque[float] = deque(maxlen=200)
+        self.episode_lengths: deque[float] = deque(maxlen=200)
+        self._terms = {name: 0.0 for name in REWARDS}
+
+    def get_observations(self) -> Any:
+        import torch
+        from tensordict import TensorDict
+
+        obs = torch.from_numpy(self.env.observe().copy())
+        return TensorDict({"policy": obs}, batch_size=[self.num_envs])
+
+    def _quantities(self, action: np.ndarray, previous: np.ndarray, terminated: np.ndarray) -> dict[str, np.ndarray]:
+        d = self.env.art.data
+        return {
+            "cmd": self.env.command, "lin_b": d.root_lin_vel_b.numpy(), "ang_b": d.root_ang_vel_b.numpy(),
+            "gravity_b": d.projected_gravity_b.numpy(), "joint_vel": d.joint_vel.numpy(), "action": action,
+            "previous_action": previous, "terminated": terminated,
+        }  # fmt: skip
+
+    def step(self, actions: Any) -> tuple[Any, Any, Any, dict[str, Any]]:
+        import torch
+
+        action = np.asarray(actions.detach().cpu().numpy(), dtype=np.float32)
+        previous = self.env.last_action.copy()
+        _, nonfinite = self.env.step(action)
+        pos, _, lin_w, _, gravity_b = self.env.root_state()
+        broken = ~np.isfinite(pos).all(1) | ~np.isfinite(lin_w).all(1) | nonfinite
+        terminated = broken | (pos[:, 2] < self.fall_height) | (gravity_b[:, 2] > -FALL_TILT_COS)
+        q = self._quantities(np.where(np.isfinite(action), action, 0.0), previous, terminated)
+        reward = np.zeros(self.num_envs)
+        for name, (weight, term) in REWARDS.items():
+            value = np.nan_to_num(weight * term(q), nan=0.0, posinf=0.0, neginf=0.0)
+            self._terms[name] += float(value.mean())
+            reward += value
+        reward *= self.env.policy_dt
+        self.episode_length_buf += 1
+        timeout = (self.episode_length_buf >= self.max_episode_length).numpy() & ~terminated
+        done = terminated | timeout
+        self._return += reward
+        ids = np.flatnonzero(done)
+        if ids.size:
+            self.episode_returns.extend(self._return[ids].tolist())
+            self.episode_lengths.extend(self.episode_length_buf.numpy()[ids].tolist())
+            self._return[ids] = 0.0
+            self.episode_length_buf[torch.from_numpy(ids)] = 0
+            self.env.reset(ids)
+        extras = {"time_outs": torch.from_numpy(timeout.astype(np.float32))}
+        return (
+            self.get_observations(),
+            torch.from_numpy(reward.astype(np.float32)),
+            torch.from_numpy(done.astype(np.float32)),
+            extras,
+        )
+
+    def reward_terms(self) -> dict[str, float]:
+        """Mean per-step value of each reward term since the last call (weighted, before the dt scaling)."""
+        out, self._terms = self._terms, {name: 0.0 for name in REWARDS}
+        return out
+
+
+def make_train_env(env: Any, episode_seconds: float = 10.0) -> Any:
+    """A :class:`TrainEnv` that is also an ``rsl_rl.env.VecEnv`` (rsl_rl is imported only here)."""
+    cls = type("RslRlTrainEnv", (TrainEnv, _vec_env_base()), {})
+    return cls(env, episode_seconds)
+
+
+@dataclass
+class TrainResult:
+    """What a training run wrote and measured."""
+
+    out_dir: str
+    checkpoint: str
+    """The last ``model_<iter>.pt`` (RSL-RL format, with the ordering metadata)."""
+    exported: str
+    """``exported/policy.pt`` (TorchScript, with the ordering metadata)."""
+    backend: str
+    task: str
+    joint_names: list[str]
+    num_envs: int
+    iterations: int
+    wall_seconds: float
+    env_steps: int
+    final_reward: float
+    """Mean episode return over the last finished episodes."""
+    final_episode_length: float
+    curve: dict[str, list[float]] = field(default_factory=dict, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in out.items()}
+
+
+def train(
+    task: str | Path,
+    backend: str = "physx",
+    out_dir: str | Path = "runs/train",
+    *,
+    num_envs: int = 64,
+    iterations: int = 300,
+    seed: int = 0,
+    episode_seconds: float = 10.0,
+    asset: str | Path | None = None,
+    progress: bool | TextIO = True,
+    save_interval: int | None = None,
+) -> TrainResult:
+    """Train a policy for ``task`` (a task file) on ``backend`` and write the run into ``out_dir``.
+
+    The checkpoint's joint vectors follow the task's ``convention`` (the backend's own order when it names none),
+    whichever backend trains. Checkpoints carry the ordering metadata (trained_on, joint names, observation and
+    action layout, defaults, gains, sim settings, asset hint) from the moment they are written.
+    """
+    import sys
+
+    import torch
+    from rsl_rl.runners import OnPolicyRunner
+    from tqdm import tqdm
+
+    from transfer.env import PolicyEnv
+    from transfer.task import load_task, resolve_asset
+
+    spec = load_task(task)
+    path = Path(asset) if asset is not None else (resolve_asset(spec.asset) if spec.asset else None)
+    if path is None:
+        raise ValueError(f"{task}: the task names no asset; pass asset=")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    torch.manual_seed(seed)
+    torch.set_num_threads(1)
+    env = PolicyEnv(spec, path, backend, spec.convention, num_envs=num_envs, seed=seed)
+    try:
+        venv = make_train_env(env, episode_seconds)
+        cfg = json.loads(json.dumps(PPO_CONFIG))
+        cfg["seed"] = seed
+        runner = OnPolicyRunner(venv, cfg, log_dir=None, device="cpu")
+        metadata = _metadata(env, backend, spec)
+        curve: dict[str, list[float]] = {"iteration": [], "reward": [], "episode_length": [], "seconds": []}
+        interval = save_interval or max(1, iterations // 4)
+        stream = progress if hasattr(progress, "write") else sys.stderr
+        bar = tqdm(range(iterations), desc=f"train {spec.name} on {backend}", unit="it", file=stream,
+                   disable=progress is False)  # fmt: skip
+        start = time.perf_counter()
+        for it in bar:
+            runner.current_learning_iteration = it
+            runner.learn(1)
+            reward = float(np.mean(venv.episode_returns)) if venv.episode_returns else float("nan")
+            length = float(np.mean(venv.episode_lengths)) if venv.episode_lengths else float("nan")
+            curve["iteration"].append(it)
+            curve["reward"].append(reward)
+            curve["episode_length"].append(length)
+            curve["seconds"].append(time.perf_counter() - start)
+            bar.set_postfix(reward=f"{reward:.2f}", ep_len=f"{length:.0f}")
+            if (it + 1) % interval == 0 and it + 1 < iterations:
+                _save(runner, out / f"model_{it}.pt", metadata)
+        wall = time.perf_counter() - start
+        last = iterations - 1
+        checkpoint = out / f"model_{last}.pt"
+        _save(runner, checkpoint, metadata)
+        exported = _export(runner, out / "exported" / "policy.pt", metadata)
+        result = TrainResult(
+            out_dir=str(out), checkpoint=str(checkpoint), exported=str(exported), backend=backend, task=str(task),
+            joint_names=list(env.art.joint_names), num_envs=num_envs, iterations=iterations, wall_seconds=wall,
+            env_steps=iterations * cfg["num_steps_per_env"] * num_envs * env.task.decimation,
+            final_reward=curve["reward"][-1] if curve["reward"] else float("nan"),
+            final_episode_length=curve["episode_length"][-1] if curve["episode_length"] else float("nan"),
+            curve=curve,
+        )  # fmt: skip
+        (out / "train.json").write_text(json.dumps(result.to_dict(), indent=2))
+        plot_rewards(curve, out / "rewards.png", f"{spec.name} on {backend}")
+        return result
+    finally:
+        env.close()
+
+
+def _metadata(env: Any, backend: str, spec: Any) -> dict[str, Any]:
+    from transfer.checkpoint import build_metadata
+
+    return build_metadata(
+        env.task, env.art.joint_names, body_names=env.art.body_names, convention=spec.convention,
+        trained_on=backend, asset=spec.asset,
+    )  # fmt: skip
+
+
+def _save(runner: Any, path: Path, metadata: dict[str, Any]) -> None:
+    """The RSL-RL checkpoint as rsl_rl writes it, plus the metadata under its ``transfer`` key."""
+    from transfer.checkpoint import save_rsl_rl
+
+    saved = runner.alg.save()
+    saved["iter"] = runner.current_learning_iteration
+    saved["infos"] = None
+    save_rsl_rl(saved, path, metadata)
+
+
+def _export(runner: Any, path: Path, metadata: dict[str, Any]) -> Path:
+    """TorchScript export (rsl_rl's own ``as_jit``), with the metadata in its extra files."""
+    import torch
+
+    from transfer.checkpoint import save_torchscript
+
+    model = runner.alg.get_policy().as_jit()
+    model.to("cpu")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return save_torchscript(torch.jit.script(model), path, metadata)
+
+
+def plot_rewards(curve: dict[str, list[float]], path: Path, title: str) -> Path:
+    """Mean episode return and episode length per iteration, as a PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax_r, ax_l) = plt.subplots(2, 1, figsize=(8, 5.5), sharex=True)
+    ax_r.plot(curve["iteration"], curve["reward"], color="tab:blue")
+    ax_r.set_ylabel("mean episode return")
+    ax_l.plot(curve["iteration"], curve["episode_length"], color="tab:green")
+    ax_l.set_ylabel("mean episode length (steps)")
+    ax_l.set_xlabel("PPO iteration")
+    fig.suptitle(f"transfer train: {title}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
