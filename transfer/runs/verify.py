@@ -491,7 +491,6 @@ def _compare(
         checks.append(TermCheck(term.name, term.axis, start, stop, tol, across, from_ref, ok))
     # the actions, by the joint each one drives on its backend
     act_tol = tolerances.get("action", ACTION_TOLERANCE)
-    policy.reset()
     ref_obs = np.zeros_like(obs[a], dtype=np.float32)
     for term in task.observation:
         start, stop = slices[term.name]
