@@ -36,6 +36,9 @@ _EXPORTS = {
     "replay": "transfer.runs.replay",
     "compare": "transfer.runs.replay",
     "verify": "transfer.runs.verify",
+    "convert": "transfer.runs.convert",
+    "read_metadata": "transfer.checkpoint",
+    "write_metadata": "transfer.checkpoint",
 }
 
 __all__ = [
@@ -54,19 +57,23 @@ __all__ = [
     "build_name_map",
     "check_ordering_overrides",
     "compare",
+    "convert",
     "load_policy",
     "load_task",
     "open_articulation",
     "parse_ordering",
+    "read_metadata",
     "read_topology",
     "replay",
     "resolve_ordering",
     "resolve_orderings",
     "verify",
+    "write_metadata",
 ]
 
 if TYPE_CHECKING:
     from transfer.articulation import Articulation, open_articulation
+    from transfer.checkpoint import read_metadata, write_metadata
     from transfer.env import PolicyEnv
     from transfer.name_map import ArticulationNameMap, NameMapError, build_name_map
     from transfer.ordering import OrderingConvention, parse_ordering
@@ -83,6 +90,7 @@ if TYPE_CHECKING:
         apply_articulation_ordering_preset,
         check_ordering_overrides,
     )
+    from transfer.runs.convert import convert
     from transfer.runs.replay import ReplayResult, compare, replay
     from transfer.runs.verify import verify
     from transfer.task import Task, load_task

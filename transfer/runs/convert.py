@@ -202,11 +202,10 @@ def convert(
         CheckpointError: ``out`` refused; checkpoint metadata of another format version.
         FileNotFoundError: a missing checkpoint, config or asset.
     """
-    from transfer import __version__
     from transfer.orders import resolve_ordering
     from transfer.policy import detect_format
-    from transfer.runs.replay import _NATIVE_BACKEND, _parse_source
-    from transfer.task import load_task, resolve_asset
+    from transfer.runs.replay import _NATIVE_BACKEND
+    from transfer.task import resolve_asset
 
     checkpoint = Path(checkpoint)
     if not checkpoint.is_file():
@@ -214,41 +213,10 @@ def convert(
     out = check_output(checkpoint, out, force=force)
     fmt = detect_format(checkpoint)
     meta = read_metadata(checkpoint, fmt)
-    meta_task = None if meta is None else metadata_to_task(meta, source=f"{checkpoint.name} (metadata)")
-    config_task = None if config is None else load_task(config)
-    if meta_task is not None:
-        where = f"--config {config} contradicts {checkpoint.name}'s metadata"
-        task = meta_task if config_task is None else merge_config(meta_task, config_task, where=where)
-    elif config_task is not None:
-        task = config_task
-    else:
-        raise ConvertError(
-            f"{checkpoint.name} carries no metadata: pass --config with the task it was trained on (a task file, "
-            "presets/tasks/*.yaml, or a Newton policy YAML): convert needs the observation layout to find the "
-            "joint-indexed entries."
-        )
-    asset_text = next(
-        (str(a) for a in (asset and Path(asset).resolve(), config_task and config_task.asset, task.asset) if a), None
-    )
-    if asset_text is None:
-        raise ConvertError("--asset is needed: the robot's USD file, to resolve both joint orders by name")
+    task, asset_text = _task_and_asset(checkpoint, meta, config, asset)
     asset_path = resolve_asset(asset_text)
-
-    parsed_to = _parse_source(to if isinstance(to, str) else list(to))
-    if parsed_to is None:
-        raise ConvertError("--to is needed: the joint order to convert to (physx, mjwarp, robot_schema, or names)")
-    parsed = _parse_source(source if source is None or isinstance(source, str) else list(source))
-    if parsed is None and meta is not None:
-        parsed = _metadata_order(meta)
-    if parsed is None and task.convention is not None:
-        parsed = OrderingConvention(task.convention)
-    if parsed is None:
-        raise ConvertError(
-            f"--source is needed: the joint order {checkpoint.name} was trained in (physx, mjwarp, robot_schema, or "
-            "a file listing its joint names)"
-        )
-    src_order = resolve_ordering(asset_path, parsed)
-    to_order = resolve_ordering(asset_path, parsed_to)
+    parsed, parsed_to = _orders(checkpoint, meta, task, source, to)
+    src_order, to_order = resolve_ordering(asset_path, parsed), resolve_ordering(asset_path, parsed_to)
     if meta is not None and tuple(meta["joint_names"]) != src_order.joints:
         raise ConvertError(
             f"--source {_label(parsed)} contradicts {checkpoint.name}'s metadata: the checkpoint's joint order is "
@@ -263,15 +231,11 @@ def convert(
         except ValueError as exc:
             raise ConvertError(f"--config {config} does not fit {asset_path.name}: {exc}") from None
     conventions = isinstance(parsed, OrderingConvention) and isinstance(parsed_to, OrderingConvention)
-    src_bodies = src_order.bodies if conventions else None
-    to_bodies = to_order.bodies if conventions else None
+    src_bodies, to_bodies = (src_order.bodies, to_order.bodies) if conventions else (None, None)
     reorder = Reorder.from_names(task, src_order.joints, to_order.joints, src_bodies, to_bodies)
-    trained_on = task.trained_on or (meta or {}).get("trained_on")
+    trained_on = task.trained_on
     if trained_on is None and isinstance(parsed, OrderingConvention):
         trained_on = _NATIVE_BACKEND.get(parsed)
-    history = [*(meta or {}).get("history", []),
-               {"convert": f"{_label(parsed)} -> {_label(parsed_to)}", "input": checkpoint.name,
-                "transfer": __version__}]  # fmt: skip
     metadata = build_metadata(
         task,
         to_order.joints,
@@ -279,10 +243,59 @@ def convert(
         convention=parsed_to.value if isinstance(parsed_to, OrderingConvention) else None,
         trained_on=trained_on,
         asset=asset_text,
-        history=history,
+        history=[*(meta or {}).get("history", []), _history(checkpoint, parsed, parsed_to)],
     )
-    result = reorder_checkpoint(checkpoint, out, reorder, metadata, force=force, format=fmt)
-    return dataclasses.replace(result, source=_label(parsed), to=_label(parsed_to))
+    return reorder_checkpoint(checkpoint, out, reorder, metadata, force=force, format=fmt, source=_label(parsed))
+
+
+def _task_and_asset(checkpoint: Path, meta: Mapping[str, Any] | None, config: Any, asset: Any) -> tuple[Task, str]:
+    """The checkpoint's task (its metadata's, completed by ``config``; or ``config``'s) and the asset to use."""
+    from transfer.task import load_task
+
+    meta_task = None if meta is None else metadata_to_task(meta, source=f"{checkpoint.name} (metadata)")
+    config_task = None if config is None else load_task(config)
+    if meta_task is not None:
+        where = f"--config {config} contradicts {checkpoint.name}'s metadata"
+        task = meta_task if config_task is None else merge_config(meta_task, config_task, where=where)
+    elif config_task is not None:
+        task = config_task
+    else:
+        raise ConvertError(
+            f"{checkpoint.name} carries no metadata: pass --config with the task it was trained on (a task file, "
+            "presets/tasks/*.yaml, or a Newton policy YAML): convert needs the observation layout to find the "
+            "joint-indexed entries."
+        )
+    given = (asset and Path(asset).resolve(), config_task and config_task.asset, task.asset)
+    asset_text = next((str(a) for a in given if a), None)
+    if asset_text is None:
+        raise ConvertError("--asset is needed: the robot's USD file, to resolve both joint orders by name")
+    return task, asset_text
+
+
+def _orders(checkpoint: Path, meta: Mapping[str, Any] | None, task: Task, source: Any, to: Any) -> tuple[Any, Any]:
+    """The checkpoint's order (``source``, else its metadata's, else the task's convention) and the new one."""
+    from transfer.runs.replay import _parse_source
+
+    parsed_to = _parse_source(to if isinstance(to, str) else list(to))
+    if parsed_to is None:
+        raise ConvertError("--to is needed: the joint order to convert to (physx, mjwarp, robot_schema, or names)")
+    parsed = _parse_source(source if source is None or isinstance(source, str) else list(source))
+    if parsed is None and meta is not None:
+        parsed = _metadata_order(meta)
+    if parsed is None and task.convention is not None:
+        parsed = OrderingConvention(task.convention)
+    if parsed is None:
+        raise ConvertError(
+            f"--source is needed: the joint order {checkpoint.name} was trained in (physx, mjwarp, robot_schema, or "
+            "a file listing its joint names)"
+        )
+    return parsed, parsed_to
+
+
+def _history(checkpoint: Path, source: Any, to: Any) -> dict[str, str]:
+    from transfer import __version__
+
+    return {"convert": f"{_label(source)} -> {_label(to)}", "input": checkpoint.name, "transfer": __version__}
 
 
 def _metadata_order(meta: Mapping[str, Any]) -> Any:
@@ -303,11 +316,13 @@ def reorder_checkpoint(
     force: bool = False,
     format: str | None = None,
     samples: int = CHECK_SAMPLES,
+    source: str = "explicit list",
 ) -> ConvertResult:
     """Apply ``reorder`` to the weights of ``checkpoint`` and write the result with ``metadata`` to ``out``.
 
-    The lower half of :func:`convert`, for callers that have the index arrays already. Checked on ``samples``
-    random observations before anything is written; an identity ``reorder`` writes the metadata only.
+    The lower half of :func:`convert`, for callers that have the index arrays already (``source`` labels the
+    input's order in the result). Checked on ``samples`` random observations before anything is written; an
+    identity ``reorder`` writes the metadata only.
     """
     from transfer.policy import detect_format
 
@@ -319,12 +334,12 @@ def reorder_checkpoint(
     label = metadata.get("convention") or "explicit list"
     if reorder.identity:
         write_metadata(checkpoint, out, metadata, force=force)
-        return ConvertResult(out, fmt, label, label, names, (), 0, 0.0, dict(metadata))
+        return ConvertResult(out, fmt, source, label, names, (), 0, 0.0, dict(metadata))
     handler = {"torchscript": _TorchScript, "onnx": _Onnx, "rsl_rl": _RslRl}[fmt](checkpoint, reorder)
     edits = handler.edit()
     error = _check(handler, reorder, samples, checkpoint.name)
     handler.save(out, metadata)
-    return ConvertResult(out, fmt, "", label, names, tuple(edits), samples, error, dict(metadata))
+    return ConvertResult(out, fmt, source, label, names, tuple(edits), samples, error, dict(metadata))
 
 
 def _check(handler: Any, reorder: Reorder, samples: int, name: str) -> float:
@@ -742,17 +757,19 @@ class _RslRl:
 
     def _edit_optimizer(self, nets: list[tuple[str, str, str, bool]]) -> None:
         """Adam's moments follow their parameters: permute them the same way, matched by rsl_rl's parameter order
-        (actor then critic, each in state-dict order, normalizer buffers left out). If the shapes do not line up,
-        the moments are cleared (training then restarts them) and a note says so."""
+        (PPO: actor then critic; distillation: the student; each in state-dict order, normalizer buffers left out).
+        If the shapes do not line up, the moments are cleared (training restarts them) and a note says so."""
         import torch
 
         opt = self.ckpt.get("optimizer_state_dict")
         if not isinstance(opt, dict) or "state" not in opt:
             return
-        order: list[tuple[str, str]] = []
-        for key, _, norm, _ in nets:
-            if key in ("actor_state_dict", "critic_state_dict"):
-                order += [(key, k) for k in self.ckpt[key] if not k.startswith(norm)]
+        trained = (
+            ("actor_state_dict", "critic_state_dict") if "actor_state_dict" in self.ckpt else ("student_state_dict",)
+        )
+        order = [
+            (key, k) for key, _, norm, _ in nets if key in trained for k in self.ckpt[key] if not k.startswith(norm)
+        ]
         params = [p for group in opt.get("param_groups", []) for p in group.get("params", [])]
         state = opt["state"]
         shapes_ok = len(params) == len(order) and all(
