@@ -35,6 +35,7 @@ FLOORS: dict[str, int] = {
     # 1 topology and conventions
     "transfer.orders": 1,
     "transfer.presets": 1,
+    "transfer.profile": 1,
     # 2 kernels
     "transfer.kernels": 2,
     "transfer.plan": 2,
@@ -57,7 +58,7 @@ FLOORS: dict[str, int] = {
 FACE = "transfer"  # transfer/__init__.py: lazy exports from every floor, no floor of its own
 ENGINES = frozenset({"ovphysx", "ovstage", "newton"})
 ENGINE_HOMES = ("transfer.backends",)
-PXR_HOMES = ("transfer.backends", "transfer.orders.usd")
+PXR_HOMES = ("transfer.backends", "transfer.orders.usd", "transfer.profile")
 ADD_IT = "add it to FLOORS in tests/test_architecture.py and to the floor table in docs/architecture.md"
 
 

@@ -1,0 +1,258 @@
+"""Newton's joint movement probe for ``transfer validate``: balanced force pairs at the moving link's far face.
+
+:func:`probe` runs one attempt of the joint_movement test (:mod:`transfer.runs.validate`) on Newton (MuJoCo C):
+
+1. An anonymous USD layer over the asset (the user's file is never written) switches off static colliders and pins
+   the plan's base bodies (loose assemblies only) with a fixed joint to the world where they stand: the builder's
+   form of a kinematic base (Newton allows kinematic bodies only as articulation roots, and ``infer_tree`` then
+   roots each loose component at the world). It is imported with :func:`~transfer.backends.newton.import_usd`
+   (``rootless_articulation_policy="infer_tree"``) and the model's gravity is set to zero. MuJoCo refuses a joint
+   whose lower limit equals its upper limit; such a range is widened by 1e-6 (the joint stays locked).
+2. Newton exposes no scalar velocity drive for every joint type, so each commanded joint is loaded by a balanced
+   force pair: a force at the centre of the moving link's bounding-box face farthest from the joint (from its axis,
+   for a revolute joint), perpendicular to axis and lever arm (revolute), along the axis (prismatic, at the centre of
+   mass) or along one of the two directions perpendicular to the lever arm (spherical ``"swing"`` 1 or 2), and the
+   equal and opposite force on the parent at the same world point: no net external force or torque. The magnitude is
+   the moving mass (the lighter side of the joint in the articulation tree) times an acceleration ramped linearly
+   from ``plan.acceleration[0]`` to ``plan.acceleration[1]``.
+3. D6 and other joints have no supported actuation path, and Newton does not apply USD rigid-body velocity writes
+   (``"nudge"``): those commands are skipped with the engine-capability message.
+4. Every step reports each joint's child pose in its parent's frame and the engine's joint coordinate (revolute in
+   degrees, prismatic in stage units) of tree joints.
+
+Each call builds a fresh model: nothing the attempt changed outlives it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import newton
+import numpy as np
+
+from transfer.backends.base import MovementJoint, MovementPlan, MovementTrace, asset_file
+from transfer.backends.newton.importer import import_usd
+
+__all__ = ["CAPABILITY", "probe"]
+
+CAPABILITY = (
+    "Newton exposes no verified articulation actuation path for the asset's D6 or other non-scalar joint types "
+    "(spherical joints use the force-at-lever-arm probe)"
+)
+NUDGE = "Newton does not apply USD rigid-body velocity writes (the linear-velocity nudge is PhysX only)"
+_SWINGS = {"X": ("Y", "Z"), "Y": ("Z", "X"), "Z": ("X", "Y")}
+_AXES = {"X": np.array([1.0, 0.0, 0.0]), "Y": np.array([0.0, 1.0, 0.0]), "Z": np.array([0.0, 0.0, 1.0])}
+
+
+def _stage(asset: str, plan: MovementPlan) -> Any:
+    from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics
+
+    source = Sdf.Layer.FindOrOpen(asset)
+    layer = Sdf.Layer.CreateAnonymous("transfer_validate_newton.usda")
+    layer.subLayerPaths.append(asset)
+    for key in ("upAxis", "metersPerUnit", "defaultPrim"):
+        if source.pseudoRoot.HasInfo(key):
+            layer.pseudoRoot.SetInfo(key, source.pseudoRoot.GetInfo(key))
+    stage = Usd.Stage.Open(layer)
+    stage.SetEditTarget(Usd.EditTarget(layer))
+    bodies = {str(p.GetPath()) for p in stage.Traverse() if p.HasAPI(UsdPhysics.RigidBodyAPI)}
+    for prim in stage.Traverse():
+        if prim.HasAPI(UsdPhysics.CollisionAPI) and not prim.IsInstanceProxy():
+            if not any(str(p) in bodies for p in prim.GetPath().GetAncestorsRange()):
+                UsdPhysics.CollisionAPI(prim).CreateCollisionEnabledAttr(False)
+    for k, path in enumerate(plan.pinned):  # a world anchor: infer_tree makes the component a fixed articulation
+        world = Gf.Transform(UsdGeom.Xformable(stage.GetPrimAtPath(path)).ComputeLocalToWorldTransform(0.0))
+        pin = UsdPhysics.FixedJoint.Define(stage, f"/TransferValidatePins/pin_{k}")
+        pin.CreateBody1Rel().SetTargets([Sdf.Path(path)])
+        pin.CreateLocalPos0Attr(Gf.Vec3f(world.GetTranslation()))
+        pin.CreateLocalRot0Attr(Gf.Quatf(world.GetRotation().GetQuat()))
+    return stage
+
+
+def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
+
+
+def _rotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
+    u, w = q[:3], q[3]
+    return v + 2.0 * _cross(u, _cross(u, v) + w * v)
+
+
+def _relative(parent: np.ndarray | None, child: np.ndarray) -> np.ndarray:
+    if parent is None:
+        return child.copy()
+    q = np.array([-parent[3], -parent[4], -parent[5], parent[6]])
+    cq = child[3:]
+    rot = np.concatenate([q[3] * cq[:3] + cq[3] * q[:3] + _cross(q[:3], cq[:3]), [q[3] * cq[3] - q[:3] @ cq[:3]]])
+    return np.concatenate([_rotate(q, child[:3] - parent[:3]), rot])
+
+
+class _Tree:
+    """Masses on either side of each joint in the model's articulation tree."""
+
+    def __init__(self, model: Any) -> None:
+        self.parent = model.joint_parent.numpy()
+        self.child = model.joint_child.numpy()
+        self.mass = model.body_mass.numpy()
+        tree = model.joint_articulation.numpy() >= 0
+        self.children: dict[int, list[int]] = {}
+        for j in np.flatnonzero(tree):
+            self.children.setdefault(int(self.parent[j]), []).append(int(self.child[j]))
+
+    def below(self, body: int) -> float:
+        total, stack = 0.0, [body]
+        while stack:
+            b = stack.pop()
+            total += float(self.mass[b])
+            stack += self.children.get(b, [])
+        return total
+
+    def moving_mass(self, parent: int, child: int) -> float:
+        sides = [self.below(b) for b in (parent, child) if b >= 0 and self.mass[b] > 0]
+        return min(sides) if sides else 1.0
+
+
+def _lever_point(joint: MovementJoint, axis: np.ndarray | None) -> np.ndarray | None:
+    """The centre of the child's bounding-box face farthest from the pivot (or the axis), in the child's frame."""
+    if joint.extent is None:
+        return None
+    lo, hi = np.array(joint.extent[:3]), np.array(joint.extent[3:])
+    centre = (lo + hi) / 2
+    faces = [np.where(np.arange(3) == k, side[k], centre) for k in range(3) for side in (lo, hi)]
+    pivot = np.array(joint.frame1[:3])
+
+    def distance(p: np.ndarray) -> float:
+        r = p - pivot
+        return float(np.linalg.norm(r - axis * (r @ axis) if axis is not None else r))
+
+    best = max(faces, key=distance)
+    return best if distance(best) > 1e-6 else None
+
+
+def _force(joint: MovementJoint, command: Any, body_q: np.ndarray, com_w: np.ndarray, child: int) -> tuple:
+    """``(world point, unit direction)`` of the force on the child, or ``(None, unit torque axis)``."""
+    x, q = body_q[child, :3], body_q[child, 3:]
+    frame_q = np.array(joint.frame1[3:])
+    axis = _rotate(q, _rotate(frame_q, _AXES.get(joint.axis, _AXES["X"])))
+    pivot = x + _rotate(q, np.array(joint.frame1[:3]))
+    if joint.type == "prismatic":
+        return com_w[child], command.sign * axis
+    local_axis = _rotate(frame_q, _AXES.get(joint.axis, _AXES["X"]))
+    point = _lever_point(joint, local_axis if joint.type == "revolute" else None)
+    if point is None:  # no geometry or no lever arm: a torque about the axis (revolute) or a swing axis
+        if joint.type == "revolute":
+            return None, command.sign * axis
+        swing = _AXES[_SWINGS.get(joint.axis, ("Y", "Z"))[command.axis - 1]]
+        return None, command.sign * _rotate(q, _rotate(frame_q, swing))
+    p = x + _rotate(q, point)
+    r = p - pivot
+    if joint.type == "revolute":
+        d = _cross(axis, r)
+    else:  # spherical: the two cardinal directions perpendicular to the lever arm
+        e1 = _cross(r, axis)
+        if np.linalg.norm(e1) < 1e-9 * max(np.linalg.norm(r), 1.0):
+            e1 = _cross(r, np.eye(3)[int(np.argmin(np.abs(r)))])
+        d = e1 if command.axis == 1 else _cross(r, e1)
+    return p, command.sign * d / np.linalg.norm(d)
+
+
+def probe(asset: str, joints: Sequence[MovementJoint], plan: MovementPlan) -> MovementTrace:
+    """Run one attempt of ``plan`` on Newton and sample every joint of ``joints`` (see the module docstring)."""
+    import warp as wp
+
+    path = asset_file(asset)
+    by_path = {j.path: j for j in joints}
+    trace = MovementTrace("newton", poses={})
+    for joint in joints:
+        if joint.type not in ("revolute", "prismatic", "spherical"):
+            trace.skipped[joint.path] = CAPABILITY
+    commands = []
+    for command in plan.commands:
+        if command.kind == "nudge":
+            trace.skipped.setdefault(command.joint, NUDGE)
+        elif command.joint not in trace.skipped:
+            commands.append(command)
+    if not commands:
+        return trace
+
+    builder = newton.ModelBuilder()
+    newton.solvers.SolverMuJoCo.register_custom_attributes(builder)
+    builder, _ = import_usd(_stage(path, plan), "infer_tree", builder=builder)
+    # A commanded joint is loaded by its force pair alone: its authored drive (a PD controller holding target 0 in
+    # Newton, e.g. the four-bar crank's damping) gets zero gains, as PhysX's velocity drive replaces it there.
+    labels = {label: j for j, label in enumerate(builder.joint_label)}
+    starts = [*builder.joint_qd_start, builder.joint_dof_count]
+    for command in commands:
+        j = labels.get(command.joint)
+        for dof in range(starts[j], starts[j + 1]) if j is not None else ():
+            builder.joint_target_ke[dof] = 0.0
+            builder.joint_target_kd[dof] = 0.0
+    for j, label in enumerate(builder.joint_label):  # MuJoCo refuses lower == upper: keep the joint locked
+        for dof in range(starts[j], starts[j + 1]):
+            if builder.joint_limit_lower[dof] >= builder.joint_limit_upper[dof]:
+                builder.joint_limit_upper[dof] = builder.joint_limit_lower[dof] + 1e-6
+                trace.notes.append(f"{label}: lower limit = upper limit, widened by 1e-6 for MuJoCo (still locked)")
+    model = builder.finalize(device="cpu")
+    model.set_gravity((0.0, 0.0, 0.0))
+    solver = newton.solvers.SolverMuJoCo(model, use_mujoco_cpu=True)
+    state_0, state_1, control = model.state(), model.state(), model.control()
+    newton.eval_fk(model, model.joint_q, model.joint_qd, state_0)
+
+    body = {label: i for i, label in enumerate(model.body_label)}
+    joint_index = {label: i for i, label in enumerate(model.joint_label)}
+    in_tree = model.joint_articulation.numpy() >= 0
+    q_start, types = model.joint_q_start.numpy(), model.joint_type.numpy()
+    scalar = {int(newton.JointType.REVOLUTE): 180.0 / np.pi, int(newton.JointType.PRISMATIC): 1.0}
+    tree, com = _Tree(model), model.body_com.numpy()
+    for joint in joints:
+        missing = [b for b in (joint.parent, joint.child) if b is not None and b not in body]
+        if missing:
+            trace.notes.append(f"{joint.path}: Newton simulates no body at {', '.join(missing)}")
+    tracked = [j for j in joints if j.child in body and (j.parent is None or j.parent in body)]
+    commands = [c for c in commands if by_path[c.joint] in tracked]
+    masses = {
+        c.joint: tree.moving_mass(body.get(by_path[c.joint].parent, -1), body[by_path[c.joint].child]) for c in commands
+    }
+
+    def sample() -> None:
+        body_q = state_0.body_q.numpy()
+        joint_q = state_0.joint_q.numpy()
+        for joint in tracked:
+            parent = body_q[body[joint.parent]] if joint.parent else None
+            trace.poses.setdefault(joint.path, []).append(_relative(parent, body_q[body[joint.child]]))
+            j = joint_index.get(joint.path)
+            if j is not None and in_tree[j] and int(types[j]) in scalar:
+                value = joint_q[q_start[j]] * scalar[int(types[j])]
+                trace.coordinates.setdefault(joint.path, []).append([value])
+
+    steps = max(1, round(plan.duration / plan.dt))
+    lo, hi = plan.acceleration
+    sample()
+    for step in range(steps):
+        accel = lo + (hi - lo) * step / max(steps - 1, 1)
+        body_q = state_0.body_q.numpy()
+        u, w = body_q[:, 3:6], body_q[:, 6:7]
+        com_w = body_q[:, :3] + com + 2.0 * np.cross(u, np.cross(u, com) + w * com)
+        wrench = np.zeros((model.body_count, 6), dtype=np.float32)
+        for command in commands:
+            joint = by_path[command.joint]
+            c, p = body[joint.child], body.get(joint.parent, -1) if joint.parent else -1
+            point, direction = _force(joint, command, body_q, com_w, c)
+            magnitude = masses[command.joint] * accel
+            for index, sign in ((c, 1.0), (p, -1.0)):
+                if index < 0:
+                    continue
+                if point is None:  # no lever arm: a balanced torque pair about the axis
+                    wrench[index, 3:] += sign * magnitude * 0.1 * direction
+                else:
+                    force = sign * magnitude * direction
+                    wrench[index, :3] += force
+                    wrench[index, 3:] += _cross(point - com_w[index], force)
+        state_0.body_f.assign(wp.array(wrench, dtype=wp.spatial_vector, device="cpu"))
+        solver.step(state_0, state_1, control, None, plan.dt)
+        state_0, state_1 = state_1, state_0
+        sample()
+    trace.poses = {k: np.asarray(v) for k, v in trace.poses.items()}
+    trace.coordinates = {k: np.asarray(v) for k, v in trace.coordinates.items()}
+    return trace
