@@ -5,7 +5,8 @@
 - ``transfer verify``: the transfer checklist on both backends, exit 0 or 1 (:mod:`transfer.cli.verify`);
 - ``transfer train``: PPO on a task, on any backend, checkpoints that know their order (:mod:`transfer.cli.train`);
 - ``transfer info``: a checkpoint's format, sizes and metadata (:mod:`transfer.cli.info`);
-- ``transfer convert``: a checkpoint rewritten to another joint order, with metadata (:mod:`transfer.cli.convert`).
+- ``transfer convert``: a checkpoint rewritten to another joint order, with metadata (:mod:`transfer.cli.convert`);
+- ``transfer validate``: the joint_movement test on both engines and the robot profile (:mod:`transfer.cli.validate`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from transfer.cli.info import Info, run_info
 from transfer.cli.inspect import Inspect, default_asset, inspect_asset, run_inspect
 from transfer.cli.replay import Replay, run_replay
 from transfer.cli.train import Train, run_train
+from transfer.cli.validate import Validate, run_validate
 from transfer.cli.verify import Verify, run_verify
 
 __all__ = ["default_asset", "inspect_asset", "main"]
@@ -28,10 +30,11 @@ SUBCOMMANDS = {
     "train": tyro.conf.FlagCreatePairsOff[Train],
     "info": tyro.conf.FlagCreatePairsOff[Info],
     "convert": tyro.conf.FlagCreatePairsOff[Convert],
+    "validate": tyro.conf.FlagCreatePairsOff[Validate],
 }
 RUNNERS = {
     Inspect: run_inspect, Replay: run_replay, Verify: run_verify, Train: run_train, Info: run_info,
-    Convert: run_convert,
+    Convert: run_convert, Validate: run_validate,
 }  # fmt: skip
 
 

@@ -124,7 +124,7 @@ def _skip_reason(scan: Any) -> str | None:
     if not with_child:
         return f"no joint has a child body ({len(scan.joints)} joint(s) without physics:body1)"
     if all(j.type == "fixed" for j in with_child):
-        return f"all {len(with_child)} joints are FixedJoint: intentionally rigid, nothing to move"
+        return f"all joints are FixedJoint ({len(with_child)}): intentionally rigid, nothing to move"
     return None
 
 
@@ -189,7 +189,7 @@ def along_axis(poses: np.ndarray, joint: Any) -> np.ndarray:
     vec = q[:, 3:4] * q0[:3] + q0[3] * q[:, :3] + np.cross(q[:, :3], q0[:3])
     real = q[:, 3] * q0[3] - q[:, :3] @ q0[:3]
     sign = np.where(real < 0, -1.0, 1.0)
-    return np.degrees(2.0 * np.arctan2(sign * (vec @ axis), sign * real))
+    return np.degrees(np.unwrap(2.0 * np.arctan2(sign * (vec @ axis), sign * real)))
 
 
 def _diagonal(joint: Any) -> float:
@@ -260,14 +260,7 @@ def joint_movement(asset: str | Path, backend: str, *, duration: float = DURATIO
                     r.travel_fraction = _travel(joint, abs(r.displacement))
                 coordinate = trace.coordinates.get(path)
                 if coordinate is not None and joint.type in ("revolute", "prismatic"):
-                    moved = float(np.abs(coordinate - coordinate[0]).max())
-                    measured = r.rotation_deg if joint.type == "revolute" else float(metres.max())
-                    if abs(moved - measured) <= 0.1 * measured + (0.5 if joint.type == "revolute" else 1e-3):
-                        r.confirmed_by = "coordinate"
-                    else:
-                        r.confirmed_by = (
-                            f"mismatch: the engine's coordinate moved {moved:.3g}, the child {measured:.3g}"
-                        )
+                    r.confirmed_by = _confirm(coordinate, rotation if joint.type == "revolute" else metres, joint)
 
     candidates = {j.path: _candidates(j) for j in movable}
     for k in range(max((len(c) for c in candidates.values()), default=0)):
@@ -284,6 +277,18 @@ def joint_movement(asset: str | Path, backend: str, *, duration: float = DURATIO
     return out
 
 
+def _confirm(coordinate: np.ndarray, measured: np.ndarray, joint: Any) -> str:
+    """``"coordinate"`` when the engine's own coordinate of the joint moved as its child moved relative to its parent
+    (sample by sample, up to 150 deg where the relative rotation angle wraps), else the mismatch."""
+    moved = np.abs(coordinate - coordinate[0]).max(axis=1)
+    keep = moved <= 150.0 if joint.type == "revolute" else np.ones_like(moved, dtype=bool)
+    slack = 0.1 * measured[keep] + (0.5 if joint.type == "revolute" else 1e-3)
+    worst = int(np.argmax(np.abs(moved[keep] - measured[keep]) - slack))
+    if np.abs(moved[keep] - measured[keep])[worst] <= slack[worst]:
+        return "coordinate"
+    return f"mismatch: the engine's coordinate moved {moved[keep][worst]:.3g}, the child {measured[keep][worst]:.3g}"
+
+
 def _travel(joint: Any, reached: float) -> float | None:
     if joint.lower is None or joint.upper is None or joint.upper <= joint.lower:
         return None
@@ -294,7 +299,7 @@ def _verdict(out: MovementResult, movable: list[Any], by_path: dict[str, Any]) -
     moved = [r for r in out.joints if r.moved]
     actuable = [r for r in out.joints if not r.skipped]
     if not actuable:
-        out.status, out.reason = "skip", f"{out.backend}: {out.joints[0].skipped}" if out.joints else "nothing to move"
+        out.status, out.reason = "skip", out.joints[0].skipped if out.joints else "nothing to move"
         return
     if moved:
         out.status = "pass"

@@ -1,0 +1,107 @@
+"""``transfer validate``: the joint_movement test on PhysX and/or Newton, the same-child check and the robot profile."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import tyro
+
+from transfer._console import engine_output
+
+
+@dataclass(frozen=True)
+class Validate:
+    """Check that ASSET is genuinely articulated on each engine (at least one joint moves its child relative to its
+    parent: >= 1.0 deg or >= 2.0 % of the child's bounding-box diagonal), that every joint moving on both engines
+    moves the same child body, and report the robot profile findings. Exit 1 when joint_movement fails on a backend
+    asked for (or, with --strict, when there are profile findings); 2 on bad input."""
+
+    asset: Annotated[tyro.conf.Positional[Path], tyro.conf.arg(metavar="ASSET")]
+    """The USD file (never written: every change lives in an in-memory layer or the engine's builder)."""
+    backend: Annotated[Literal["physx", "newton", "both"], tyro.conf.arg(metavar="{physx,newton,both}")] = "both"
+    """The engine(s) to run joint_movement on; same_child_bodies needs both."""
+    json: bool = False
+    """Print one JSON object on stdout."""
+    plot: Annotated[Path | None, tyro.conf.arg(metavar="FILE.png")] = None
+    """Write a PNG of each joint's rotation and translation over the attempt that moved it, per backend."""
+    strict: bool = False
+    """Profile findings fail the run too (exit 1)."""
+    verbose: bool = False
+    """Show what the engines and Warp print (kept off the terminal by default)."""
+
+
+def _cell(joint: dict[str, Any] | None) -> str:
+    if joint is None:
+        return "-"
+    if joint.get("skipped"):
+        return "skipped"
+    moved = "moved" if joint["moved"] else "idle"
+    size = {"revolute": f"{joint['rotation_deg']:.1f} deg", "prismatic": f"{joint['translation_pct']:.1f} %"}.get(
+        joint["type"], f"{joint['rotation_deg']:.1f} deg, {joint['translation_pct']:.1f} %"
+    )
+    return f"{moved} {size} {joint['direction'] or ''}".rstrip()
+
+
+def print_report(report: dict[str, Any], out: Any = None) -> None:
+    """The report as text: per backend the verdict, a joint table, same_child_bodies and the profile findings."""
+    out = out or sys.stdout
+    results = report["joint_movement"]
+    print(f"transfer validate {report['asset']}", file=out)
+    for name, r in results.items():
+        print(f"  {name:<7} {r['status'].upper():<5} {r['reason']}", file=out)
+    rows: dict[str, dict[str, Any]] = {}
+    for name, r in results.items():
+        for j in r["joints"]:
+            rows.setdefault(j["path"], {"joint": j})[name] = j
+    if rows:
+        cells = [["joint", "type", "parent -> child", *results]]
+        for row in rows.values():
+            j = row["joint"]
+            bodies = f"{(j['parent'] or 'world').rsplit('/', 1)[-1]} -> {j['child'].rsplit('/', 1)[-1]}"
+            cells.append([j["name"], j["type"], bodies, *(_cell(row.get(name)) for name in results)])
+        widths = [max(len(c[i]) for c in cells) for i in range(len(cells[0]))]
+        for c in cells:
+            print("  " + "  ".join(v.ljust(w) for v, w in zip(c, widths, strict=True)).rstrip(), file=out)
+    same = report["same_child_bodies"]
+    if len(results) > 1:
+        detail = report["same_child_detail"]
+        text = "n/a (needs a pass on both engines)" if same is None else str(same).lower()
+        print(f"  same_child_bodies: {text} ({len(detail)} joint(s) moved on both engines)", file=out)
+        for d in detail:
+            if not d["same"]:
+                print(f"    {d['joint']}: {', '.join(f'{k} {v}' for k, v in d.items() if k in results)}", file=out)
+    findings = report["profile"]
+    print(f"  profile: {len(findings)} finding(s)" + (":" if findings else ""), file=out)
+    for f in findings:
+        print(f"    [{f['rule']}] {f['prim']}: {f['message']}\n      fix: {f['fix']}", file=out)
+
+
+def run_validate(cmd: Validate) -> int:
+    from transfer.orders import OrderingError
+    from transfer.runs.validate import plot, validate
+
+    backends = ("physx", "newton") if cmd.backend == "both" else (cmd.backend,)
+    try:
+        with engine_output(cmd.verbose) as terminal:
+            if cmd.verbose:
+                logging.basicConfig(level=logging.INFO, stream=terminal, format="[transfer] %(message)s")
+            report = validate(cmd.asset, backends, strict=cmd.strict)
+            if cmd.plot is not None:
+                plot(report, cmd.plot)
+    except (FileNotFoundError, OrderingError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    data = report.to_dict()
+    if cmd.json:
+        print(json.dumps(data, indent=2))
+    else:
+        print_report(data)
+    if cmd.plot is not None:
+        sys.stdout.flush()
+        print(f"plot: {cmd.plot}", file=sys.stderr)
+    return report.exit_code
