@@ -1,0 +1,390 @@
+"""``transfer validate``: the joint_movement test on both real engines, on real robots and on generated stages.
+
+Real robots (from ``../shared``, skipped when absent) and Newton's Ant: every revolute joint moves on PhysX and on
+Newton, and ``same_child_bodies`` is true. Generated stages (authored here with pxr): a seized joint fails with its
+cause, an all-fixed asset is skipped, a loose cabinet's drawer opens toward its far limit, french doors each open
+their own way, a spherical joint moves on both engines, a D6 joint moves by the PhysX nudge and is skipped on Newton
+with the capability message. The tracker math is checked on synthetic poses, without an engine.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.conftest import shared_asset
+from transfer.runs.validate import (
+    ANGULAR_SPEED,
+    LINEAR_SPEED,
+    _candidates,
+    _open_direction,
+    along_axis,
+    track,
+)
+
+pytestmark = pytest.mark.filterwarnings("ignore")
+
+BOTH = ("physx", "newton")
+
+
+def _engines() -> None:
+    pytest.importorskip("pxr")
+    pytest.importorskip("ovphysx")
+    pytest.importorskip("newton")
+
+
+@functools.cache
+def _report(asset: str, backends: tuple[str, ...] = BOTH):
+    from transfer.runs.validate import validate
+
+    return validate(asset, backends)
+
+
+def report(asset: Path | str, backends: tuple[str, ...] = BOTH):
+    _engines()
+    return _report(str(asset), backends)
+
+
+# --- generated stages ----------------------------------------------------------------------------------------------
+
+
+def _new_stage(path: Path):
+    from pxr import Usd, UsdGeom, UsdPhysics
+
+    stage = Usd.Stage.CreateNew(str(path))
+    UsdGeom.SetStageUpAxis(stage, UsdGeom.Tokens.z)
+    UsdGeom.SetStageMetersPerUnit(stage, 1.0)
+    UsdPhysics.Scene.Define(stage, "/physicsScene")
+    stage.SetDefaultPrim(UsdGeom.Xform.Define(stage, "/cabinet").GetPrim())
+    return stage
+
+
+def _box(stage, path: str, position, size, mass: float) -> None:
+    from pxr import Gf, UsdGeom, UsdPhysics
+
+    xform = UsdGeom.Xform.Define(stage, path)
+    xform.AddTranslateOp().Set(Gf.Vec3d(*position))
+    UsdPhysics.RigidBodyAPI.Apply(xform.GetPrim())
+    UsdPhysics.MassAPI.Apply(xform.GetPrim()).CreateMassAttr(mass)
+    cube = UsdGeom.Cube.Define(stage, f"{path}/geom")
+    cube.CreateSizeAttr(1.0)
+    cube.AddScaleOp().Set(Gf.Vec3f(*size))
+    UsdPhysics.CollisionAPI.Apply(cube.GetPrim())
+
+
+def _joint(stage, kind: str, path: str, body0, body1, pos0, pos1, axis=None, limits=None):
+    from pxr import Gf, Sdf, UsdPhysics
+
+    cls = {"revolute": UsdPhysics.RevoluteJoint, "prismatic": UsdPhysics.PrismaticJoint, "fixed": UsdPhysics.FixedJoint,
+           "spherical": UsdPhysics.SphericalJoint, "d6": UsdPhysics.Joint}[kind]  # fmt: skip
+    joint = cls.Define(stage, path)
+    if body0:
+        joint.CreateBody0Rel().SetTargets([Sdf.Path(body0)])
+    joint.CreateBody1Rel().SetTargets([Sdf.Path(body1)])
+    joint.CreateLocalPos0Attr(Gf.Vec3f(*pos0))
+    joint.CreateLocalPos1Attr(Gf.Vec3f(*pos1))
+    if axis:
+        joint.CreateAxisAttr(axis)
+    if limits:
+        joint.CreateLowerLimitAttr(limits[0])
+        joint.CreateUpperLimitAttr(limits[1])
+    return joint
+
+
+def _anchored(stage, body: str, position) -> None:
+    """A fixed joint from the world to ``body`` carrying the articulation root: a fixed-base articulation."""
+    from pxr import UsdPhysics
+
+    anchor = _joint(stage, "fixed", "/cabinet/anchor", None, body, position, (0, 0, 0))
+    UsdPhysics.ArticulationRootAPI.Apply(anchor.GetPrim())
+
+
+def write_drawer(path: Path) -> Path:
+    """A loose cabinet (no articulation root) with a drawer on a prismatic slide along x, limited -0.42..0.01 m."""
+    stage = _new_stage(path)
+    _box(stage, "/cabinet/body", (0, 0, 0.5), (0.6, 1.0, 1.0), 20.0)
+    _box(stage, "/cabinet/drawer", (0, 0, 0.6), (0.56, 0.9, 0.2), 2.0)
+    _joint(stage, "prismatic", "/cabinet/slide", "/cabinet/body", "/cabinet/drawer", (0, 0, 0.1), (0, 0, 0), "X",
+           (-0.42, 0.01))  # fmt: skip
+    stage.GetRootLayer().Save()
+    return path
+
+
+def write_french_doors(path: Path) -> Path:
+    """A loose cabinet with two doors meeting at a seam: left hinge limited 0..130 deg, right hinge -130..0 deg (both
+    open outward, away from the cabinet; driving them one shared way would jam one into the cabinet)."""
+    stage = _new_stage(path)
+    _box(stage, "/cabinet/body", (0, 0, 0.5), (1.0, 1.0, 1.0), 20.0)
+    for side, y, limits in (("left", 0.25, (0.0, 130.0)), ("right", -0.25, (-130.0, 0.0))):
+        _box(stage, f"/cabinet/{side}_door", (0.51, y, 0.5), (0.02, 0.49, 1.0), 2.0)
+        _joint(stage, "revolute", f"/cabinet/{side}_hinge", "/cabinet/body", f"/cabinet/{side}_door",
+               (0.51, 2 * y, 0), (0, y, 0), "Z", limits)  # fmt: skip
+    stage.GetRootLayer().Save()
+    return path
+
+
+def write_spherical(path: Path) -> Path:
+    """A fixed-base articulation: a rod hanging from a base on a spherical joint (axis z)."""
+    stage = _new_stage(path)
+    _box(stage, "/cabinet/base", (0, 0, 1.0), (0.2, 0.2, 0.2), 5.0)
+    _box(stage, "/cabinet/rod", (0, 0, 0.55), (0.05, 0.05, 0.7), 1.0)
+    _anchored(stage, "/cabinet/base", (0, 0, 1.0))
+    _joint(stage, "spherical", "/cabinet/ball", "/cabinet/base", "/cabinet/rod", (0, 0, -0.1), (0, 0, 0.35), "Z")
+    stage.GetRootLayer().Save()
+    return path
+
+
+def write_seized(path: Path) -> Path:
+    """A fixed-base articulation whose one hinge has lower = upper = 0: locked."""
+    stage = _new_stage(path)
+    _box(stage, "/cabinet/body", (0, 0, 0.5), (1.0, 1.0, 1.0), 20.0)
+    _box(stage, "/cabinet/door", (0.51, 0.0, 0.5), (0.02, 1.0, 1.0), 2.0)
+    _anchored(stage, "/cabinet/body", (0, 0, 0.5))
+    _joint(stage, "revolute", "/cabinet/hinge", "/cabinet/body", "/cabinet/door", (0.51, 0.5, 0), (0, 0.5, 0), "Z",
+           (0.0, 0.0))  # fmt: skip
+    stage.GetRootLayer().Save()
+    return path
+
+
+def write_all_fixed(path: Path) -> Path:
+    stage = _new_stage(path)
+    _box(stage, "/cabinet/body", (0, 0, 0.5), (0.6, 1.0, 1.0), 20.0)
+    _box(stage, "/cabinet/top", (0, 0, 1.1), (0.3, 0.3, 0.1), 1.0)
+    _joint(stage, "fixed", "/cabinet/weld", "/cabinet/body", "/cabinet/top", (0, 0, 0.6), (0, 0, 0))
+    stage.GetRootLayer().Save()
+    return path
+
+
+def write_d6(path: Path) -> Path:
+    """A loose tray on a D6 joint that leaves only translation along x free (-0.2..0.2 m)."""
+    from pxr import UsdPhysics
+
+    stage = _new_stage(path)
+    _box(stage, "/cabinet/body", (0, 0, 0.5), (0.6, 1.0, 1.0), 20.0)
+    _box(stage, "/cabinet/tray", (0, 0, 1.1), (0.3, 0.3, 0.1), 1.0)
+    joint = _joint(stage, "d6", "/cabinet/slider", "/cabinet/body", "/cabinet/tray", (0, 0, 0.6), (0, 0, 0))
+    for axis, low, high in (("transX", -0.2, 0.2), *((a, 1.0, -1.0) for a in ("transY", "transZ", "rotX", "rotY", "rotZ"))):
+        limit = UsdPhysics.LimitAPI.Apply(joint.GetPrim(), axis)
+        limit.CreateLowAttr(low)
+        limit.CreateHighAttr(high)
+    stage.GetRootLayer().Save()
+    return path
+
+
+@pytest.fixture(scope="module")
+def stages(tmp_path_factory) -> dict[str, Path]:
+    pytest.importorskip("pxr")
+    root = tmp_path_factory.mktemp("validate")
+    writers = {"drawer": write_drawer, "french_doors": write_french_doors, "spherical": write_spherical,
+               "seized": write_seized, "all_fixed": write_all_fixed, "d6": write_d6}  # fmt: skip
+    return {name: write(root / f"{name}.usda") for name, write in writers.items()}
+
+
+def _joint_result(result, name: str):
+    return next(j for j in result.joints if j.name == name)
+
+
+# --- real robots ---------------------------------------------------------------------------------------------------
+
+ROBOTS = {
+    "anymal_c": "anybotics_anymal_c/usd/anymal_c.usda",
+    "anymal_d": "anybotics_anymal_d/usd/anymal_d.usda",
+    "fourbar_pole": "fourbar_pole/usd/fourbar_pole.usda",
+}
+
+
+def _robot(name: str) -> Path:
+    if name == "ant":
+        from transfer.cli.inspect import default_asset
+
+        return Path(default_asset())
+    return shared_asset(ROBOTS[name])
+
+
+@pytest.mark.parametrize("name", [*ROBOTS, "ant"])
+def test_robot_passes_on_both_engines_with_every_revolute_joint_moving(name):
+    r = report(_robot(name))
+    revolute = {
+        engine: {j.name: (j.moved, j.rotation_deg) for j in result.joints if j.type == "revolute"}
+        for engine, result in r.joint_movement.items()
+    }
+    for engine, result in r.joint_movement.items():
+        assert result.status == "pass", (engine, result.reason)
+        assert revolute[engine] and all(moved for moved, _ in revolute[engine].values()), (engine, revolute[engine])
+    assert set(revolute["physx"]) == set(revolute["newton"])
+    assert r.same_child_bodies is True, r.same_child_detail
+    assert {d["joint"].rsplit("/", 1)[-1] for d in r.same_child_detail} == set(revolute["physx"])
+    assert r.exit_code == 0
+
+
+def test_articulation_joints_are_confirmed_by_each_engines_own_coordinate():
+    r = report(_robot("anymal_c"))
+    for engine, result in r.joint_movement.items():
+        assert all(j.confirmed_by == "coordinate" for j in result.joints), (engine, result.joints)
+        assert {j.child.rsplit("/", 1)[-1] for j in result.joints if j.name.endswith("KFE")} == {
+            f"{leg}_SHANK" for leg in ("LF", "LH", "RF", "RH")
+        }
+
+
+def test_anymal_c_profile_reports_the_missing_robot_api_with_its_fix():
+    r = report(_robot("anymal_c"))
+    (finding,) = [f for f in r.profile if f.rule == "robot-api"]
+    assert finding.prim == "/anymal" and "IsaacRobotAPI" in finding.message
+    assert "IsaacRobotAPI" in finding.fix and "isaac:physics:robotJoints" in finding.fix
+    assert r.exit_code == 0  # findings fail the run only with --strict
+    r.strict = True
+    try:
+        assert r.exit_code == 1
+    finally:
+        r.strict = False
+
+
+# --- generated stages ----------------------------------------------------------------------------------------------
+
+
+def test_seized_joint_fails_with_its_cause(stages):
+    r = report(stages["seized"])
+    for engine, result in r.joint_movement.items():
+        assert result.status == "fail", engine
+        assert "0 of 1 joints responded" in result.reason
+        assert "hinge (lower = upper = 0)" in result.reason and "seized" in result.reason
+        assert len(result.attempts) == 2  # toward +, then the still-idle joint toward -
+        assert not _joint_result(result, "hinge").moved
+    assert r.exit_code == 1 and r.same_child_bodies is None
+
+
+def test_all_fixed_is_skipped_before_any_engine_runs(stages):
+    from transfer.runs.validate import joint_movement
+
+    for engine in BOTH:
+        result = joint_movement(stages["all_fixed"], engine)
+        assert result.status == "skip" and "FixedJoint" in result.reason and not result.attempts
+
+
+def test_loose_drawer_opens_toward_its_far_limit_on_both_engines(stages):
+    r = report(stages["drawer"])
+    for engine, result in r.joint_movement.items():
+        assert result.status == "pass", (engine, result.reason)
+        assert result.pinned == ("/cabinet/body",)  # the loose assembly's base body, pinned
+        slide = _joint_result(result, "slide")
+        assert slide.moved and slide.direction == "-" and slide.displacement < -0.02, (engine, slide)
+        assert slide.commanded == "-" and slide.translation_pct >= 2.0
+    physx = _joint_result(r.joint_movement["physx"], "slide")
+    assert math.isclose(physx.displacement, -0.42, abs_tol=0.01) and physx.travel_fraction > 0.95
+    assert r.same_child_bodies is True
+
+
+def test_french_doors_both_open_without_jamming(stages):
+    r = report(stages["french_doors"])
+    for engine, result in r.joint_movement.items():
+        left, right = _joint_result(result, "left_hinge"), _joint_result(result, "right_hinge")
+        assert left.moved and right.moved, (engine, result.joints)
+        assert (left.direction, right.direction) == ("+", "-")
+        assert left.displacement > 5.0 and right.displacement < -5.0
+        assert math.isclose(left.displacement, -right.displacement, rel_tol=0.05)  # mirror images: neither jammed
+    physx = r.joint_movement["physx"]
+    assert _joint_result(physx, "left_hinge").travel_fraction > 0.95
+    assert r.same_child_bodies is True
+
+
+def test_spherical_joint_moves_on_both_engines(stages):
+    r = report(stages["spherical"])
+    for engine, result in r.joint_movement.items():
+        ball = _joint_result(result, "ball")
+        assert result.status == "pass" and ball.moved and ball.rotation_deg >= 1.0, (engine, ball)
+        assert ball.direction.startswith("swing ")
+    assert r.same_child_bodies is True
+
+
+def test_d6_moves_by_the_physx_nudge_and_is_skipped_on_newton(stages):
+    r = report(stages["d6"])
+    physx, newton = r.joint_movement["physx"], r.joint_movement["newton"]
+    assert physx.status == "pass" and _joint_result(physx, "slider").direction.startswith("nudge ")
+    assert newton.status == "skip" and "no verified articulation actuation path" in newton.reason
+    assert r.same_child_bodies is None
+
+
+def test_the_users_file_is_never_written(stages):
+    path = stages["french_doors"]
+    before = hashlib.sha256(path.read_bytes()).hexdigest(), path.stat().st_mtime_ns
+    report(path)
+    assert (hashlib.sha256(path.read_bytes()).hexdigest(), path.stat().st_mtime_ns) == before
+
+
+def test_cli_exit_codes_and_json(stages, capsys):
+    from transfer.cli import main
+
+    _engines()
+    assert main(["validate", str(stages["seized"]), "--backend", "physx", "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert set(data["joint_movement"]) == {"physx"} and data["same_child_bodies"] is None
+    (joint,) = data["joint_movement"]["physx"]["joints"]
+    assert {"name", "type", "parent", "child", "moved", "rotation_deg", "translation_pct", "travel_fraction",
+            "direction"} <= set(joint)  # fmt: skip
+    assert all(set(f) == {"rule", "prim", "message", "fix"} for f in data["profile"])
+    assert main(["validate", str(stages["all_fixed"]), "--strict"]) == 1  # skipped, but profile findings
+    out = capsys.readouterr().out
+    assert "SKIP" in out and "profile:" in out
+    assert main(["validate", str(stages["all_fixed"]) + ".missing"]) == 2
+
+
+# --- the plan and the tracker, without an engine --------------------------------------------------------------------
+
+
+class _J:
+    def __init__(self, type="revolute", lower=None, upper=None, axis="X", frame0=(0, 0, 0, 0, 0, 0, 1)):
+        self.type, self.lower, self.upper, self.axis, self.frame0 = type, lower, upper, axis, frame0
+
+
+@pytest.mark.parametrize(
+    ("kind", "lower", "upper", "sign"),
+    [("revolute", 0.0, 130.0, 1), ("revolute", -130.0, 0.0, -1), ("prismatic", -0.42, 0.01, -1),
+     ("revolute", -60.0, 60.0, 0), ("revolute", None, None, 0), ("revolute", 0.0, 0.0, 0), ("prismatic", 0.1, 0.3, 1)],
+)  # fmt: skip
+def test_open_direction_is_the_limit_farthest_from_zero(kind, lower, upper, sign):
+    assert _open_direction(_J(kind, lower, upper))[0] == sign
+    commands = _candidates(_J(kind, lower, upper))
+    assert [c[1] for c in commands] == ([sign, sign] if sign else [1, -1])
+    baseline = LINEAR_SPEED if kind == "prismatic" else ANGULAR_SPEED
+    assert all(c[2] >= baseline for c in commands)
+
+
+def test_speed_scales_with_travel_and_spherical_swings_both_axes_both_ways():
+    door = _candidates(_J("revolute", 0.0, 130.0))[0]
+    assert door[2] > ANGULAR_SPEED and door[2] * 2.0 >= 130.0  # opens within the 2 s attempt
+    assert _candidates(_J("prismatic", -0.42, 0.01))[0][2] * 2.0 >= 0.42
+    swings = _candidates(_J("spherical"))
+    assert {(c[0], c[1], c[3]) for c in swings} == {("swing", s, a) for s in (1, -1) for a in (1, 2)}
+    assert _candidates(_J("d6")) == []
+
+
+def _quat(axis, degrees):
+    half = math.radians(degrees) / 2
+    return [*(np.asarray(axis, dtype=float) * math.sin(half)), math.cos(half)]
+
+
+def test_tracker_measures_rotation_angle_and_translation_percent():
+    poses = np.array([[0, 0, 0, *_quat([0, 0, 1], 0)], [0.03, 0.04, 0, *_quat([0, 0, 1], 30)],
+                      [0, 0, 0, *_quat([1, 0, 0], -2)]])  # fmt: skip
+    rotation, metres, pct = track(poses, diagonal=0.5)
+    np.testing.assert_allclose(rotation, [0, 30, 2], atol=1e-9)
+    np.testing.assert_allclose(metres, [0, 0.05, 0], atol=1e-12)
+    np.testing.assert_allclose(pct, [0, 10, 0], atol=1e-9)
+
+
+def test_signed_motion_along_the_joint_axis_follows_the_parent_joint_frame():
+    turn = np.array([[0, 0, 0, *_quat([0, 0, 1], a)] for a in (0, 100, 200, 250)])  # unwrapped past 180 deg
+    np.testing.assert_allclose(along_axis(turn, _J("revolute", axis="Z")), [0, 100, 200, 250], atol=1e-9)
+    back = np.array([[0, 0, 0, *_quat([0, 0, 1], a)] for a in (0, -40)])
+    np.testing.assert_allclose(along_axis(back, _J("revolute", axis="Z")), [0, -40], atol=1e-9)
+    np.testing.assert_allclose(along_axis(turn, _J("revolute", axis="X")), [0, 0, 0, 0], atol=1e-9)
+    rolled = _J("revolute", axis="X", frame0=(0, 0, 0, *_quat([0, 1, 0], -90)))  # joint x along parent z
+    np.testing.assert_allclose(along_axis(turn[:2], rolled), [0, 100], atol=1e-9)
+    slide = np.array([[0, 0, 0, 0, 0, 0, 1], [-0.3, 0.1, 0, 0, 0, 0, 1]])
+    np.testing.assert_allclose(along_axis(slide, _J("prismatic", axis="X")), [0, -0.3], atol=1e-12)
