@@ -23,7 +23,7 @@ from typing import Any
 from transfer.orders.graph import OrderingError
 from transfer.orders.usd import open_stage, read_physics, read_robot_schema
 
-__all__ = ["Finding", "JointScan", "ScannedJoint", "profile_findings", "scan_joints"]
+__all__ = ["FIXES", "ROBOT_SCHEMA_RULES", "Finding", "JointScan", "ScannedJoint", "profile_findings", "scan_joints"]
 
 _IDENTITY = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)
 
@@ -155,9 +155,40 @@ class Finding:
 
 
 ROBOT_SCHEMA_RULES = ("robot-api", "robot-namespace", "robot-joints", "robot-links")
+FIXES = {
+    "default-prim": 'author defaultPrim = "<robot prim>" in the layer metadata',
+    "up-axis": 'author upAxis = "Z"',
+    "meters-per-unit": "author metersPerUnit = 1 (and model in metres)",
+    "rigid-body-xformable": "apply PhysicsRigidBodyAPI to an Xform (UsdGeomXformable)",
+    "joint-bodies": "point physics:body0 and physics:body1 at existing rigid bodies",
+    "articulation-root": "apply PhysicsArticulationRootAPI to the robot's root prim (or its fixed anchor joint)",
+    "driven-joint-drive": "apply PhysicsDriveAPI:{kind} (or PhysxMimicJointAPI:{mimic})",
+    "driven-joint-state": "apply PhysicsJointStateAPI:{kind} (state:{kind}:physics:position / velocity)",
+    "driven-joint-max-velocity": "apply PhysxJointAPI and author a positive physxJoint:maxJointVelocity",
+    "mimic-reference": "set {base}:referenceJoint to exactly one existing joint",
+    "mimic-parameters": "author gearing, naturalFrequency and dampingRatio on the mimic joint",
+    "mimic-drive-gains": "set drive:{inst}:physics:stiffness and damping to 0.0 on the mimic joint",
+    "robot-api": 'add prepend apiSchemas = ["IsaacRobotAPI"] to {prim}, author isaac:namespace and list every '
+    "articulation joint in isaac:physics:robotJoints and every link in isaac:physics:robotLinks",
+    "robot-namespace": 'author string isaac:namespace = "<robot name>" on {prim}',
+    "robot-joints": "list every articulation joint in isaac:physics:robotJoints (targets that exist)",
+    "robot-links": "list every articulation link in isaac:physics:robotLinks (targets that exist)",
+    "gripper-max-opening": "author float custom:maxOpening > 0 (metres)",
+    "gripper-forward-axis": 'def BasisCurves "forward_axis" with at least two points',
+    "gripper-grip-line": 'def BasisCurves "grip_line" with at least two points',
+    "gripper-site-api": 'prepend apiSchemas = ["IsaacSiteAPI"] and author a non-empty string isaac:Description',
+    "prim-naming": "rename prims to one convention (camelCase or snake_case)",
+    "file-naming": "use lowercase .usd/.usda/.usdc/.usdz names with underscores or hyphens, no spaces or reserved names",
+    "physics-layer": "move physics schemas and attributes into the physics layer (Payload/Physics/physics.usda)",
+}
 _RESERVED = {"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(1, 10)), *(f"LPT{i}" for i in range(1, 10))}
 _CAMEL = re.compile(r"^[a-z]+(?:[A-Z0-9][a-z0-9]*)+$")
 _SNAKE = re.compile(r"^[a-z0-9]+(?:_[a-z0-9]+)+$")
+_GEOMETRY = ("Mesh", "Cube", "Sphere", "Capsule", "Cylinder", "Cone")
+
+
+def _finding(rule: str, prim: Any, message: str, **fix: str) -> Finding:
+    return Finding(rule, str(prim), message, FIXES[rule].format(prim=prim, **fix))
 
 
 def _authored(prim: Any, name: str) -> Any:
@@ -165,27 +196,25 @@ def _authored(prim: Any, name: str) -> Any:
     return attr.Get() if attr and attr.HasAuthoredValue() else None
 
 
+def _schemas(prim: Any) -> list[str]:
+    """Applied API schemas as composed (registered or not: PhysicsJointStateAPI and the Isaac ones are not in usd-core)."""
+    return list(prim.GetPrimTypeInfo().GetAppliedAPISchemas())
+
+
 def _stage_rules(stage: Any) -> list[Finding]:
     from pxr import UsdGeom
 
-    out = []
-    for layer in stage.GetLayerStack(includeSessionLayers=False):
-        if not layer.anonymous and not layer.defaultPrim:
-            out.append(
-                Finding(
-                    "default-prim",
-                    layer.identifier,
-                    "the layer sets no defaultPrim",
-                    'author defaultPrim = "<robot prim>" in the layer metadata',
-                )
-            )
+    out = [
+        _finding("default-prim", layer.identifier, "the layer sets no defaultPrim")
+        for layer in stage.GetLayerStack(includeSessionLayers=False)
+        if not layer.anonymous and not layer.defaultPrim
+    ]
     if str(UsdGeom.GetStageUpAxis(stage)) != "Z":
-        out.append(Finding("up-axis", "/", f"upAxis is {UsdGeom.GetStageUpAxis(stage)}", 'author upAxis = "Z"'))
-    root = stage.GetRootLayer()
-    mpu = root.pseudoRoot.GetInfo("metersPerUnit") if root.pseudoRoot.HasInfo("metersPerUnit") else None
+        out.append(_finding("up-axis", "/", f"upAxis is {UsdGeom.GetStageUpAxis(stage)}"))
+    info = stage.GetRootLayer().pseudoRoot
+    mpu = info.GetInfo("metersPerUnit") if info.HasInfo("metersPerUnit") else None
     if mpu is None or not math.isclose(float(mpu), 1.0):
-        found = "metersPerUnit is not authored" if mpu is None else f"metersPerUnit is {mpu}"
-        out.append(Finding("meters-per-unit", "/", found, "author metersPerUnit = 1 (and model in metres)"))
+        out.append(_finding("meters-per-unit", "/", f"metersPerUnit is {mpu}" if mpu else "metersPerUnit is unset"))
     return out
 
 
@@ -194,198 +223,104 @@ def _body_and_joint_rules(stage: Any) -> list[Finding]:
 
     out = []
     for prim in stage.Traverse(Usd.TraverseInstanceProxies()):
-        path = str(prim.GetPath())
+        path = prim.GetPath()
         if prim.HasAPI(UsdPhysics.RigidBodyAPI) and not prim.IsA(UsdGeom.Xformable):
-            out.append(
-                Finding(
-                    "rigid-body-xformable",
-                    path,
-                    f"a {prim.GetTypeName() or 'typeless'} prim with PhysicsRigidBodyAPI",
-                    "apply PhysicsRigidBodyAPI to an Xform (UsdGeomXformable)",
-                )
-            )
+            out.append(_finding("rigid-body-xformable", path, f"a {prim.GetTypeName() or 'typeless'} rigid body"))
         if not prim.IsA(UsdPhysics.Joint):
             continue
         joint = UsdPhysics.Joint(prim)
-        named = 0
-        for rel_name, rel in (("physics:body0", joint.GetBody0Rel()), ("physics:body1", joint.GetBody1Rel())):
-            for target in rel.GetTargets():
-                named += 1
-                if not stage.GetPrimAtPath(target).IsValid():
-                    out.append(
-                        Finding(
-                            "joint-bodies",
-                            path,
-                            f"{rel_name} targets {target}, which does not exist",
-                            f"point {rel_name} at an existing rigid body",
-                        )
-                    )
-        if not named:
-            out.append(
-                Finding(
-                    "joint-bodies",
-                    path,
-                    "the joint names neither physics:body0 nor physics:body1",
-                    "author physics:body0 and physics:body1",
-                )
-            )
+        sides = (("physics:body0", joint.GetBody0Rel()), ("physics:body1", joint.GetBody1Rel()))
+        targets = [(name, t) for name, rel in sides for t in rel.GetTargets()]
+        if not targets:
+            out.append(_finding("joint-bodies", path, "the joint names neither physics:body0 nor physics:body1"))
+        out += [
+            _finding("joint-bodies", path, f"{name} targets {t}, which does not exist")
+            for name, t in targets
+            if not stage.GetPrimAtPath(t).IsValid()
+        ]
     return out
 
 
 def _driven_rules(stage: Any, joint_paths: list[str]) -> list[Finding]:
-    """Driven joints (every revolute and prismatic articulation joint): drive or mimic, joint state, velocity limit."""
+    """Driven joints: every revolute and prismatic joint of an articulation (loop joints excluded)."""
     out = []
     for path in joint_paths:
         prim = stage.GetPrimAtPath(path)
         if prim.GetTypeName() not in ("PhysicsRevoluteJoint", "PhysicsPrismaticJoint"):
             continue
-        kind = "angular" if prim.GetTypeName() == "PhysicsRevoluteJoint" else "linear"
-        schemas = list(prim.GetAppliedSchemas())
-        drives = [s for s in schemas if s.startswith("PhysicsDriveAPI:")]
-        mimics = [s for s in schemas if s.startswith("PhysxMimicJointAPI:")]
+        if _authored(prim, "physics:excludeFromArticulation"):
+            continue
+        kind, mimic = ("angular", "rotZ") if prim.GetTypeName() == "PhysicsRevoluteJoint" else ("linear", "transX")
+        schemas = _schemas(prim)
+        drives = [s.split(":", 1)[1] for s in schemas if s.startswith("PhysicsDriveAPI:")]
+        mimics = [s.split(":", 1)[1] for s in schemas if s.startswith("PhysxMimicJointAPI:")]
         if not drives and not mimics:
             out.append(
-                Finding(
-                    "driven-joint-drive",
-                    path,
-                    "no PhysicsDriveAPI or PhysxMimicJointAPI",
-                    f"apply PhysicsDriveAPI:{kind} (or PhysxMimicJointAPI:{'rotZ' if kind == 'angular' else 'transX'})",
-                )
+                _finding("driven-joint-drive", path, "no PhysicsDriveAPI or PhysxMimicJointAPI", kind=kind, mimic=mimic)
             )
         if not any(s.startswith("PhysicsJointStateAPI:") for s in schemas):
-            out.append(
-                Finding(
-                    "driven-joint-state",
-                    path,
-                    "no PhysicsJointStateAPI",
-                    f"apply PhysicsJointStateAPI:{kind} (state:{kind}:physics:position / velocity)",
-                )
-            )
+            out.append(_finding("driven-joint-state", path, "no PhysicsJointStateAPI", kind=kind))
         velocity = _authored(prim, "physxJoint:maxJointVelocity")
         if velocity is None or not float(velocity) > 0:
-            found = (
-                "physxJoint:maxJointVelocity is not authored" if velocity is None else f"maxJointVelocity is {velocity}"
-            )
-            out.append(
-                Finding(
-                    "driven-joint-max-velocity",
-                    path,
-                    found,
-                    "apply PhysxJointAPI and author a positive physxJoint:maxJointVelocity",
-                )
-            )
-        for mimic in mimics:
-            out += _mimic_rules(stage, prim, path, mimic.split(":", 1)[1], drives)
+            found = "is not authored" if velocity is None else f"is {velocity}"
+            out.append(_finding("driven-joint-max-velocity", path, f"physxJoint:maxJointVelocity {found}"))
+        for axis in mimics:
+            out += _mimic_rules(stage, prim, path, axis, drives)
     return out
 
 
 def _mimic_rules(stage: Any, prim: Any, path: str, axis: str, drives: list[str]) -> list[Finding]:
-    out = []
     base = f"physxMimicJoint:{axis}"
     rel = prim.GetRelationship(f"{base}:referenceJoint")
     targets = rel.GetTargets() if rel else []
+    out = []
     if len(targets) != 1 or not stage.GetPrimAtPath(targets[0]).IsValid():
-        out.append(
-            Finding(
-                "mimic-reference",
-                path,
-                f"{base}:referenceJoint has {len(targets)} target(s)"
-                + ("" if len(targets) != 1 else f" ({targets[0]} does not exist)"),
-                f"set {base}:referenceJoint to exactly one existing joint",
-            )
-        )
+        found = f"{len(targets)} target(s)" if len(targets) != 1 else f"{targets[0]}, which does not exist"
+        out.append(_finding("mimic-reference", path, f"{base}:referenceJoint has {found}", base=base))
     missing = [n for n in ("gearing", "naturalFrequency", "dampingRatio") if _authored(prim, f"{base}:{n}") is None]
     if missing:
-        out.append(
-            Finding(
-                "mimic-parameters",
-                path,
-                f"{', '.join(f'{base}:{n}' for n in missing)} not authored",
-                "author gearing, naturalFrequency and dampingRatio on the mimic joint",
-            )
-        )
-    for drive in drives:
-        inst = drive.split(":", 1)[1]
+        out.append(_finding("mimic-parameters", path, f"{', '.join(f'{base}:{n}' for n in missing)} not authored"))
+    for inst in drives:
         gains = {g: _authored(prim, f"drive:{inst}:physics:{g}") for g in ("stiffness", "damping")}
         if any(v not in (None, 0.0) for v in gains.values()):
             out.append(
-                Finding(
-                    "mimic-drive-gains",
-                    path,
-                    f"a mimic joint whose drive {inst} has gains {gains}",
-                    f"set drive:{inst}:physics:stiffness and damping to 0.0 on the mimic joint",
-                )
+                _finding("mimic-drive-gains", path, f"a mimic joint whose drive {inst} has gains {gains}", inst=inst)
             )
     return out
 
 
 def _robot_rules(stage: Any, roots: list[tuple[str, tuple[str, ...], tuple[str, ...]]]) -> list[Finding]:
-    from pxr import UsdPhysics
-
     prim = stage.GetDefaultPrim()
     if not prim:
-        return [
-            Finding(
-                "robot-api",
-                "/",
-                "no defaultPrim to carry IsaacRobotAPI",
-                "set defaultPrim to the robot prim and apply IsaacRobotAPI there",
-            )
-        ]
+        return [_finding("robot-api", "/", "no defaultPrim to carry IsaacRobotAPI")]
     path = str(prim.GetPath())
-    if "IsaacRobotAPI" not in prim.GetPrimTypeInfo().GetAppliedAPISchemas():
-        return [
-            Finding(
-                "robot-api",
-                path,
-                "the default prim does not apply IsaacRobotAPI",
-                f'add prepend apiSchemas = ["IsaacRobotAPI"] to {path}, author isaac:namespace and list every '
-                "articulation joint in isaac:physics:robotJoints and every link in isaac:physics:robotLinks",
-            )
-        ]
-    out = []
-    if not _authored(prim, "isaac:namespace"):
-        out.append(
-            Finding(
-                "robot-namespace",
-                path,
-                "isaac:namespace is not authored",
-                f'author string isaac:namespace = "<robot name>" on {path}',
-            )
-        )
+    if "IsaacRobotAPI" not in _schemas(prim):
+        return [_finding("robot-api", path, "the default prim does not apply IsaacRobotAPI")]
+    out = [] if _authored(prim, "isaac:namespace") else [_finding("robot-namespace", path, "isaac:namespace is unset")]
     try:
-        schema = read_robot_schema(stage, roots[0][0] if roots else path) if roots else None
+        schema = read_robot_schema(stage, roots[0][0]) if roots else None
     except OrderingError as exc:
-        return [*out, Finding("robot-joints", path, str(exc), "fix or remove the targets named")]
-    listed_joints = set(schema.joints) if schema else set()
-    listed_links = set(schema.links) if schema else set()
-    joints = sorted(
-        {
+        return [*out, _finding("robot-joints", path, str(exc))]
+    members = {
+        "robot-joints": [
             j
             for _, _, js in roots
             for j in js
-            if not UsdPhysics.Joint(stage.GetPrimAtPath(j)).GetExcludeFromArticulationAttr().Get()
-        }
-    )
-    links = sorted({b for _, bs, _ in roots for b in bs})
-    for rule, rel, listed, members in (
-        ("robot-joints", "isaac:physics:robotJoints", listed_joints, joints),
-        ("robot-links", "isaac:physics:robotLinks", listed_links, links),
-    ):
-        if not listed:
-            out.append(Finding(rule, path, f"{rel} is empty or not authored", f"list {len(members)} prims in {rel}"))
-            continue
-        missing = [m for m in members if m not in listed]
-        if missing:
-            out.append(
-                Finding(
-                    rule,
-                    path,
-                    f"{rel} leaves out {len(missing)}: {', '.join(missing[:6])}"
-                    + (", ..." if len(missing) > 6 else ""),
-                    f"add them to {rel}",
-                )
-            )
+            if not _authored(stage.GetPrimAtPath(j), "physics:excludeFromArticulation")
+        ],
+        "robot-links": [b for _, bs, _ in roots for b in bs],
+    }
+    listed = {
+        "robot-joints": set(schema.joints) if schema else set(),
+        "robot-links": set(schema.links) if schema else set(),
+    }
+    for rule, rel in (("robot-joints", "isaac:physics:robotJoints"), ("robot-links", "isaac:physics:robotLinks")):
+        missing = sorted(set(members[rule]) - listed[rule])
+        if not listed[rule]:
+            out.append(_finding(rule, path, f"{rel} is empty or unset ({len(members[rule])} to list)"))
+        elif missing:
+            shown = ", ".join(missing[:6]) + (", ..." if len(missing) > 6 else "")
+            out.append(_finding(rule, path, f"{rel} leaves out {len(missing)}: {shown}"))
     return out
 
 
@@ -396,76 +331,33 @@ def _gripper_rules(stage: Any) -> list[Finding]:
     for prim in stage.Traverse(Usd.TraverseInstanceProxies()):
         if _authored(prim, "simready:attactment:socketType") != "Gripper":
             continue
-        path = str(prim.GetPath())
+        path = prim.GetPath()
         opening = _authored(prim, "custom:maxOpening")
         if opening is None or not float(opening) > 0:
-            out.append(
-                Finding(
-                    "gripper-max-opening",
-                    path,
-                    f"custom:maxOpening is {opening}",
-                    "author float custom:maxOpening > 0 (metres)",
-                )
-            )
+            out.append(_finding("gripper-max-opening", path, f"custom:maxOpening is {opening}"))
         for child in ("forward_axis", "grip_line"):
             curve = UsdGeom.BasisCurves(prim.GetChild(child))
             points = curve.GetPointsAttr().Get() if curve else None
             if points is None or len(points) < 2:
-                out.append(
-                    Finding(
-                        f"gripper-{child.replace('_', '-')}",
-                        path,
-                        f"no BasisCurves {child} with 2 points",
-                        f'def BasisCurves "{child}" with at least two points',
-                    )
-                )
-        if "IsaacSiteAPI" not in prim.GetPrimTypeInfo().GetAppliedAPISchemas() or not _authored(
-            prim, "isaac:Description"
-        ):
-            out.append(
-                Finding(
-                    "gripper-site-api",
-                    path,
-                    "IsaacSiteAPI or a non-empty isaac:Description is missing",
-                    'prepend apiSchemas = ["IsaacSiteAPI"] and author string isaac:Description',
-                )
-            )
+                rule = f"gripper-{child.replace('_', '-')}"
+                out.append(_finding(rule, path, f"no BasisCurves {child} with two points"))
+        if "IsaacSiteAPI" not in _schemas(prim) or not _authored(prim, "isaac:Description"):
+            out.append(_finding("gripper-site-api", path, "IsaacSiteAPI or a non-empty isaac:Description is missing"))
     return out
 
 
 def _naming_rules(stage: Any) -> list[Finding]:
+    camel = [p.GetPath() for p in stage.Traverse() if _CAMEL.match(p.GetName())]
+    snake = [p.GetPath() for p in stage.Traverse() if _SNAKE.match(p.GetName())]
     out = []
-    styles: dict[str, list[str]] = {"camelCase": [], "snake_case": []}
-    for prim in stage.Traverse():
-        name = prim.GetName()
-        if _CAMEL.match(name):
-            styles["camelCase"].append(str(prim.GetPath()))
-        elif _SNAKE.match(name):
-            styles["snake_case"].append(str(prim.GetPath()))
-    if all(styles.values()):
-        out.append(
-            Finding(
-                "prim-naming",
-                "/",
-                f"camelCase ({styles['camelCase'][0]}, ...) and snake_case "
-                f"({styles['snake_case'][0]}, ...) prim names mixed",
-                "rename prims to one convention",
-            )
-        )
+    if camel and snake:
+        out.append(_finding("prim-naming", "/", f"camelCase ({camel[0]}, ...) and snake_case ({snake[0]}, ...) mixed"))
     for layer in stage.GetUsedLayers():
-        if layer.anonymous or not layer.realPath:
-            continue
-        file = Path(layer.realPath).name
-        stem = file.split(".", 1)[0]
-        if file != file.lower() or " " in file or stem.upper() in _RESERVED or not re.match(r"^[\w.\-]+$", file):
-            out.append(
-                Finding(
-                    "file-naming",
-                    layer.realPath,
-                    f"file name {file!r}",
-                    "use lowercase names with underscores or hyphens, no spaces or reserved names",
-                )
-            )
+        file = Path(layer.realPath).name if not layer.anonymous and layer.realPath else None
+        if file and (
+            file != file.lower() or file.split(".", 1)[0].upper() in _RESERVED or not re.match(r"^[\w.\-]+$", file)
+        ):
+            out.append(_finding("file-naming", layer.realPath, f"file name {file!r}"))
     return out
 
 
@@ -474,32 +366,23 @@ def _layer_rules(stage: Any) -> list[Finding]:
     from pxr import Sdf
 
     layers = [layer for layer in stage.GetUsedLayers() if not layer.anonymous and layer.realPath]
-    if len(layers) < 2:
-        return []
     out = []
-    for layer in layers:
-        physics: list[str] = []
-        geometry = False
+    for layer in layers if len(layers) > 1 else ():
+        physics, geometry = [], []
 
-        def visit(path: Any, layer: Any = layer, physics: list[str] = physics) -> None:
-            nonlocal geometry
+        def visit(path: Any, layer: Any = layer, physics: list = physics, geometry: list = geometry) -> None:
             spec = layer.GetObjectAtPath(path)
             if isinstance(spec, Sdf.PrimSpec):
-                geometry = geometry or spec.typeName in ("Mesh", "Cube", "Sphere", "Capsule", "Cylinder", "Cone")
                 schemas = spec.GetInfo("apiSchemas") if spec.HasInfo("apiSchemas") else None
                 names = list(schemas.GetAddedOrExplicitItems()) if schemas else []
                 if any(n.startswith(("Physics", "Physx")) for n in names) or spec.typeName.startswith("Physics"):
                     physics.append(str(path))
+                geometry += [path] if spec.typeName in _GEOMETRY else []
 
         layer.Traverse(Sdf.Path.absoluteRootPath, visit)
         if physics and geometry:
             out.append(
-                Finding(
-                    "physics-layer",
-                    layer.realPath,
-                    f"geometry and physics ({physics[0]}, ...) in one layer",
-                    "move physics schemas and attributes into the physics layer (Payload/Physics/physics.usda)",
-                )
+                _finding("physics-layer", layer.realPath, f"geometry and physics ({physics[0]}, ...) in one layer")
             )
     return out
 
@@ -507,22 +390,14 @@ def _layer_rules(stage: Any) -> list[Finding]:
 def profile_findings(asset: Any) -> list[Finding]:
     """Every Robot-Gripper-Isaac profile rule ``asset`` (a USD path or ``Usd.Stage``) breaks (empty: none)."""
     stage = open_stage(asset)
-    physics = read_physics(stage)
-    roots = list(physics.articulations)
     out = _stage_rules(stage) + _body_and_joint_rules(stage)
-    if not roots:
-        out.append(
-            Finding(
-                "articulation-root",
-                "/",
-                "no prim applies PhysicsArticulationRootAPI",
-                "apply PhysicsArticulationRootAPI to the robot's root prim (or its fixed anchor joint)",
-            )
-        )
-    joints = sorted({j for _, _, js in roots for j in js})
-    out += _driven_rules(stage, joints)
-    out += _robot_rules(stage, roots)
-    out += _gripper_rules(stage)
-    out += _naming_rules(stage)
-    out += _layer_rules(stage)
-    return out
+    try:
+        roots = list(read_physics(stage).articulations)
+    except OrderingError:  # a joint names a body that does not exist: joint-bodies says which
+        roots = None
+    if roots == []:
+        out.append(_finding("articulation-root", "/", "no prim applies PhysicsArticulationRootAPI"))
+    if roots:
+        out += _driven_rules(stage, sorted({j for _, _, js in roots for j in js}))
+    out += _robot_rules(stage, roots or [])
+    return out + _gripper_rules(stage) + _naming_rules(stage) + _layer_rules(stage)

@@ -1,0 +1,191 @@
+"""The Robot-Gripper-Isaac profile checks of ``transfer validate`` (:func:`transfer.profile.profile_findings`), on
+small stages authored here with pxr and on ANYmal C from ``../shared``. USD only: no engine runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import shared_asset
+
+pytest.importorskip("pxr")
+
+from transfer.profile import ROBOT_SCHEMA_RULES, profile_findings, scan_joints  # noqa: E402
+
+
+def _robot(path: Path, *, schema: bool = True, drop_joint: bool = False, namespace: bool = True, **meta):
+    """A fixed-base arm: ``/arm/base`` anchored to the world, ``/arm/link`` on a driven revolute ``/arm/hinge``
+    (drive, joint state, max joint velocity), and with ``schema`` a complete ``IsaacRobotAPI`` on ``/arm``."""
+    from pxr import Sdf, Usd, UsdGeom, UsdPhysics
+
+    stage = Usd.Stage.CreateNew(str(path))
+    UsdGeom.SetStageUpAxis(stage, meta.get("up", UsdGeom.Tokens.z))
+    UsdGeom.SetStageMetersPerUnit(stage, meta.get("mpu", 1.0))
+    UsdPhysics.Scene.Define(stage, "/scene")
+    arm = UsdGeom.Xform.Define(stage, "/arm").GetPrim()
+    stage.SetDefaultPrim(arm)
+    for name in ("base", "link"):
+        UsdPhysics.RigidBodyAPI.Apply(UsdGeom.Xform.Define(stage, f"/arm/{name}").GetPrim())
+    anchor = UsdPhysics.FixedJoint.Define(stage, "/arm/anchor")
+    anchor.CreateBody1Rel().SetTargets([Sdf.Path("/arm/base")])
+    UsdPhysics.ArticulationRootAPI.Apply(anchor.GetPrim())
+    hinge = UsdPhysics.RevoluteJoint.Define(stage, "/arm/hinge")
+    hinge.CreateBody0Rel().SetTargets([Sdf.Path("/arm/base")])
+    hinge.CreateBody1Rel().SetTargets([Sdf.Path("/arm/link")])
+    UsdPhysics.DriveAPI.Apply(hinge.GetPrim(), "angular")
+    hinge.GetPrim().AddAppliedSchema("PhysicsJointStateAPI:angular")
+    hinge.GetPrim().AddAppliedSchema("PhysxJointAPI")
+    hinge.GetPrim().CreateAttribute("physxJoint:maxJointVelocity", Sdf.ValueTypeNames.Float).Set(
+        meta.get("max_velocity", 100.0)
+    )
+    if schema:
+        arm.AddAppliedSchema("IsaacRobotAPI")
+        if namespace:
+            arm.CreateAttribute("isaac:namespace", Sdf.ValueTypeNames.String).Set("arm")
+        joints = ["/arm/anchor"] + ([] if drop_joint else ["/arm/hinge"])
+        arm.CreateRelationship("isaac:physics:robotJoints").SetTargets([Sdf.Path(p) for p in joints])
+        arm.CreateRelationship("isaac:physics:robotLinks").SetTargets([Sdf.Path("/arm/base"), Sdf.Path("/arm/link")])
+    stage.GetRootLayer().Save()
+    return stage
+
+
+def _rules(findings) -> dict[str, list]:
+    out: dict[str, list] = {}
+    for f in findings:
+        out.setdefault(f.rule, []).append(f)
+    return out
+
+
+def test_complete_robot_schema_has_no_robot_schema_findings(tmp_path):
+    _robot(tmp_path / "arm.usda")
+    findings = profile_findings(tmp_path / "arm.usda")
+    assert not [f for f in findings if f.rule in ROBOT_SCHEMA_RULES], findings
+    assert findings == []  # the whole small arm conforms
+
+
+def test_missing_robot_api_names_the_default_prim_and_the_fix(tmp_path):
+    (finding,) = profile_findings(_robot(tmp_path / "arm.usda", schema=False))
+    assert (finding.rule, finding.prim) == ("robot-api", "/arm")
+    assert "IsaacRobotAPI" in finding.fix and "isaac:namespace" in finding.fix
+
+
+def test_incomplete_robot_schema_lists_what_is_missing(tmp_path):
+    rules = _rules(profile_findings(_robot(tmp_path / "arm.usda", drop_joint=True, namespace=False)))
+    assert set(rules) == {"robot-joints", "robot-namespace"}
+    assert "/arm/hinge" in rules["robot-joints"][0].message and "robotJoints" in rules["robot-joints"][0].fix
+
+
+def test_unresolved_robot_targets_are_reported(tmp_path):
+    from pxr import Sdf
+
+    stage = _robot(tmp_path / "arm.usda")
+    stage.GetPrimAtPath("/arm").GetRelationship("isaac:physics:robotLinks").AddTarget(Sdf.Path("/arm/gone"))
+    (finding,) = profile_findings(stage)
+    assert finding.rule == "robot-joints" and "/arm/gone" in finding.message
+
+
+def test_stage_metadata(tmp_path):
+    stage = _robot(tmp_path / "arm.usda", up="Y", mpu=0.01)
+    stage.GetRootLayer().defaultPrim = ""
+    rules = _rules(profile_findings(stage))
+    assert {"up-axis", "meters-per-unit", "default-prim"} <= set(rules)
+    assert "0.01" in rules["meters-per-unit"][0].message
+
+
+def test_driven_joint_rules(tmp_path):
+    stage = _robot(tmp_path / "arm.usda", max_velocity=0.0)
+    prim = stage.GetPrimAtPath("/arm/hinge")
+    prim.RemoveAppliedSchema("PhysicsDriveAPI:angular")
+    prim.RemoveAppliedSchema("PhysicsJointStateAPI:angular")
+    rules = _rules(profile_findings(stage))
+    assert set(rules) == {"driven-joint-drive", "driven-joint-state", "driven-joint-max-velocity"}
+    assert all(f.prim == "/arm/hinge" for fs in rules.values() for f in fs)
+
+
+def test_mimic_joint_rules(tmp_path):
+    from pxr import Sdf
+
+    stage = _robot(tmp_path / "arm.usda")
+    prim = stage.GetPrimAtPath("/arm/hinge")
+    prim.AddAppliedSchema("PhysxMimicJointAPI:rotZ")
+    prim.CreateRelationship("physxMimicJoint:rotZ:referenceJoint").SetTargets(
+        [Sdf.Path("/arm/anchor"), Sdf.Path("/arm/other")]
+    )
+    prim.CreateAttribute("drive:angular:physics:stiffness", Sdf.ValueTypeNames.Float).Set(10.0)
+    rules = _rules(profile_findings(stage))
+    assert set(rules) == {"mimic-reference", "mimic-parameters", "mimic-drive-gains"}
+    assert "gearing" in rules["mimic-parameters"][0].message
+
+
+def test_gripper_site_rules(tmp_path):
+    from pxr import Sdf, UsdGeom
+
+    stage = _robot(tmp_path / "arm.usda")
+    site = UsdGeom.Xform.Define(stage, "/arm/link/gripper").GetPrim()
+    site.CreateAttribute("simready:attactment:socketType", Sdf.ValueTypeNames.Token).Set("Gripper")
+    rules = _rules(profile_findings(stage))
+    assert set(rules) == {"gripper-max-opening", "gripper-forward-axis", "gripper-grip-line", "gripper-site-api"}
+    site.CreateAttribute("custom:maxOpening", Sdf.ValueTypeNames.Float).Set(0.085)
+    for name in ("forward_axis", "grip_line"):
+        UsdGeom.BasisCurves.Define(stage, f"/arm/link/gripper/{name}").CreatePointsAttr([(0, -1, 0), (0, 1, 0)])
+    site.AddAppliedSchema("IsaacSiteAPI")
+    site.CreateAttribute("isaac:Description", Sdf.ValueTypeNames.String).Set("Grasp approach point")
+    assert profile_findings(stage) == []
+
+
+def test_bodies_and_joint_targets(tmp_path):
+    from pxr import Sdf, UsdPhysics
+
+    stage = _robot(tmp_path / "arm.usda")
+    UsdPhysics.RigidBodyAPI.Apply(stage.DefinePrim("/arm/ghost", "Scope"))
+    UsdPhysics.RevoluteJoint(stage.GetPrimAtPath("/arm/hinge")).GetBody1Rel().SetTargets([Sdf.Path("/arm/nowhere")])
+    rules = _rules(profile_findings(stage))
+    assert rules["rigid-body-xformable"][0].prim == "/arm/ghost"
+    assert "/arm/nowhere" in rules["joint-bodies"][0].message
+
+
+def test_no_articulation_root(tmp_path):
+    stage = _robot(tmp_path / "arm.usda")
+    stage.GetPrimAtPath("/arm/anchor").RemoveAppliedSchema("PhysicsArticulationRootAPI")
+    assert "articulation-root" in _rules(profile_findings(stage))
+
+
+def test_naming_and_physics_layer_separation(tmp_path):
+    from pxr import Usd, UsdGeom, UsdPhysics
+
+    parts = Usd.Stage.CreateNew(str(tmp_path / "Parts.usda"))  # uppercase file name; geometry and physics together
+    mesh = UsdGeom.Mesh.Define(parts, "/arm/link/visual")
+    UsdPhysics.CollisionAPI.Apply(mesh.GetPrim())
+    parts.SetDefaultPrim(parts.GetPrimAtPath("/arm"))
+    parts.GetRootLayer().Save()
+    stage = _robot(tmp_path / "arm.usda")
+    stage.GetRootLayer().subLayerPaths.append("Parts.usda")
+    UsdGeom.Xform.Define(stage, "/arm/leftGripper")  # camelCase beside snake_case names
+    UsdGeom.Xform.Define(stage, "/arm/right_gripper")
+    rules = _rules(profile_findings(stage))
+    assert rules["file-naming"][0].prim.endswith("Parts.usda")
+    assert rules["physics-layer"][0].prim.endswith("Parts.usda")
+    assert "mixed" in rules["prim-naming"][0].message
+
+
+def test_anymal_c_reports_the_missing_robot_api():
+    findings = profile_findings(shared_asset("anybotics_anymal_c/usd/anymal_c.usda"))
+    (api,) = [f for f in findings if f.rule == "robot-api"]
+    assert api.prim == "/anymal" and "IsaacRobotAPI" in api.fix
+    rules = {f.rule for f in findings}
+    assert "driven-joint-state" not in rules and "driven-joint-drive" not in rules  # ANYmal C authors both
+    assert "physics-layer" in rules  # collision meshes with PhysicsCollisionAPI in the instanceable mesh layer
+
+
+def test_scan_joints_reads_limits_frames_and_child_extents():
+    scan = scan_joints(shared_asset("fourbar_pole/usd/fourbar_pole.usda"))
+    joints = {j.name: j for j in scan.joints}
+    assert (joints["ground_to_crank"].lower, joints["ground_to_crank"].upper) == (-60.0, 60.0)
+    assert joints["root_joint"].type == "fixed" and joints["root_joint"].parent is None
+    assert joints["rocker_to_ground"].excluded
+    pole = joints["coupler_to_pole"]
+    assert pole.child == "/fourbar_pole/coupler/pole" and pole.extent is not None
+    coupler = joints["crank_to_coupler"].extent  # the nested pole's geometry is not the coupler's
+    assert coupler[5] - coupler[2] < pole.extent[5] - pole.extent[2]
+    assert scan.articulated == frozenset(scan.bodies)
