@@ -36,6 +36,8 @@ ANGULAR_SPEED = 45.0  # deg/s, the baseline
 LINEAR_SPEED = 0.05  # m/s, the baseline
 NUDGE_SPEED = 0.1  # stage units/s
 DURATION = 2.0  # simulated seconds per attempt
+ACCELERATION = (0.002, 0.05)  # m/s^2: the force-pair ramp of force-based probes (Newton), first attempt
+RETRY_GAIN = 4.0  # the ramp's cap on attempts that retry still-idle joints (fewer joints loaded, a stronger push)
 FALLBACK_DIAGONAL = 0.1  # m: the translation reference of a child without geometry
 _NUDGES = [(s, a) for a in range(3) for s in (1, -1)]
 
@@ -230,11 +232,12 @@ def joint_movement(asset: str | Path, backend: str, *, duration: float = DURATIO
     probe = movement_probe(backend)
     out = MovementResult(backend, "fail", "", list(results.values()), pinned=pinned)
 
-    def attempt(commands: list[tuple[str, str, int, float, int]], label: str) -> None:
+    def attempt(commands: list[tuple[str, str, int, float, int]], label: str, retry: int = 0) -> None:
         plan = MovementPlan(
             tuple(MovementCommand(p, kind, sign, speed, axis) for p, kind, sign, speed, axis in commands),
             pinned=pinned,
             duration=duration,
+            acceleration=(ACCELERATION[0], ACCELERATION[1] * RETRY_GAIN**retry),
         )
         trace = probe(asset, probe_joints, plan)
         out.attempts.append(label)
@@ -267,7 +270,7 @@ def joint_movement(asset: str | Path, backend: str, *, duration: float = DURATIO
         commands = [(p, *c[k]) for p, c in candidates.items() if len(c) > k and not results[p].moved]
         if commands:
             attempt(commands, f"{'drives' if k == 0 else 'still-idle joints'}: " + ", ".join(
-                f"{by_path[p].name} {_label(kind, s, a, by_path[p])}" for p, kind, s, _, a in commands))  # fmt: skip
+                f"{by_path[p].name} {_label(kind, s, a, by_path[p])}" for p, kind, s, _, a in commands), min(k, 1))  # fmt: skip
     others = [j for j in movable if j.type not in ("revolute", "prismatic", "spherical")]
     for sign, axis in _NUDGES if others and not any(r.moved for r in results.values()) else ():
         attempt([(j.path, "nudge", sign, NUDGE_SPEED, axis) for j in others], _label("nudge", sign, axis, None))

@@ -61,8 +61,11 @@ def _release() -> None:
         instance[0].destroy()
 
 
-def _compose(asset: str, joints: dict[str, MovementJoint], plan: MovementPlan, cpu_scene: bool) -> tuple[str, list]:
-    """The attempt's USDA text and the drives to ramp: ``(drive prim path, attribute prefix)`` per drive."""
+def _compose(
+    asset: str, joints: dict[str, MovementJoint], plan: MovementPlan, cpu_scene: bool, skipped: dict[str, str]
+) -> tuple[str, list]:
+    """The attempt's USDA text and the drives to ramp: ``(drive prim path, attribute prefix)`` per drive. Commanded
+    joints that cannot be driven are added to ``skipped``."""
     from pxr import Gf, Sdf, Usd, UsdPhysics
 
     engine.import_pxr()
@@ -96,6 +99,11 @@ def _compose(asset: str, joints: dict[str, MovementJoint], plan: MovementPlan, c
         joint = joints[command.joint]
         if command.kind == "drive":
             prim, instance = stage.GetPrimAtPath(joint.path), "angular" if joint.type == "revolute" else "linear"
+            if joint.type not in ("revolute", "prismatic"):
+                continue
+            if prim.IsInstanceProxy():
+                skipped[joint.path] = "the joint is inside an instanceable prim: no drive can be authored on it"
+                continue
         elif command.kind == "swing":
             prim = UsdPhysics.Joint.Define(stage, f"/TransferValidateDrivers/driver_{k}").GetPrim()
             d6 = UsdPhysics.Joint(prim)
@@ -233,7 +241,7 @@ def probe(asset: str, joints: Sequence[MovementJoint], plan: MovementPlan) -> Mo
     nudges = {by_path[j].child: v for j, v in _nudge_velocity(plan).items()}
     with _lock, engine.quiet_warp():
         physx, cpu_scene = _instance()
-        usda, drives = _compose(path, by_path, plan, cpu_scene)
+        usda, drives = _compose(path, by_path, plan, cpu_scene, trace.skipped)
         stage = engine.new_stage("validate")
         writer = None
         try:
