@@ -310,6 +310,24 @@ def test_d6_moves_by_the_physx_nudge_and_is_skipped_on_newton(stages):
     assert r.same_child_bodies is None
 
 
+def test_an_engine_that_refuses_the_asset_fails_it_with_the_engines_reason(tmp_path):
+    from pxr import UsdGeom
+
+    path = write_drawer(tmp_path / "drawer_with_a_hole.usda")
+    stage = _open(path)
+    UsdGeom.Xform.Define(stage, "/cabinet/drawer/handle").GetPrim().GetReferences().AddReference("missing_handle.usda")
+    stage.GetRootLayer().Save()
+    result = report(path, ("newton",)).joint_movement["newton"]
+    assert result.status == "fail" and "newton could not load or simulate the asset" in result.reason
+    assert "missing_handle.usda" in result.reason
+
+
+def _open(path: Path):
+    from pxr import Usd
+
+    return Usd.Stage.Open(str(path))
+
+
 def test_the_users_file_is_never_written(stages):
     path = stages["french_doors"]
     before = hashlib.sha256(path.read_bytes()).hexdigest(), path.stat().st_mtime_ns

@@ -266,16 +266,24 @@ def joint_movement(asset: str | Path, backend: str, *, duration: float = DURATIO
                     r.confirmed_by = _confirm(coordinate, rotation if joint.type == "revolute" else metres, joint)
 
     candidates = {j.path: _candidates(j) for j in movable}
-    for k in range(max((len(c) for c in candidates.values()), default=0)):
-        commands = [(p, *c[k]) for p, c in candidates.items() if len(c) > k and not results[p].moved]
-        if commands:
-            attempt(commands, f"{'drives' if k == 0 else 'still-idle joints'}: " + ", ".join(
-                f"{by_path[p].name} {_label(kind, s, a, by_path[p])}" for p, kind, s, _, a in commands), min(k, 1))  # fmt: skip
     others = [j for j in movable if j.type not in ("revolute", "prismatic", "spherical")]
-    for sign, axis in _NUDGES if others and not any(r.moved for r in results.values()) else ():
-        attempt([(j.path, "nudge", sign, NUDGE_SPEED, axis) for j in others], _label("nudge", sign, axis, None))
-        if any(r.moved for r in results.values()) or all(results[j.path].skipped for j in others):
-            break
+    try:
+        for k in range(max((len(c) for c in candidates.values()), default=0)):
+            commands = [(p, *c[k]) for p, c in candidates.items() if len(c) > k and not results[p].moved]
+            if commands:
+                attempt(commands, f"{'drives' if k == 0 else 'still-idle joints'}: " + ", ".join(
+                    f"{by_path[p].name} {_label(kind, s, a, by_path[p])}" for p, kind, s, _, a in commands), min(k, 1))  # fmt: skip
+        for sign, axis in _NUDGES if others and not any(r.moved for r in results.values()) else ():
+            attempt([(j.path, "nudge", sign, NUDGE_SPEED, axis) for j in others], _label("nudge", sign, axis, None))
+            if any(r.moved for r in results.values()) or all(results[j.path].skipped for j in others):
+                break
+    except (RuntimeError, ValueError, OSError) as exc:  # the engine refused or could not simulate the asset
+        lines = str(exc).strip().splitlines() or [""]
+        more = f" (+{len(lines) - 3} more lines; --verbose shows the engine output)" if len(lines) > 3 else ""
+        out.reason = (
+            f"{backend} could not load or simulate the asset: {type(exc).__name__}: " + " ".join(lines[:3]) + more
+        )
+        return out
     _verdict(out, movable, by_path)
     return out
 
