@@ -143,6 +143,7 @@ class _Writer:
         self.paths = ovstage.PathDictionary(stage)
         self.ordinal = 1
         self._queries: dict[tuple[str, ...], Any] = {}
+        self._lists: list[Any] = []
 
     def write(self, values: dict[tuple[str, str], np.ndarray]) -> None:
         """``{(prim path, attribute): value}``; one ordinal for all of them."""
@@ -151,7 +152,9 @@ class _Writer:
         for (path, attribute), value in values.items():
             query = self._queries.get((path,))
             if query is None:
-                query = self.stage.query_from_path_list(self.paths.create_path_list_from_strings([path]))
+                path_list = self.paths.create_path_list_from_strings([path])
+                self._lists.append(path_list)
+                query = self.stage.query_from_path_list(path_list)
                 self._queries[(path,)] = query
             data = np.ascontiguousarray(value, dtype=np.float32).reshape(1, -1)
             dtype = ov.DLDataType(ov.DLDataTypeCode.kDLFloat, 32, data.shape[1])
@@ -164,6 +167,8 @@ class _Writer:
         for query in self._queries.values():
             self.stage.release_query(query).wait()
         self._queries.clear()
+        for path_list in self._lists:
+            self.paths.destroy_path_list(path_list)
         self.paths.destroy()
 
 
