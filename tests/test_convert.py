@@ -35,9 +35,9 @@ pytest.importorskip("onnxruntime")
 pytest.importorskip("rsl_rl")
 torch.set_num_threads(1)
 
-from rsl_rl.env import VecEnv  # noqa: E402
-from rsl_rl.runners import OnPolicyRunner  # noqa: E402
 from tensordict import TensorDict  # noqa: E402
+
+from tests.rsl_rl_helpers import make_runner as rsl_rl_runner  # noqa: E402
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore::DeprecationWarning"),
@@ -119,40 +119,9 @@ def test_onnx_physx_to_mjwarp_equals_runtime_permutation(anymal, tmp_path):
     assert [n.op_type for n in model.graph.node] == [n.op_type for n in onnx.load(str(anymal["physx_onnx"])).graph.node]
 
 
-class RandomEnv(VecEnv):
-    """The smallest environment rsl_rl trains on: 48 random observations (mean 1, std 3), 12 actions."""
-
-    def __init__(self, num_envs: int = 4):
-        self.num_envs, self.num_actions, self.max_episode_length = num_envs, 12, 10
-        self.episode_length_buf = torch.zeros(num_envs, dtype=torch.long)
-        self.device, self.cfg = "cpu", {}
-        self.gen = torch.Generator().manual_seed(0)
-
-    def get_observations(self) -> TensorDict:
-        obs = torch.randn(self.num_envs, 48, generator=self.gen) * 3 + 1
-        return TensorDict({"policy": obs}, batch_size=[self.num_envs])
-
-    def step(self, actions):
-        n = self.num_envs
-        return (
-            self.get_observations(),
-            torch.randn(n, generator=self.gen),
-            torch.zeros(n),
-            {"time_outs": torch.zeros(n)},
-        )
-
-
 def make_runner(distribution: str):
-    cfg = {
-        "num_steps_per_env": 4, "save_interval": 100,
-        "obs_groups": {"actor": ["policy"], "critic": ["policy"]},
-        "algorithm": {"class_name": "PPO", "num_learning_epochs": 1, "num_mini_batches": 1},
-        "actor": {"class_name": "MLPModel", "hidden_dims": [16, 16], "activation": "elu", "obs_normalization": True,
-                  "distribution_cfg": {"class_name": distribution}},
-        "critic": {"class_name": "MLPModel", "hidden_dims": [16], "activation": "elu", "obs_normalization": True},
-    }  # fmt: skip
-    torch.manual_seed(0)
-    return OnPolicyRunner(RandomEnv(), cfg, log_dir=None, device="cpu")
+    """rsl_rl's runner for the 48-observation, 12-action flat-velocity layout, a normalizer on actor and critic."""
+    return rsl_rl_runner(distribution, obs=48, act=12, hidden=(16, 16), critic_hidden=(16,), critic_normalization=True)
 
 
 @pytest.mark.parametrize("distribution", ["GaussianDistribution", "HeteroscedasticGaussianDistribution"])

@@ -6,18 +6,15 @@ They run in a scratch folder laid out like the repository's surroundings: ``pres
 
 from __future__ import annotations
 
-import re
 import shlex
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import SHARED
-from transfer.cli import main
+from tests.docs_commands import ROOT, commands, run
 
-ROOT = Path(__file__).resolve().parents[1]
-DOC = ROOT / "docs" / "checkpoints.md"
-COMMANDS = [m.group(1) for m in re.finditer(r"^\$ transfer (.+)$", DOC.read_text(), re.MULTILINE)]
+COMMANDS = commands("checkpoints.md")
 
 pytestmark = [pytest.mark.engines, pytest.mark.filterwarnings("ignore")]
 
@@ -40,8 +37,8 @@ def test_documented_commands_run_in_order(shared, tmp_path, monkeypatch, capsys)
     monkeypatch.chdir(work)
     for command in COMMANDS:
         args = shlex.split(command)
-        assert main(args) == 0, (command, capsys.readouterr().err)
-        out = capsys.readouterr().out
+        code, out, err = run(args, capsys)
+        assert code == 0, (command, err)
         if args[0] == "convert":
             out_path = Path(args[args.index("-o") + 1])
             assert out_path.is_file() and f"wrote {out_path}" in out, out

@@ -4,18 +4,14 @@ what the page shows of its output is what it prints."""
 from __future__ import annotations
 
 import json
-import re
 import shlex
-from pathlib import Path
 
 import pytest
 
-from transfer.cli import main
+from tests.docs_commands import at_root, commands, ids, page_text, run
 
-ROOT = Path(__file__).resolve().parents[1]
-DOC = ROOT / "docs" / "validate.md"
-TEXT = DOC.read_text()
-COMMANDS = [m.group(1) for m in re.finditer(r"^\$ transfer (.+)$", TEXT, re.MULTILINE)]
+TEXT = page_text("validate.md")
+COMMANDS = commands("validate.md")
 
 pytestmark = [pytest.mark.engines, pytest.mark.filterwarnings("ignore")]
 
@@ -34,16 +30,14 @@ def _shown(command: str) -> list[str]:
     return [line for line in block.splitlines() if line.startswith(keep) or " moved " in line]
 
 
-@pytest.mark.parametrize("command", COMMANDS, ids=[f"cmd{i}" for i in range(len(COMMANDS))])
+@pytest.mark.parametrize("command", COMMANDS, ids=ids(COMMANDS))
 def test_documented_command_runs(command, shared, monkeypatch, capsys):
     pytest.importorskip("ovphysx")
     pytest.importorskip("newton")
     args = shlex.split(command)
-    monkeypatch.chdir(ROOT)
-    plot = Path(args[args.index("--plot") + 1]) if "--plot" in args else None
-    try:
-        assert main(args) == 0, capsys.readouterr().err
-        out = capsys.readouterr().out
+    with at_root(args, monkeypatch) as plot:
+        code, out, err = run(args, capsys)
+        assert code == 0, err
         if "--json" in args:
             report = json.loads(out)
             assert all(r["status"] == "pass" for r in report["joint_movement"].values())
@@ -56,6 +50,3 @@ def test_documented_command_runs(command, shared, monkeypatch, capsys):
             assert "same_child_bodies: true" in out
         if plot is not None:
             assert plot.stat().st_size > 10_000
-    finally:
-        if plot is not None:
-            plot.unlink(missing_ok=True)

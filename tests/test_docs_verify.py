@@ -4,17 +4,13 @@ the page says: 0 for the ANYmal C checkpoints on their own robot, 1 for the Go2 
 from __future__ import annotations
 
 import json
-import re
 import shlex
-from pathlib import Path
 
 import pytest
 
-from transfer.cli import main
+from tests.docs_commands import at_root, commands, ids, run
 
-ROOT = Path(__file__).resolve().parents[1]
-DOC = ROOT / "docs" / "verify.md"
-COMMANDS = [m.group(1) for m in re.finditer(r"^\$ transfer (verify .+)$", DOC.read_text(), re.MULTILINE)]
+COMMANDS = commands("verify.md", "verify ")
 
 pytestmark = [pytest.mark.engines, pytest.mark.filterwarnings("ignore")]
 
@@ -30,7 +26,7 @@ def test_the_page_has_commands():
     assert any(_expected_exit(shlex.split(c)) == 1 for c in COMMANDS)
 
 
-@pytest.mark.parametrize("command", COMMANDS, ids=[f"cmd{i}" for i in range(len(COMMANDS))])
+@pytest.mark.parametrize("command", COMMANDS, ids=ids(COMMANDS))
 def test_documented_command_runs(command, shared, monkeypatch, capsys):
     args = shlex.split(command)
     expected = _expected_exit(args)
@@ -38,11 +34,8 @@ def test_documented_command_runs(command, shared, monkeypatch, capsys):
         pytest.importorskip("ovphysx")
         pytest.importorskip("newton")
         pytest.importorskip("onnxruntime")
-    monkeypatch.chdir(ROOT)
-    plot = Path(args[args.index("--plot") + 1]) if "--plot" in args else None
-    try:
-        code = main(args)
-        out, err = capsys.readouterr()
+    with at_root(args, monkeypatch) as plot:
+        code, out, err = run(args, capsys)
         assert code == expected, err + out
         if "--json" in args:
             report = json.loads(out)
@@ -55,6 +48,3 @@ def test_documented_command_runs(command, shared, monkeypatch, capsys):
             assert "dynamics difference" in out or "stay within" in out
         if plot is not None:
             assert plot.stat().st_size > 10_000
-    finally:
-        if plot is not None:
-            plot.unlink(missing_ok=True)

@@ -24,63 +24,12 @@ pytest.importorskip("rsl_rl")
 pytest.importorskip("onnxruntime")
 torch.set_num_threads(1)
 
-from rsl_rl.env import VecEnv  # noqa: E402
-from rsl_rl.runners import OnPolicyRunner  # noqa: E402
-from tensordict import TensorDict  # noqa: E402
+from tests.rsl_rl_helpers import ACT, OBS, make_runner, rsl_rl_actions  # noqa: E402
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore::DeprecationWarning"),
     pytest.mark.filterwarnings("ignore::FutureWarning"),
 ]
-
-OBS, ACT = 7, 3
-
-
-class RandomEnv(VecEnv):
-    """The smallest VecEnv rsl_rl trains on: random observations (mean 1, std 3) and rewards."""
-
-    def __init__(self, num_envs: int = 4):
-        self.num_envs, self.num_actions, self.max_episode_length = num_envs, ACT, 10
-        self.episode_length_buf = torch.zeros(num_envs, dtype=torch.long)
-        self.device, self.cfg = "cpu", {}
-        self.gen = torch.Generator().manual_seed(0)
-
-    def get_observations(self) -> TensorDict:
-        obs = torch.randn(self.num_envs, OBS, generator=self.gen) * 3 + 1
-        return TensorDict({"policy": obs}, batch_size=[self.num_envs])
-
-    def step(self, actions):
-        n = self.num_envs
-        return (
-            self.get_observations(),
-            torch.randn(n, generator=self.gen),
-            torch.zeros(n),
-            {"time_outs": torch.zeros(n)},
-        )
-
-
-def make_runner(
-    distribution: str | None = "GaussianDistribution", activation: str = "elu", model: str = "MLPModel", **extra
-):
-    actor = {"class_name": model, "hidden_dims": [8, 6], "activation": activation, "obs_normalization": True, **extra}
-    if distribution:
-        actor["distribution_cfg"] = {"class_name": distribution}
-    cfg = {
-        "num_steps_per_env": 4,
-        "save_interval": 100,
-        "obs_groups": {"actor": ["policy"], "critic": ["policy"]},
-        "algorithm": {"class_name": "PPO", "num_learning_epochs": 1, "num_mini_batches": 1},
-        "actor": actor,
-        "critic": {"class_name": "MLPModel", "hidden_dims": [8], "activation": "elu"},
-    }
-    torch.manual_seed(0)
-    return OnPolicyRunner(RandomEnv(), cfg, log_dir=None, device="cpu")
-
-
-def rsl_rl_actions(runner, obs: np.ndarray) -> np.ndarray:
-    actor = runner.get_inference_policy()
-    with torch.no_grad():
-        return actor(TensorDict({"policy": torch.from_numpy(obs)}, batch_size=[len(obs)])).numpy()
 
 
 def observations(n: int = 5, seed: int = 1) -> np.ndarray:

@@ -9,7 +9,7 @@ import tempfile
 from collections.abc import Iterator
 from typing import TextIO
 
-__all__ = ["engine_output", "stdout_to_stderr"]
+__all__ = ["engine_output", "quiet_warp", "stdout_to_stderr"]
 
 _TAIL = 4000  # characters of captured engine output shown when a command fails
 
@@ -28,6 +28,20 @@ def stdout_to_stderr() -> Iterator[None]:
         sys.stdout.flush()
         os.dup2(saved, 1)
         os.close(saved)
+
+
+@contextlib.contextmanager
+def quiet_warp() -> Iterator[None]:
+    """Raise Warp's log level to warnings for the duration (Newton's import and finalize, and ovphysx's session
+    reads that build Warp arrays, log at info level). Warp is imported here, not when this module is."""
+    import warp as wp
+
+    log_level = wp.config.log_level
+    wp.config.log_level = max(log_level, wp.LOG_WARNING)
+    try:
+        yield
+    finally:
+        wp.config.log_level = log_level
 
 
 @contextlib.contextmanager

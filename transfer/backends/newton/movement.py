@@ -31,6 +31,7 @@ from typing import Any
 import newton
 import numpy as np
 
+from transfer.backends._usd import overlay_stage
 from transfer.backends.base import MovementJoint, MovementPlan, MovementTrace, asset_file
 from transfer.backends.newton.importer import import_usd
 
@@ -46,16 +47,9 @@ _AXES = {"X": np.array([1.0, 0.0, 0.0]), "Y": np.array([0.0, 1.0, 0.0]), "Z": np
 
 
 def _stage(asset: str, plan: MovementPlan) -> Any:
-    from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics
+    from pxr import Gf, Sdf, UsdGeom, UsdPhysics
 
-    source = Sdf.Layer.FindOrOpen(asset)
-    layer = Sdf.Layer.CreateAnonymous("transfer_validate_newton.usda")
-    layer.subLayerPaths.append(asset)
-    for key in ("upAxis", "metersPerUnit", "defaultPrim"):
-        if source.pseudoRoot.HasInfo(key):
-            layer.pseudoRoot.SetInfo(key, source.pseudoRoot.GetInfo(key))
-    stage = Usd.Stage.Open(layer)
-    stage.SetEditTarget(Usd.EditTarget(layer))
+    stage = overlay_stage(asset, "transfer_validate_newton.usda")
     bodies = {str(p.GetPath()) for p in stage.Traverse() if p.HasAPI(UsdPhysics.RigidBodyAPI)}
     for prim in stage.Traverse():
         if prim.HasAPI(UsdPhysics.CollisionAPI) and not prim.IsInstanceProxy():

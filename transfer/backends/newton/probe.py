@@ -13,29 +13,16 @@ articulation (root = the body's path) for every rigid body outside any articulat
 
 from __future__ import annotations
 
-import contextlib
 import os
-from collections.abc import Iterator
 from typing import Any
 
 import newton
-import warp as wp
 from newton.selection import ArticulationView
 
+from transfer._console import quiet_warp
 from transfer.backends.base import EngineOrder, EngineRefusal, asset_file, select_root
 
 __all__ = ["engine_orders"]
-
-
-@contextlib.contextmanager
-def _quiet_warp() -> Iterator[None]:
-    """Raise Warp's log level to warnings for the duration (Newton's import and finalize log at info level)."""
-    log_level = wp.config.log_level
-    wp.config.log_level = max(log_level, wp.LOG_WARNING)
-    try:
-        yield
-    finally:
-        wp.config.log_level = log_level
 
 
 def _flag(value: Any) -> bool | None:
@@ -60,7 +47,7 @@ def engine_orders(asset: str | os.PathLike, root: str | None = None) -> list[Eng
     """
     path = asset_file(asset)
     try:
-        with _quiet_warp():
+        with quiet_warp():
             builder = newton.ModelBuilder()
             builder.add_usd(path)
             model = builder.finalize(device="cpu")

@@ -9,18 +9,19 @@ Both the backend (:class:`~transfer.backends.physx.PhysxBackend`) and the engine
    on before the first ``PhysX`` instance exists; a CUDA instance needs a process where it never was.
 3. :func:`set_num_threads` (the backend only): PhysX's CPU worker count, process-wide, before an instance exists.
 4. :func:`start_physx`: a ``PhysX`` instance, then :func:`new_stage` and :func:`attach` to populate it from a USD
-   file or text; :class:`Engine` (the backend) or :func:`detach` (the probe) releases them.
+   file or text; :class:`Engine` (the backend) or :func:`detach` (the probes) releases them. The probes (engine
+   orders, joint movement) keep one instance each for the process: :func:`shared_instance`.
 
 ovphysx, ovstage and pxr are imported lazily: importing this module loads none of them.
 """
 
 from __future__ import annotations
 
-import contextlib
+import atexit
 import itertools
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable
 from typing import Any
 
 import warp as wp
@@ -33,9 +34,10 @@ __all__ = [
     "import_engine",
     "import_pxr",
     "new_stage",
-    "quiet_warp",
+    "release_shared",
     "set_num_threads",
     "settle_mode",
+    "shared_instance",
     "start_physx",
 ]
 
@@ -43,6 +45,8 @@ INSTALL_HINT = "pip install 'transfer[physx]'"
 _stage_ids = itertools.count()
 _schemas_lock = threading.Lock()
 _schemas_registered = False
+_shared_lock = threading.Lock()
+_shared: dict[str, tuple[Any, bool]] = {}  # key -> (PhysX instance, cpu_scene), see shared_instance
 
 
 def import_engine() -> tuple[Any, Any]:
@@ -165,15 +169,28 @@ def detach(physx: Any, stage: Any) -> None:
         physx.wait_task(physx.detach_ovstage())
 
 
-@contextlib.contextmanager
-def quiet_warp() -> Iterator[None]:
-    """Raise Warp's log level to warnings for the duration (ovphysx's session reads build Warp arrays)."""
-    log_level = wp.config.log_level
-    wp.config.log_level = max(log_level, wp.LOG_WARNING)
-    try:
-        yield
-    finally:
-        wp.config.log_level = log_level
+def shared_instance(key: str, start: Callable[[], tuple[Any, bool]]) -> tuple[Any, bool]:
+    """``(physx, cpu_scene)``: the process-wide ``PhysX`` instance kept under ``key``, and whether its scenes must
+    ask for CPU dynamics (:func:`settle_mode`).
+
+    ``start()`` makes the pair on first use (and after :func:`release_shared`); the instance is then reused by every
+    call with ``key`` and destroyed at interpreter exit. Each key has its own instance. The caller serialises its
+    use of the instance (attaching a stage, stepping) with its own lock.
+    """
+    with _shared_lock:
+        instance = _shared.get(key)
+        if instance is None:
+            instance = _shared[key] = start()
+            atexit.register(release_shared, key)
+    return instance
+
+
+def release_shared(key: str) -> None:
+    """Destroy the instance :func:`shared_instance` keeps under ``key``, if any (the next call starts a new one)."""
+    with _shared_lock:
+        instance = _shared.pop(key, None)
+    if instance is not None:
+        instance[0].destroy()
 
 
 class Engine:

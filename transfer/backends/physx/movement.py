@@ -23,42 +23,32 @@ outlives it. ovphysx, ovstage and pxr are imported lazily.
 
 from __future__ import annotations
 
-import atexit
 import threading
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from transfer._console import quiet_warp
+from transfer.backends._usd import overlay_stage
 from transfer.backends.base import MovementJoint, MovementPlan, MovementTrace, asset_file
 from transfer.backends.physx import engine
 
 __all__ = ["probe"]
 
 _lock = threading.Lock()
-_physx: Any = None
+_KEY = "movement"  # the engine.shared_instance every call reuses, created on first use
 _SWINGS = {"X": ("Y", "Z"), "Y": ("Z", "X"), "Z": ("X", "Y")}
 
 
-def _instance() -> Any:
-    global _physx
-    if _physx is None:
-        import warnings
+def _start() -> tuple[Any, bool]:
+    import warnings
 
-        cpu_scene = engine.settle_mode("cpu")
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            engine.set_num_threads(0)
-        _physx = (engine.start_physx(), cpu_scene)
-        atexit.register(_release)
-    return _physx
-
-
-def _release() -> None:
-    global _physx
-    instance, _physx = _physx, None
-    if instance is not None:
-        instance[0].destroy()
+    cpu_scene = engine.settle_mode("cpu")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        engine.set_num_threads(0)
+    return engine.start_physx(), cpu_scene
 
 
 def _compose(
@@ -66,17 +56,10 @@ def _compose(
 ) -> tuple[str, list]:
     """The attempt's USDA text and the drives to ramp: ``(drive prim path, attribute prefix)`` per drive. Commanded
     joints that cannot be driven are added to ``skipped``."""
-    from pxr import Gf, Sdf, Usd, UsdPhysics
+    from pxr import Gf, Sdf, UsdPhysics
 
     engine.import_pxr()
-    source = Sdf.Layer.FindOrOpen(asset)
-    layer = Sdf.Layer.CreateAnonymous("transfer_validate.usda")
-    layer.subLayerPaths.append(asset)
-    for key in ("upAxis", "metersPerUnit", "defaultPrim"):
-        if source.pseudoRoot.HasInfo(key):
-            layer.pseudoRoot.SetInfo(key, source.pseudoRoot.GetInfo(key))
-    stage = Usd.Stage.Open(layer)
-    stage.SetEditTarget(Usd.EditTarget(layer))
+    stage = overlay_stage(asset, "transfer_validate.usda")
     scenes = [p for p in stage.Traverse() if p.IsA(UsdPhysics.Scene)]
     if not scenes:
         scenes = [UsdPhysics.Scene.Define(stage, "/TransferValidateScene").GetPrim()]
@@ -130,7 +113,7 @@ def _compose(
         drive.CreateMaxForceAttr().Set(float(plan.max_force))
         drive.CreateTargetVelocityAttr().Set(float(command.sign * command.speed))
         drives.append((str(prim.GetPath()), f"drive:{instance}:physics"))
-    return layer.ExportToString(), drives
+    return stage.GetRootLayer().ExportToString(), drives
 
 
 class _Writer:
@@ -244,8 +227,8 @@ def probe(asset: str, joints: Sequence[MovementJoint], plan: MovementPlan) -> Mo
             trace.skipped[joint.path] = f"PhysX has no single-axis drive for a {joint.type} joint"
     steps = max(1, round(plan.duration / plan.dt))
     nudges = {by_path[j].child: v for j, v in _nudge_velocity(plan).items()}
-    with _lock, engine.quiet_warp():
-        physx, cpu_scene = _instance()
+    with _lock, quiet_warp():
+        physx, cpu_scene = engine.shared_instance(_KEY, _start)
         usda, drives = _compose(path, by_path, plan, cpu_scene, trace.skipped)
         stage = engine.new_stage("validate")
         writer = None

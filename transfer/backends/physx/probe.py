@@ -18,39 +18,28 @@ Engine behaviour worth knowing when reading the results (ovphysx 0.7):
 
 from __future__ import annotations
 
-import atexit
 import os
 import threading
 from collections import Counter
 from typing import Any
 
+from transfer._console import quiet_warp
 from transfer.backends.base import EngineOrder, EngineRefusal, asset_file, select_root
 from transfer.backends.physx import engine
 
 __all__ = ["engine_orders"]
 
 _lock = threading.Lock()
-_physx: Any = None  # the PhysX instance every call reuses, created on first use
+_KEY = "engine-orders"  # the engine.shared_instance every call reuses, created on first use
 
 
-def _instance() -> Any:
-    global _physx
-    if _physx is None:
-        if engine.settle_mode("cpu"):
-            raise RuntimeError(
-                "ovphysx cannot switch to its CPU-only mode while a PhysX instance exists (e.g. a CUDA PhysxBackend); "
-                "ask for PhysX's engine orders before creating CUDA backends, or in another process."
-            )
-        _physx = engine.start_physx()
-        atexit.register(_release)
-    return _physx
-
-
-def _release() -> None:
-    global _physx
-    instance, _physx = _physx, None
-    if instance is not None:
-        instance.destroy()
+def _start() -> tuple[Any, bool]:
+    if engine.settle_mode("cpu"):
+        raise RuntimeError(
+            "ovphysx cannot switch to its CPU-only mode while a PhysX instance exists (e.g. a CUDA PhysxBackend); "
+            "ask for PhysX's engine orders before creating CUDA backends, or in another process."
+        )
+    return engine.start_physx(), False
 
 
 def engine_orders(asset: str | os.PathLike, root: str | None = None) -> list[EngineOrder]:
@@ -69,7 +58,7 @@ def engine_orders(asset: str | os.PathLike, root: str | None = None) -> list[Eng
     """
     path = asset_file(asset)
     with _lock:
-        physx = _instance()
+        physx, _ = engine.shared_instance(_KEY, _start)
         stage = engine.new_stage("probe")
         try:
             try:
@@ -86,7 +75,7 @@ def _close_stage(physx: Any, stage: Any) -> None:
     try:
         engine.detach(physx, stage)
     except BaseException:
-        _release()  # destroying the instance releases the attachment, so the stage can go
+        engine.release_shared(_KEY)  # destroying the instance releases the attachment, so the stage can go
         raise
     finally:
         stage.destroy()
@@ -131,7 +120,7 @@ def _shared_root_orders(physx: Any, bind: Any, shared: dict[str, int]) -> list[E
     """
     from ovphysx.types import ObjectScope, SimObjectType
 
-    with engine.quiet_warp():  # the session read builds Warp arrays; keep Warp's info log off the console
+    with quiet_warp():  # the session read builds Warp arrays; keep Warp's info log off the console
         with physx.read_sync(SimObjectType.ARTICULATION_LINK, ["physxPointer"], scope=ObjectScope.ALL) as result:
             links = [
                 path

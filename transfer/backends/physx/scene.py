@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from transfer.backends._usd import OVERLAY_METADATA, overlay_stage
 from transfer.backends.physx.engine import import_pxr
 
 __all__ = ["DEFAULT_DRIVE_MAX_FORCE", "Scene", "add_missing_drives", "compose_scene"]
@@ -156,19 +157,12 @@ def compose_scene(
 
     from transfer.orders import read_topology
 
-    asset_layer = Sdf.Layer.FindOrOpen(asset)
-    if asset_layer is None:
-        raise ValueError(f"Could not open {asset} as a USD layer (is it a .usd/.usda/.usdc file?).")
-    layer = Sdf.Layer.CreateAnonymous("transfer_physx.usda")
-    layer.subLayerPaths.append(asset)
-    for key in ("upAxis", "metersPerUnit", "defaultPrim", "timeCodesPerSecond"):
-        if asset_layer.pseudoRoot.HasInfo(key):
-            layer.pseudoRoot.SetInfo(key, asset_layer.pseudoRoot.GetInfo(key))
-    stage = Usd.Stage.Open(layer)
-    stage.SetEditTarget(Usd.EditTarget(layer))  # every edit lands in the anonymous layer, never in the asset
+    # every edit lands in the anonymous layer, never in the asset
+    stage = overlay_stage(asset, "transfer_physx.usda", (*OVERLAY_METADATA, "timeCodesPerSecond"))
+    layer = stage.GetRootLayer()
 
-    if asset_layer.pseudoRoot.HasInfo("metersPerUnit"):
-        mpu = float(asset_layer.pseudoRoot.GetInfo("metersPerUnit"))
+    if layer.pseudoRoot.HasInfo("metersPerUnit"):  # copied from the asset's own metadata
+        mpu = float(layer.pseudoRoot.GetInfo("metersPerUnit"))
         if not math.isclose(mpu, 1.0, rel_tol=1e-6):
             raise ValueError(
                 f"{asset} has metersPerUnit = {mpu}; PhysxBackend reports SI units and needs metersPerUnit = 1. "
