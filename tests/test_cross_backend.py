@@ -252,3 +252,51 @@ def test_reversed_joint_reads_with_the_same_sign(tmp_path):
     finally:
         physx.close()
         newton.close()
+
+
+def _slider(path: Path) -> Path:
+    """A 1 kg box (10 cm cube) on a 0.1 kg arm, sitting on the ground: friction alone stops it once pushed."""
+    from pxr import Gf, Usd, UsdGeom, UsdPhysics
+
+    stage = Usd.Stage.CreateNew(str(path))
+    UsdGeom.SetStageUpAxis(stage, UsdGeom.Tokens.z)
+    UsdGeom.SetStageMetersPerUnit(stage, 1.0)
+    UsdGeom.Xform.Define(stage, "/slider")
+    for name, mass in (("box", 1.0), ("arm", 0.1)):
+        body = UsdGeom.Xform.Define(stage, f"/slider/{name}")
+        body.AddTranslateOp().Set(Gf.Vec3d(0, 0, 0.05))
+        UsdPhysics.RigidBodyAPI.Apply(body.GetPrim())
+        UsdPhysics.MassAPI.Apply(body.GetPrim()).CreateMassAttr(mass)
+        cube = UsdGeom.Cube.Define(stage, f"/slider/{name}/geom")
+        cube.CreateSizeAttr(0.1 if name == "box" else 0.02)
+        if name == "box":
+            UsdPhysics.CollisionAPI.Apply(cube.GetPrim())
+    joint = UsdPhysics.RevoluteJoint.Define(stage, "/slider/hinge")
+    joint.CreateAxisAttr("Z")
+    joint.CreateBody0Rel().SetTargets(["/slider/box"])
+    joint.CreateBody1Rel().SetTargets(["/slider/arm"])
+    UsdPhysics.ArticulationRootAPI.Apply(stage.GetPrimAtPath("/slider/box"))
+    stage.GetRootLayer().Save()
+    return path
+
+
+def test_the_ground_has_the_same_friction_on_both_engines(tmp_path):
+    """Pushed at 2 m/s, the box slides v^2 / (2 mu g) = 0.20 m on ground of friction 1 on both engines (PhysX's own
+    default ground would give 0.5, averaged: twice as far)."""
+    path = _slider(tmp_path / "slider.usda")
+    slid = {}
+    for backend, options in (("physx", dict(ground_height=0.0)), ("newton", dict(ground_plane=True))):
+        art = open_articulation(path, backend, **options)
+        try:
+            for _ in range(20):
+                art.step(0.005)
+            start = art.data.root_pos_w.numpy()[0, 0]
+            art.write_root_velocity(np.array([[2.0, 0, 0, 0, 0, 0]], np.float32))
+            for _ in range(200):
+                art.step(0.005)
+            slid[backend] = float(art.data.root_pos_w.numpy()[0, 0] - start)
+        finally:
+            art.close()
+    for distance in slid.values():
+        assert 0.15 < distance < 0.3, slid
+    assert abs(slid["physx"] - slid["newton"]) < 0.05, slid

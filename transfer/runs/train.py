@@ -27,12 +27,24 @@ import numpy as np
 
 __all__ = ["REWARDS", "PPO_CONFIG", "TrainEnv", "TrainResult", "train"]
 
+INIT_NOISE = 0.1
+"""Uniform noise (rad or m) on the initial joint positions of every training episode."""
 FALL_HEIGHT_FRACTION = 0.5
 FALL_TILT_COS = 0.5  # tilted past 60 degrees
 
 
 def _tracking(error_sq: np.ndarray, sigma_sq: float = 0.25) -> np.ndarray:
     return np.exp(-error_sq / sigma_sq)
+
+
+SOFT_LIMIT_FRACTION = 0.9
+"""Joint positions beyond this fraction of the range (about its middle) are penalised: a gait that rests on the
+hard limits leans on how each engine enforces them, which differs between engines and does not transfer."""
+
+
+def _beyond_soft_limits(q: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    mid, half = (low + high) / 2, SOFT_LIMIT_FRACTION * (high - low) / 2
+    return (np.clip(q - (mid + half), 0.0, None) + np.clip((mid - half) - q, 0.0, None)).sum(1)
 
 
 REWARDS: dict[str, tuple[float, Callable[[dict[str, np.ndarray]], np.ndarray]]] = {
@@ -44,9 +56,16 @@ REWARDS: dict[str, tuple[float, Callable[[dict[str, np.ndarray]], np.ndarray]]] 
     "flat_orientation": (-1.0, lambda s: (s["gravity_b"][:, :2] ** 2).sum(1)),
     "action_rate": (-0.01, lambda s: ((s["action"] - s["previous_action"]) ** 2).sum(1)),
     "joint_vel": (-1e-4, lambda s: (s["joint_vel"] ** 2).sum(1)),
+    "joint_pos_limits": (-5.0, lambda s: _beyond_soft_limits(s["joint_pos"], s["limit_low"], s["limit_high"])),
     "termination": (-10.0, lambda s: s["terminated"].astype(np.float64)),
 }
 """Velocity-tracking rewards (Isaac Lab's flat locomotion terms, by the same names)."""
+
+OBS_NOISE: dict[str, float] = {
+    "base_lin_vel": 0.1, "base_ang_vel": 0.2, "projected_gravity": 0.05, "joint_pos_rel": 0.01, "joint_vel_rel": 1.5,
+}  # fmt: skip
+"""Uniform noise (+/- this, in the term's units, before its scale) on the observation while training, as Isaac Lab
+adds it: a policy that does not rely on exact values transfers better. Replay and verify add none."""
 
 PPO_CONFIG: dict[str, Any] = {
     "num_steps_per_env": 24,
@@ -77,10 +96,11 @@ class TrainEnv:
 
     Built by :func:`make_train_env` (which mixes in rsl_rl's abstract base, imported lazily)."""
 
-    def __init__(self, env: Any, episode_seconds: float = 10.0) -> None:
+    def __init__(self, env: Any, episode_seconds: float = 10.0, seed: int = 0) -> None:
         import torch
 
         self.env = env
+        self._rng = np.random.default_rng(seed)
         self.num_envs = env.num_envs
         self.num_actions = env.action_size
         self.max_episode_length = max(1, round(episode_seconds / env.policy_dt))
@@ -92,20 +112,30 @@ class TrainEnv:
         self.episode_returns: deque[float] = deque(maxlen=200)
         self.episode_lengths: deque[float] = deque(maxlen=200)
         self._terms = {name: 0.0 for name in REWARDS}
+        data = env.art.data
+        low, high = data.joint_pos_limit_lower.numpy().copy(), data.joint_pos_limit_upper.numpy().copy()
+        unlimited = ~np.isfinite(low) | ~np.isfinite(high) | (np.abs(low) > 1e6) | (np.abs(high) > 1e6)
+        self._low, self._high = np.where(unlimited, -np.inf, low), np.where(unlimited, np.inf, high)
 
     def get_observations(self) -> Any:
         import torch
         from tensordict import TensorDict
 
-        obs = torch.from_numpy(self.env.observe().copy())
-        return TensorDict({"policy": obs}, batch_size=[self.num_envs])
+        obs = self.env.observe().copy()
+        for term in self.env.task.observation:
+            noise = OBS_NOISE.get(term.name)
+            if noise:
+                block = obs[:, self.env.slices[term.name]]
+                block += self._rng.uniform(-noise, noise, block.shape).astype(np.float32) * abs(term.scale)
+        return TensorDict({"policy": torch.from_numpy(obs)}, batch_size=[self.num_envs])
 
     def _quantities(self, action: np.ndarray, previous: np.ndarray, terminated: np.ndarray) -> dict[str, np.ndarray]:
         d = self.env.art.data
         return {
             "cmd": self.env.command, "lin_b": d.root_lin_vel_b.numpy(), "ang_b": d.root_ang_vel_b.numpy(),
-            "gravity_b": d.projected_gravity_b.numpy(), "joint_vel": d.joint_vel.numpy(), "action": action,
-            "previous_action": previous, "terminated": terminated,
+            "gravity_b": d.projected_gravity_b.numpy(), "joint_pos": d.joint_pos.numpy(), "joint_vel": d.joint_vel.numpy(),
+            "limit_low": self._low, "limit_high": self._high, "action": action, "previous_action": previous,
+            "terminated": terminated,
         }  # fmt: skip
 
     def step(self, actions: Any) -> tuple[Any, Any, Any, dict[str, Any]]:
@@ -149,10 +179,10 @@ class TrainEnv:
         return out
 
 
-def make_train_env(env: Any, episode_seconds: float = 10.0) -> Any:
+def make_train_env(env: Any, episode_seconds: float = 10.0, seed: int = 0) -> Any:
     """A :class:`TrainEnv` that is also an ``rsl_rl.env.VecEnv`` (rsl_rl is imported only here)."""
     cls = type("RslRlTrainEnv", (TrainEnv, _vec_env_base()), {})
-    return cls(env, episode_seconds)
+    return cls(env, episode_seconds, seed)
 
 
 @dataclass
@@ -217,9 +247,9 @@ def train(
     out.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(seed)
     torch.set_num_threads(1)
-    env = PolicyEnv(spec, path, backend, spec.convention, num_envs=num_envs, seed=seed)
+    env = PolicyEnv(spec, path, backend, spec.convention, num_envs=num_envs, seed=seed, init_noise=INIT_NOISE)
     try:
-        venv = make_train_env(env, episode_seconds)
+        venv = make_train_env(env, episode_seconds, seed)
         cfg = json.loads(json.dumps(PPO_CONFIG))
         cfg["seed"] = seed
         runner = OnPolicyRunner(venv, cfg, log_dir=None, device="cpu")
@@ -232,7 +262,7 @@ def train(
         start = time.perf_counter()
         for it in bar:
             runner.current_learning_iteration = it
-            runner.learn(1)
+            runner.learn(1, init_at_random_ep_len=it == 0)  # spread the episodes' ends over time
             reward = float(np.mean(venv.episode_returns)) if venv.episode_returns else float("nan")
             length = float(np.mean(venv.episode_lengths)) if venv.episode_lengths else float("nan")
             curve["iteration"].append(it)

@@ -263,7 +263,8 @@ def compose_scene(
         plane.CreateAxisAttr(up_axis)
         plane.CreatePurposeAttr("guide")
         UsdPhysics.CollisionAPI.Apply(plane.GetPrim())
-        notes.append(f"added a ground plane at {up_axis} = {ground_height}")
+        _bind_ground_material(stage, plane.GetPrim(), ground.GetPath().AppendChild("PhysicsMaterial"))
+        notes.append(f"added a ground plane at {up_axis} = {ground_height} (friction {GROUND_FRICTION}, max combine)")
     if solver_position_iterations is not None or solver_velocity_iterations is not None:
         prim = stage.GetPrimAtPath(root)
         prim.AddAppliedSchema("PhysxArticulationAPI")
@@ -335,4 +336,26 @@ def compose_scene(
         added_scene=added_scene,
         notes=notes,
         added_drives=added_drives,
+    )
+
+
+GROUND_FRICTION = 1.0
+"""Static and dynamic friction of the ground plane, combined with a body's by taking the larger: what Newton's ground
+plane gives (MuJoCo takes the larger of two geoms' frictions; Newton's default is 1.0), so that a robot meets the
+same friction on both engines. PhysX's own default would be 0.5, averaged."""
+
+
+def _bind_ground_material(stage: Any, plane: Any, path: Any) -> None:
+    from pxr import Sdf, UsdPhysics, UsdShade
+
+    material = UsdShade.Material.Define(stage, path)
+    api = UsdPhysics.MaterialAPI.Apply(material.GetPrim())
+    api.CreateStaticFrictionAttr(GROUND_FRICTION)
+    api.CreateDynamicFrictionAttr(GROUND_FRICTION)
+    api.CreateRestitutionAttr(0.0)
+    prim = material.GetPrim()
+    prim.AddAppliedSchema("PhysxMaterialAPI")
+    prim.CreateAttribute("physxMaterial:frictionCombineMode", Sdf.ValueTypeNames.Token).Set("max")
+    UsdShade.MaterialBindingAPI.Apply(plane).Bind(
+        material, UsdShade.Tokens.weakerThanDescendants, "physics"
     )
