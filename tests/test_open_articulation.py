@@ -146,3 +146,20 @@ def test_newton_runs_in_the_public_order_itself(anymal_path):
             native.close()
     finally:
         art.close()
+
+
+def test_many_newton_worlds_open_with_defaults(anymal_path):
+    """Several environments on Newton need no solver choice: MuJoCo-Warp is picked (MuJoCo C runs world 0 only)."""
+    pytest.importorskip("newton")
+    art = open_articulation(anymal_path, "newton", num_envs=3)
+    try:
+        assert art.backend.solver_name == "mujoco_warp" and art.num_envs == 3
+        art.step(0.005)
+        assert np.isfinite(art.data.joint_pos.numpy()).all()
+    finally:
+        art.close()
+    one = open_articulation(anymal_path, "newton")
+    try:
+        assert one.backend.solver_name == "mujoco_cpu"
+    finally:
+        one.close()

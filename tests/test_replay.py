@@ -185,3 +185,26 @@ def test_missing_asset_and_missing_source(anymal, capsys):
                                      TASK, "--asset", "/no/robot.usda")  # fmt: skip
     assert "--source is needed" in _cli_error(capsys, anymal["mjw_pt"], "--target", "physx", "--config", TASK,
                                               "--asset", anymal["asset"])  # fmt: skip
+
+
+def test_a_policy_that_outputs_nan_counts_as_fallen_without_engine_errors(anymal, tmp_path, capfd):
+    """An env whose action is not finite is reported (and counted as fallen); the engine never sees the NaN."""
+    torch = pytest.importorskip("torch")
+
+    class HalfNan(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layer = torch.nn.Linear(48, 12)
+
+        def forward(self, obs: torch.Tensor) -> torch.Tensor:
+            out = self.layer(obs) * 0.0
+            out[1:] = float("nan")  # every env but the first
+            return out
+
+    path = tmp_path / "half_nan.pt"
+    torch.jit.save(torch.jit.script(HalfNan()), str(path))
+    run = replay(path, "physx", source="physx", config=TASK, asset=anymal["asset"], num_envs=2, seconds=2.0,
+                 progress=False)  # fmt: skip
+    assert run.nonfinite_envs == 1 and run.fall_fraction == 0.5, run
+    err = capfd.readouterr().err
+    assert "nan" not in err.lower() or "error" not in err.lower(), err[-2000:]
