@@ -208,3 +208,19 @@ def test_a_policy_that_outputs_nan_counts_as_fallen_without_engine_errors(anymal
     assert run.nonfinite_envs == 1 and run.fall_fraction == 0.5, run
     err = capfd.readouterr().err
     assert "nan" not in err.lower() or "error" not in err.lower(), err[-2000:]
+
+
+def test_quiet_by_default_verbose_on_request(anymal):
+    """Warp's module-load lines and the engines' chatter stay off the terminal unless --verbose."""
+    import subprocess
+    import sys
+
+    args = [sys.executable, "-m", "transfer.cli", "replay", str(anymal["mjw_pt"]), "--target", "physx", "--source",
+            "mjwarp", "--config", TASK, "--asset", str(anymal["asset"]), "--seconds", "0.5", "--json"]  # fmt: skip
+    quiet = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    assert quiet.returncode == 0, quiet.stderr[-2000:]
+    json.loads(quiet.stdout)
+    assert "Module " not in quiet.stderr and "Warp " not in quiet.stderr and "[Warning]" not in quiet.stderr, quiet.stderr
+    loud = subprocess.run([*args, "--verbose"], capture_output=True, text=True, timeout=300)
+    assert loud.returncode == 0 and "Warp " in loud.stderr  # the same run, with what the engines said
+    json.loads(loud.stdout)
