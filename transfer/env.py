@@ -40,6 +40,8 @@ OBSERVATIONS: dict[str, Callable[[PolicyEnv], np.ndarray]] = {
     "joint_pos_rel": lambda env: env.art.data.joint_pos.numpy() - env.default_joint_pos,
     "joint_vel_rel": lambda env: env.art.data.joint_vel.numpy(),
     "last_action": lambda env: env.last_action,
+    "joint_pos": lambda env: env.art.data.joint_pos.numpy(),
+    "joint_vel": lambda env: env.art.data.joint_vel.numpy(),
 }
 """How each observation term is built from public-order data: ``(num_envs, size)`` arrays."""
 

@@ -21,18 +21,21 @@ class Convert:
     metadata naming the new order, the task and the asset. --to equal to --source stores the metadata only.
     The input is never written; OUT is written atomically."""
 
-    checkpoint: Annotated[tyro.conf.Positional[Path], tyro.conf.arg(metavar="CHECKPOINT")]
-    """TorchScript (.pt), ONNX (.onnx) or RSL-RL training checkpoint (model_<iter>.pt)."""
+    checkpoint: Annotated[tyro.conf.Positional[Path], tyro.conf.arg(metavar="CHECKPOINT|RUN_DIR")]
+    """TorchScript (.pt), ONNX (.onnx), RSL-RL training checkpoint (model_<iter>.pt), or an Isaac Lab run folder
+    (params/env.yaml gives the task, the training engine's joint order and the asset path; docs/isaaclab.md)."""
     to: Annotated[str, tyro.conf.arg(metavar="CONVENTION")]
     """The new joint order: physx, mjwarp, robot_schema, or a file listing joint names."""
     out: Annotated[Path, tyro.conf.arg(aliases=("-o",), metavar="OUT")]
     """The output file (never the input; an existing file only with --force)."""
     source: Annotated[str | None, tyro.conf.arg(metavar="CONVENTION")] = None
-    """The checkpoint's joint order (same forms); default: its metadata's, or the config's."""
+    """The checkpoint's joint order (same forms); default: its metadata's, the config's, or a run folder's
+    training engine's."""
     config: Annotated[Path | None, tyro.conf.arg(metavar="FILE.yaml")] = None
     """Task file (presets/tasks/*.yaml) or Newton policy YAML; default: the checkpoint's metadata."""
     asset: Annotated[Path | None, tyro.conf.arg(metavar="ROBOT.usd")] = None
-    """The robot's USD file (default: the task's or the metadata's asset); both orders are resolved from it."""
+    """The robot's USD file (default: the task's or the metadata's asset, or a run folder's local usd_path); both
+    orders are resolved from it."""
     force: bool = False
     """Replace OUT if it exists."""
     json: bool = False

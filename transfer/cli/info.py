@@ -14,12 +14,17 @@ import tyro
 @dataclass(frozen=True)
 class Info:
     """Print CHECKPOINT's format, its input and output sizes, and the metadata it carries (joint order, task,
-    asset, history); without metadata, say how `transfer convert` adds it."""
+    asset, history); without metadata, say how `transfer convert` adds it. For an Isaac Lab run folder (RUN_DIR,
+    with params/env.yaml), print the metadata derived from the run: its checkpoint (the newest model_<iter>.pt,
+    else exported/policy.pt or .onnx), the joint order of the engine that trained it, the task on --asset."""
 
-    checkpoint: Annotated[tyro.conf.Positional[Path], tyro.conf.arg(metavar="CHECKPOINT")]
-    """TorchScript (.pt), ONNX (.onnx) or RSL-RL training checkpoint (model_<iter>.pt)."""
+    checkpoint: Annotated[tyro.conf.Positional[Path], tyro.conf.arg(metavar="CHECKPOINT|RUN_DIR")]
+    """TorchScript (.pt), ONNX (.onnx), RSL-RL training checkpoint (model_<iter>.pt), or an Isaac Lab run folder."""
+    asset: Annotated[Path | None, tyro.conf.arg(metavar="ROBOT.usd")] = None
+    """For a run folder: the robot's USD file (the run's usd_path is usually a URL that cannot be fetched)."""
     json: bool = False
-    """Print one JSON object: checkpoint, format, input_size, output_size, observation_size, metadata, notes."""
+    """Print one JSON object: checkpoint, format, input_size, output_size, observation_size, metadata, notes (and
+    run for a run folder)."""
 
 
 def add_metadata_hint(checkpoint: str) -> str:
@@ -84,7 +89,7 @@ def run_info(cmd: Info) -> int:
     from transfer.checkpoint import checkpoint_info
 
     try:
-        info = checkpoint_info(cmd.checkpoint)
+        info = checkpoint_info(cmd.checkpoint, asset=cmd.asset)
     except (FileNotFoundError, ValueError, NotImplementedError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -95,6 +100,13 @@ def run_info(cmd: Info) -> int:
         return 0
     print(cmd.checkpoint)
     rows = _lines(info)
+    run = info.get("run")
+    if run is not None:
+        rows[:0] = [
+            ("run", f"Isaac Lab run, trained on {run['trained_on']}: {Path(run['env_yaml']).relative_to(run['folder'])}, "
+             f"checkpoint {Path(run['checkpoint']).relative_to(run['folder'])}"),
+            ("usd_path", f"{run['usd_path']} (the run's; --asset replaces it)"),
+        ]  # fmt: skip
     width = max(len(k) for k, _ in rows)
     for key, value in rows:
         print(f"  {key.ljust(width)}  {value}")

@@ -20,16 +20,18 @@ class Replay:
     and report how it walks: forward velocity along the command, falls, survival, throughput. --compare runs
     three replays (native on the training backend, reordered and naive on the target) and prints one table."""
 
-    checkpoint: Annotated[tyro.conf.Positional[Path], tyro.conf.arg(metavar="CHECKPOINT")]
-    """TorchScript (.pt), ONNX (.onnx) or RSL-RL training checkpoint (model_<iter>.pt)."""
+    checkpoint: Annotated[tyro.conf.Positional[Path], tyro.conf.arg(metavar="CHECKPOINT|RUN_DIR")]
+    """TorchScript (.pt), ONNX (.onnx), RSL-RL training checkpoint (model_<iter>.pt), or an Isaac Lab run folder
+    (params/env.yaml gives the task, the training engine's joint order and the asset path; docs/isaaclab.md)."""
     target: Annotated[Literal["physx", "newton"], tyro.conf.arg(metavar="{physx,newton}")]
     """The backend to run on."""
     source: Annotated[str | None, tyro.conf.arg(metavar="CONVENTION")] = None
-    """The checkpoint's joint order: physx, mjwarp, robot_schema, or a file listing its joint names."""
+    """The checkpoint's joint order: physx, mjwarp, robot_schema, or a file listing its joint names (default: the
+    checkpoint's metadata, the config's, or a run folder's training engine)."""
     config: Annotated[Path | None, tyro.conf.arg(metavar="FILE.yaml")] = None
     """Task file (presets/tasks/*.yaml) or Newton policy YAML: observation, action, defaults and gains by name."""
     asset: Annotated[Path | None, tyro.conf.arg(metavar="ROBOT.usd")] = None
-    """The robot's USD file (default: the task's asset)."""
+    """The robot's USD file (default: the task's asset; for a run folder, its usd_path when that is a local file)."""
     num_envs: int = 1
     """Environments run at once."""
     seconds: float = 10.0

@@ -23,14 +23,16 @@ class Verify:
     same action per joint; (3) with --trace, how far the two closed-loop trajectories drift apart by joint.
     Exit 0 when 1-2 hold, 1 when not, 2 for bad input."""
 
-    checkpoint: Annotated[tyro.conf.Positional[Path], tyro.conf.arg(metavar="CHECKPOINT")]
-    """TorchScript (.pt), ONNX (.onnx) or RSL-RL training checkpoint (model_<iter>.pt)."""
+    checkpoint: Annotated[tyro.conf.Positional[Path], tyro.conf.arg(metavar="CHECKPOINT|RUN_DIR")]
+    """TorchScript (.pt), ONNX (.onnx), RSL-RL training checkpoint (model_<iter>.pt), or an Isaac Lab run folder
+    (params/env.yaml gives the task, the training engine's joint order and the asset path; docs/isaaclab.md)."""
     source: Annotated[str | None, tyro.conf.arg(metavar="CONVENTION")] = None
-    """The checkpoint's joint order: physx, mjwarp, robot_schema, or a file listing its joint names."""
+    """The checkpoint's joint order: physx, mjwarp, robot_schema, or a file listing its joint names (default: the
+    checkpoint's metadata, the config's, or a run folder's training engine)."""
     config: Annotated[Path | None, tyro.conf.arg(metavar="FILE.yaml")] = None
     """Task file (presets/tasks/*.yaml) or Newton policy YAML: observation, action, defaults and gains by name."""
     asset: Annotated[Path | None, tyro.conf.arg(metavar="ROBOT.usd")] = None
-    """The robot's USD file (default: the task's asset)."""
+    """The robot's USD file (default: the task's asset; for a run folder, its usd_path when that is a local file)."""
     json: bool = False
     """Print one JSON object on stdout ({"ok": ..., "largest": ..., ...}) instead of the report."""
     trace: Annotated[float, tyro.conf.arg(metavar="SECONDS")] = 0.0

@@ -206,7 +206,10 @@ def convert(
     from transfer.policy import detect_format
     from transfer.runs.replay import _NATIVE_BACKEND
     from transfer.task import resolve_asset
+    from transfer.task.isaaclab import find_run
 
+    if find_run(checkpoint) is not None and (config is None or Path(checkpoint).is_dir()):
+        return _convert_run(checkpoint, to, out=out, source=source, config=config, asset=asset, force=force)
     checkpoint = Path(checkpoint)
     if not checkpoint.is_file():
         raise FileNotFoundError(f"Checkpoint not found: {checkpoint}")
@@ -246,6 +249,45 @@ def convert(
         history=[*(meta or {}).get("history", []), _history(checkpoint, parsed, parsed_to)],
     )
     return reorder_checkpoint(checkpoint, out, reorder, metadata, force=force, format=fmt, source=_label(parsed))
+
+
+def _convert_run(path: Any, to: Any, *, out: Any, source: Any, config: Any, asset: Any, force: bool) -> ConvertResult:
+    """:func:`convert` for an Isaac Lab run folder (or a checkpoint file inside one): its checkpoint, task, order and
+    asset as :func:`transfer.runs.replay.resolve_inputs` reads them; OUT's metadata records the run."""
+    from transfer.orders import resolve_ordering
+    from transfer.runs.replay import _parse_source, resolve_inputs
+    from transfer.task.isaaclab import find_run
+
+    inputs = resolve_inputs(path, source=source, config=config, asset=asset)
+    checkpoint = inputs.policy.path
+    if inputs.policy.metadata is not None:  # the checkpoint describes itself
+        return convert(checkpoint, to, out=out, source=source, config=config, asset=asset, force=force)
+    out = check_output(checkpoint, out, force=force)
+    parsed, parsed_to = inputs.source, _parse_source(to if isinstance(to, str) else list(to))
+    if parsed_to is None:
+        raise ConvertError("--to is needed: the joint order to convert to (physx, mjwarp, robot_schema, or names)")
+    src_order, to_order = resolve_ordering(inputs.asset, parsed), resolve_ordering(inputs.asset, parsed_to)
+    task = inputs.task
+    try:
+        task.with_joint_names(src_order.joints)
+    except ValueError as exc:
+        raise ConvertError(f"{path} does not fit {inputs.asset.name}: {exc}") from None
+    conventions = isinstance(parsed, OrderingConvention) and isinstance(parsed_to, OrderingConvention)
+    src_bodies, to_bodies = (src_order.bodies, to_order.bodies) if conventions else (None, None)
+    reorder = Reorder.from_names(task, src_order.joints, to_order.joints, src_bodies, to_bodies)
+    folder = find_run(path)[0]  # type: ignore[index]
+    metadata = build_metadata(
+        task,
+        to_order.joints,
+        body_names=to_bodies,
+        convention=parsed_to.value if isinstance(parsed_to, OrderingConvention) else None,
+        trained_on=task.trained_on,
+        asset=str(inputs.asset.resolve()),
+        history=[{**_history(checkpoint, parsed, parsed_to), "run": str(folder)}],
+    )
+    return reorder_checkpoint(
+        checkpoint, out, reorder, metadata, force=force, format=inputs.policy.format, source=_label(parsed)
+    )
 
 
 def _task_and_asset(checkpoint: Path, meta: Mapping[str, Any] | None, config: Any, asset: Any) -> tuple[Task, str]:

@@ -9,6 +9,7 @@ once: native (the backend the checkpoint was trained on), reordered on the targe
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import sys
 import time
@@ -112,10 +113,17 @@ def resolve_inputs(
     when it contradicts it, showing both values: ``source`` must give the checkpoint's joint names on the asset,
     ``config`` must agree on every field both set (fields the metadata leaves unset are taken from it), and
     ``asset`` (or the asset the config or metadata names) must resolve the checkpoint's joint order.
+
+    ``checkpoint`` may also be an Isaac Lab run folder (``params/env.yaml`` beside ``model_<iter>.pt`` or
+    ``exported/policy.pt``), or a checkpoint file inside one: the task, the training engine (the default
+    ``source``) and the asset path come from the run's ``env.yaml`` (docs/isaaclab.md).
     """
     from transfer.policy import load_policy
     from transfer.task import load_task, resolve_asset
+    from transfer.task.isaaclab import find_run
 
+    if find_run(checkpoint) is not None and (config is None or Path(checkpoint).is_dir()):
+        return _inputs_from_run(checkpoint, source, config, asset)
     policy = load_policy(checkpoint)
     meta = policy.metadata
     if meta is not None:
@@ -146,6 +154,43 @@ def resolve_inputs(
     if not path.is_file():
         raise FileNotFoundError(f"Asset file not found: {path}")
     return Inputs(policy, task, path, parsed, label)
+
+
+def _inputs_from_run(path: str | Path, source: Any, config: Any, asset: Any) -> Inputs:
+    """:func:`resolve_inputs` for an Isaac Lab run folder (or a checkpoint file inside one, without ``config``).
+
+    The run's ``params/env.yaml`` is read (safely) before anything else is loaded; the checkpoint is the named
+    file, else the newest ``model_<iter>.pt``, else ``exported/policy.pt`` / ``.onnx``. The task is the env.yaml's
+    (``config``, when given, replaces it: the way to describe what env.yaml cannot say), the order is ``source``
+    or the one the training engine (or ``scene.robot.joint_ordering``) gives, the asset is ``asset`` or the run's
+    ``usd_path`` when that is a local file. A checkpoint carrying metadata speaks for itself.
+    """
+    from transfer.orders import resolve_ordering
+    from transfer.policy import detect_format, load_policy
+    from transfer.task import load_task
+    from transfer.task.isaaclab import isaaclab_task, read_isaaclab_run
+
+    run = read_isaaclab_run(path)
+    options = run.policy_options() if detect_format(run.checkpoint) == "rsl_rl" else {}
+    policy = load_policy(run.checkpoint, **options)
+    if policy.metadata is not None:
+        return _inputs_from_metadata(policy, policy.metadata, source, config, asset)
+    parsed = _parse_source(source) if source is not None else parse_ordering(run.order)
+    if config is not None:
+        task = load_task(config)
+        if isinstance(parsed, OrderingConvention):
+            task = task.with_convention(parsed)
+        task = dataclasses.replace(task, trained_on=task.trained_on or run.trained_on)
+        if asset is None and task.asset is not None:
+            from transfer.task import resolve_asset
+
+            asset = resolve_asset(task.asset)
+    asset_path = run.asset_path(asset)
+    if config is None:
+        order = parsed.value if isinstance(parsed, OrderingConvention) else tuple(parsed)
+        task = isaaclab_task(run, resolve_ordering(asset_path, parsed).joints, order=order, asset=asset_path)
+    label = parsed.value if isinstance(parsed, OrderingConvention) else "explicit list"
+    return Inputs(policy, task, asset_path, parsed, label)
 
 
 def _inputs_from_metadata(policy: Any, meta: dict[str, Any], source: Any, config: Any, asset: Any) -> Inputs:

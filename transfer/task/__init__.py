@@ -15,6 +15,7 @@ self-describing checkpoint's metadata.
 """
 
 from transfer.task._checks import TaskError
+from transfer.task.isaaclab import IsaacLabError, IsaacLabRun, isaaclab_task, load_isaaclab_yaml, read_isaaclab_run
 from transfer.task.model import (
     ACTION_KINDS,
     FLAT_VELOCITY_OBSERVATION,
@@ -37,6 +38,8 @@ from transfer.task.readers import (
 __all__ = [
     "ACTION_KINDS",
     "FLAT_VELOCITY_OBSERVATION",
+    "IsaacLabError",
+    "IsaacLabRun",
     "NEWTON_POLICY_FIELDS",
     "OBS_TERMS",
     "TASK_FORMAT",
@@ -47,7 +50,10 @@ __all__ = [
     "TaskError",
     "check_listed_order",
     "expand_joint_values",
+    "isaaclab_task",
+    "load_isaaclab_yaml",
     "load_task",
+    "read_isaaclab_run",
     "read_newton_policy_yaml",
     "read_task_yaml",
     "resolve_asset",

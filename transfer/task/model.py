@@ -68,6 +68,8 @@ OBS_TERMS: Mapping[str, KnownTerm] = MappingProxyType(
         "joint_pos_rel": KnownTerm("joint", None, "joint position minus the default joint position"),
         "joint_vel_rel": KnownTerm("joint", None, "joint velocity minus the default joint velocity (0)"),
         "last_action": KnownTerm("joint", None, "the previous raw action (action-sized: the action term's joints)"),
+        "joint_pos": KnownTerm("joint", None, "joint position (absolute, rad or m)"),
+        "joint_vel": KnownTerm("joint", None, "joint velocity (absolute)"),
     }
 )
 """Observation terms by name (Isaac Lab's names). Joint terms follow the articulation's joint count, except
