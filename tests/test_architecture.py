@@ -58,7 +58,7 @@ FLOORS: dict[str, int] = {
 FACE = "transfer"  # transfer/__init__.py: lazy exports from every floor, no floor of its own
 ENGINES = frozenset({"ovphysx", "ovstage", "newton"})
 ENGINE_HOMES = ("transfer.backends",)
-PXR_HOMES = ("transfer.backends", "transfer.orders.usd", "transfer.profile")
+PXR_HOMES = ("transfer.backends", "transfer.orders.usd", "transfer.orders.usd_schema", "transfer.profile")
 ADD_IT = "add it to FLOORS in tests/test_architecture.py and to the floor table in docs/architecture.md"
 
 
