@@ -107,6 +107,9 @@ def run_info(cmd: Info) -> int:
              f"checkpoint {Path(run['checkpoint']).relative_to(run['folder'])}"),
             ("usd_path", f"{run['usd_path']} (the run's; --asset replaces it)"),
         ]  # fmt: skip
+        if info["metadata"] is not None:
+            vx, vy, wz = info["metadata"]["command"]
+            rows.append(("command", f"vx {vx:g} m/s, vy {vy:g} m/s, wz {wz:g} rad/s (replay's fixed command)"))
     width = max(len(k) for k, _ in rows)
     for key, value in rows:
         print(f"  {key.ljust(width)}  {value}")
