@@ -1,0 +1,131 @@
+"""The permutation of one conversion, by name (:class:`Reorder`), and how a conversion is refused.
+
+Both joint orders are matched with :func:`transfer.build_name_map`; the task's observation layout
+(:meth:`transfer.Task.term_slices`) says which observation entries are joint- (or body-) indexed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from transfer.name_map import build_name_map
+from transfer.task import Task
+
+RUNTIME_HINT = (
+    "Run it with runtime reordering instead: transfer replay CHECKPOINT --target BACKEND --source CONVENTION "
+    "(the checkpoint is fed its own order by name, each step)."
+)
+
+
+class ConvertError(ValueError):
+    """A checkpoint cannot be converted: inputs that do not fit, or a graph whose layers cannot be identified."""
+
+
+# ---------------------------------------------------------------------------------------------------- the permutation
+
+
+@dataclass(frozen=True)
+class Reorder:
+    """The index arrays of one conversion: ``new[..., j] = old[..., index[j]]``.
+
+    ``observation`` has one entry per observation entry (identity outside joint- and body-indexed terms),
+    ``action`` one per action entry. Build it by name with :meth:`from_names`.
+    """
+
+    observation: tuple[int, ...]
+    action: tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        for name in ("observation", "action"):
+            index = tuple(int(i) for i in getattr(self, name))
+            if sorted(index) != list(range(len(index))):
+                raise ValueError(f"Reorder.{name} is not a permutation of 0..{len(index) - 1}: {index}")
+            object.__setattr__(self, name, index)
+
+    @property
+    def identity(self) -> bool:
+        return self.observation == tuple(range(len(self.observation))) and self.action == tuple(range(len(self.action)))
+
+    def inverse(self) -> Reorder:
+        """The conversion back."""
+        return Reorder(tuple(np.argsort(self.observation).tolist()), tuple(np.argsort(self.action).tolist()))
+
+    @classmethod
+    def from_names(
+        cls,
+        task: Task,
+        source_joints: Sequence[str],
+        target_joints: Sequence[str],
+        source_bodies: Sequence[str] | None = None,
+        target_bodies: Sequence[str] | None = None,
+    ) -> Reorder:
+        """The conversion of a checkpoint of ``task`` from ``source_joints`` order to ``target_joints`` order.
+
+        ``source_bodies``/``target_bodies`` are needed only when an observation term indexes bodies.
+        """
+        plain = dataclasses.replace(task, joint_names=None, convention=None, joint_names_by_convention={})
+        expanded = plain.with_joint_names(tuple(source_joints))
+        joints = _gather("joint", source_joints, target_joints)
+        acting = expanded.action.joints
+        if acting is None:
+            action = joints
+        else:
+            chosen = set(acting)
+            action = _gather(
+                "joint", [n for n in source_joints if n in chosen], [n for n in target_joints if n in chosen]
+            )
+        nb = None if source_bodies is None else len(source_bodies)
+        obs = list(range(expanded.observation_size(len(source_joints), nb)))
+        for term in expanded.observation:
+            where = expanded.term_slices(len(source_joints), nb)[term.name]
+            if term.axis == "none":
+                continue
+            if term.axis == "body":
+                if source_bodies is None or target_bodies is None:
+                    raise ConvertError(
+                        f"observation term {term.name!r} indexes bodies, but the body orders are unknown (an explicit "
+                        "joint list gives none): convert between conventions, or use runtime reordering."
+                    )
+                index = _gather("body", source_bodies, target_bodies)
+            else:
+                index = action if term.name == "last_action" else joints
+            obs[where] = [where.start + i for i in index]
+        return cls(tuple(obs), tuple(action))
+
+
+def _gather(kind: str, source: Sequence[str], target: Sequence[str]) -> tuple[int, ...]:
+    """``new[j] = old[index[j]]``: the source index of each target name."""
+    nmap = build_name_map(kind, source, target)  # type: ignore[arg-type]
+    return tuple(range(len(source))) if nmap is None else nmap.user_to_backend_indices
+
+
+# ---------------------------------------------------------------------------------------------------- refusals
+
+
+def _output_index(action: Sequence[int], rows: int, name: str) -> list[int]:
+    """The row permutation of an output of ``rows`` entries: the action's, or twice it for (mean, std)-style
+    heads that write 2 x actions (rsl_rl's heteroscedastic Gaussian and Beta)."""
+    n = len(action)
+    if rows == n:
+        return list(action)
+    if rows == 2 * n:
+        return [*action, *(n + a for a in action)]
+    raise ConvertError(
+        f"{name}: the layer that writes the action has {rows} outputs; the task's action has {n} entries (or "
+        f"{2 * n} for a head writing two values per joint). " + RUNTIME_HINT
+    )
+
+
+def _size_mismatch(name: str, layer: str, reads: int, task: int) -> ConvertError:
+    return ConvertError(
+        f"{name} reads {reads} observation entries ({layer}), but the task's observation has {task}: is this the "
+        "task's checkpoint and robot? Check --config and --asset."
+    )
+
+
+def _refuse(name: str, why: str) -> ConvertError:
+    return ConvertError(f"{name}: cannot convert: {why}. " + RUNTIME_HINT)

@@ -1,0 +1,305 @@
+"""Checks 1 and 2 of :func:`transfer.verify`: sizes and names on the asset alone (:func:`check_sizes`), and the
+same named state written into both backends giving the same observation and action (:func:`_compare`), with the
+tolerances and sampling ranges they use."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from transfer.runs.replay import Inputs
+from transfer.runs.verify.report import Largest, SizeCheck, TermCheck
+
+BACKENDS: tuple[str, str] = ("physx", "newton")
+
+TOLERANCES: Mapping[str, float] = {
+    "base_lin_vel": 1e-3,
+    "base_ang_vel": 1e-3,
+    "projected_gravity": 1e-4,
+    "velocity_commands": 1e-6,
+    "joint_pos_rel": 1e-4,
+    "joint_vel_rel": 1e-4,
+    "last_action": 1e-6,
+}
+"""Largest difference per observation entry that still counts as the same, in the term's units before its scale
+(a scaled term's tolerance is multiplied by ``|scale|``). float32 holds ~7 digits, so a value of a few units
+round-trips through an engine to ~1e-6: positions and gravity get 1e-4 (PhysX keeps joint angles in degrees);
+base velocities 1e-3 (a world-frame COM velocity rotated into the base frame); terms the environment copies
+(command, last action) 1e-6. Measured differences are ~1e-7 (docs/verify.md)."""
+
+DEFAULT_TOLERANCE = 1e-4
+"""For an observation term :data:`TOLERANCES` does not list."""
+
+ACTION_TOLERANCE = 1e-3
+"""Largest difference between the actions the policy gives for the two observations, per joint: the network
+amplifies the observation's float32 noise (measured ~1e-6 for the ANYmal C policies); an order mix-up moves
+actions by ~0.1-1."""
+
+SAMPLING: Mapping[str, float] = {
+    "unlimited_joint": math.pi,
+    "joint_vel": 3.0,
+    "root_xy": 1.0,
+    "root_z": 0.1,
+    "roll_pitch": 0.3,
+    "root_lin_vel": 1.0,
+    "root_ang_vel": 1.0,
+    "command": 1.0,
+    "last_action": 1.0,
+}
+"""Half-widths of the uniform random states of check 2: joint positions inside ``[lower, upper]`` of both
+backends (clamped to ``±unlimited_joint`` rad where unlimited); joint velocities ``±joint_vel`` rad/s; root x, y
+``±root_xy`` m, z the spawn height ``±root_z`` m; roll and pitch ``±roll_pitch`` rad, yaw anywhere; root linear
+and angular velocities ``±root_lin_vel`` m/s and ``±root_ang_vel`` rad/s per axis; command ``±command`` per
+entry; last action ``±last_action``."""
+
+COMPONENTS: Mapping[str, tuple[str, ...]] = {
+    "base_lin_vel": ("x", "y", "z"),
+    "base_ang_vel": ("x", "y", "z"),
+    "projected_gravity": ("x", "y", "z"),
+    "velocity_commands": ("vx", "vy", "wz"),
+}
+"""Entry labels of the observation terms that index no joint."""
+
+
+# ---------------------------------------------------------------------------------------------------- check 1
+
+
+def _unmatched(keys: Sequence[str], names: Sequence[str]) -> list[str]:
+    """Keys that are neither a name in ``names`` nor a pattern full-matching one."""
+    out = []
+    for key in keys:
+        if key in names:
+            continue
+        try:
+            rx = re.compile(key)
+        except re.error:
+            out.append(key)
+            continue
+        if not any(rx.fullmatch(n) for n in names):
+            out.append(key)
+    return out
+
+
+def _config_names(inputs: Inputs) -> list[str]:
+    """Every joint name or pattern the config (and an explicit source list) names, each once, in order."""
+    t = inputs.task
+    names: list[str] = []
+    for group in (
+        t.joint_names or (),
+        *t.joint_names_by_convention.values(),
+        t.default_joint_pos, t.stiffness, t.damping, t.armature, t.effort_limit or {},
+        t.action.joints or (),
+        () if not isinstance(inputs.source, tuple) else inputs.source,
+    ):  # fmt: skip
+        names += [n for n in group if n not in names]
+    return names
+
+
+def check_sizes(inputs: Inputs) -> SizeCheck:
+    """Check 1 on the asset alone (no engine): names, then the config expanded on the checkpoint's order, then
+    the checkpoint's input/output sizes against the observation and action it describes."""
+    from transfer.orders import OrderingError, resolve_ordering
+
+    policy, task = inputs.policy, inputs.task
+    physx = resolve_ordering(inputs.asset, "physx")
+    asset_joints = list(physx.joints)
+    missing = _unmatched(_config_names(inputs), asset_joints)
+    problems: list[str] = []
+    order: list[str] = []
+    expanded = None
+    if not missing:
+        try:
+            order = list(resolve_ordering(inputs.asset, inputs.source).joints)
+            expanded = task.with_joint_names(order)
+        except (OrderingError, ValueError) as exc:
+            problems.append(str(exc))
+    num_joints = len(order or asset_joints)
+    terms: list[dict[str, Any]] = []
+    obs_size = act_size = None
+    try:
+        slices = (expanded or task).term_slices(num_joints, len(physx.bodies))
+        terms = [
+            {"name": t.name, "axis": t.axis, "start": slices[t.name].start, "stop": slices[t.name].stop}
+            for t in task.observation
+        ]
+        obs_size = max(s.stop for s in slices.values())
+        act_size = (expanded or task).action_size(num_joints)
+    except ValueError as exc:
+        problems.append(str(exc))
+    if obs_size is not None and (policy.input_size != obs_size or policy.output_size != act_size):
+        listed = ", ".join(f"{t['name']} {t['stop'] - t['start']}" for t in terms)
+        problems.append(
+            f"{policy.path.name} reads {policy.input_size} observations and writes {policy.output_size} actions, but "
+            f"the config on {inputs.asset.name} builds {obs_size} and drives {act_size} joints (terms: "
+            f"{listed})"
+        )
+    action_joints = list(expanded.action.joints or order) if expanded is not None else []
+    return SizeCheck(
+        ok=not missing and not problems, input_size=policy.input_size, output_size=policy.output_size, observation_size=obs_size,
+        action_size=act_size, terms=terms, missing_joints=missing, asset_joints=asset_joints, order=order,
+        action_joints=action_joints, problems=problems,
+    )  # fmt: skip
+
+
+# ---------------------------------------------------------------------------------------------------- check 2
+
+
+def _quat_xyzw(roll: np.ndarray, pitch: np.ndarray, yaw: np.ndarray) -> np.ndarray:
+    cr, sr, cp, sp = np.cos(roll / 2), np.sin(roll / 2), np.cos(pitch / 2), np.sin(pitch / 2)
+    cy, sy = np.cos(yaw / 2), np.sin(yaw / 2)
+    x, y = sr * cp * cy - cr * sp * sy, cr * sp * cy + sr * cp * sy
+    z, w = cr * cp * sy - sr * sp * cy, cr * cp * cy + sr * sp * sy
+    return np.stack([x, y, z, w], axis=-1)
+
+
+def _rotation(q: np.ndarray) -> np.ndarray:
+    """``(n, 3, 3)`` body-to-world rotations of unit quaternions ``(n, 4)`` xyzw."""
+    x, y, z, w = np.asarray(q, np.float64).T
+    return np.stack([
+        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], -1),
+        np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], -1),
+        np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], -1),
+    ], axis=1)  # fmt: skip
+
+
+@dataclass
+class _States:
+    """``n`` random named states (float32, as written)."""
+
+    joint_pos: dict[str, np.ndarray]
+    joint_vel: dict[str, np.ndarray]
+    root_pose: np.ndarray
+    root_velocity: np.ndarray
+    command: np.ndarray
+    last_action: dict[str, np.ndarray]
+
+
+def _sample_states(envs: Mapping[str, Any], order: Sequence[str], action_joints: Sequence[str], n: int, seed: int):
+    rng = np.random.default_rng(seed)
+    s = SAMPLING
+    lower, upper = {}, {}
+    for env in envs.values():
+        names, d = env.art.joint_names, env.art.data
+        for name, lo, hi in zip(
+            names, d.joint_pos_limit_lower.numpy()[0], d.joint_pos_limit_upper.numpy()[0], strict=True
+        ):
+            lower[name] = max(lower.get(name, -math.inf), float(lo))
+            upper[name] = min(upper.get(name, math.inf), float(hi))
+    f32 = lambda a: np.asarray(a, np.float32)  # noqa: E731
+    joint_pos = {}
+    for name in order:
+        lo, hi = max(lower[name], -s["unlimited_joint"]), min(upper[name], s["unlimited_joint"])
+        joint_pos[name] = f32(rng.uniform(lo, hi, n) if lo < hi else np.full(n, lo))
+    joint_vel = {name: f32(rng.uniform(-s["joint_vel"], s["joint_vel"], n)) for name in order}
+    spawn = next(iter(envs.values())).spawn_height
+    rp = rng.uniform(-s["roll_pitch"], s["roll_pitch"], (n, 2))
+    quat = _quat_xyzw(rp[:, 0], rp[:, 1], rng.uniform(-math.pi, math.pi, n))
+    pos = np.column_stack(
+        [rng.uniform(-s["root_xy"], s["root_xy"], (n, 2)), spawn + rng.uniform(-1, 1, n) * s["root_z"]]
+    )
+    lin, ang = s["root_lin_vel"], s["root_ang_vel"]
+    vel = np.column_stack([rng.uniform(-lin, lin, (n, 3)), rng.uniform(-ang, ang, (n, 3))])
+    command = rng.uniform(-s["command"], s["command"], (n, 3))
+    last = {name: f32(rng.uniform(-s["last_action"], s["last_action"], n)) for name in action_joints}
+    pose = f32(np.column_stack([pos, quat / np.linalg.norm(quat, axis=1, keepdims=True)]))
+    return _States(joint_pos, joint_vel, pose, f32(vel), f32(command), last)
+
+
+def _expected(task: Any, st: _States, order: Sequence[str], action_joints: Sequence[str], gravity) -> dict:
+    """Each term's value computed from the named state (float64), in the checkpoint's order; clip and scale applied."""
+    rot_t = np.transpose(_rotation(st.root_pose[:, 3:]), (0, 2, 1))
+    to_body = lambda v: np.einsum("nij,nj->ni", rot_t, np.asarray(v, np.float64))  # noqa: E731
+    default = np.array([task.default_joint_pos.get(n, 0.0) for n in order])
+    raw = {
+        "base_lin_vel": to_body(st.root_velocity[:, :3]),
+        "base_ang_vel": to_body(st.root_velocity[:, 3:]),
+        "projected_gravity": to_body(np.broadcast_to(np.asarray(gravity, np.float64), st.root_velocity[:, :3].shape)),
+        "velocity_commands": st.command.astype(np.float64),
+        "joint_pos_rel": np.column_stack([st.joint_pos[n] for n in order]).astype(np.float64) - default,
+        "joint_vel_rel": np.column_stack([st.joint_vel[n] for n in order]).astype(np.float64),
+        "last_action": np.column_stack([st.last_action[n] for n in action_joints]).astype(np.float64),
+    }
+    out = {}
+    for term in task.observation:
+        if term.name not in raw:
+            continue
+        value = raw[term.name]
+        if term.clip is not None:
+            value = np.clip(value, *term.clip)
+        out[term.name] = value * term.scale
+    return out
+
+
+def _largest(diff: np.ndarray, labels: Sequence[str]) -> Largest:
+    if diff.size == 0:
+        return Largest(0.0, "", 0)
+    k, j = np.unravel_index(int(np.nanargmax(np.where(np.isnan(diff), np.inf, diff))), diff.shape)
+    value = float(diff[k, j])
+    return Largest(value if not math.isnan(value) else math.inf, str(labels[j]), int(k))
+
+
+def _labels(term: Any, order: Sequence[str], action_joints: Sequence[str], start: int, stop: int) -> list[str]:
+    if term.name == "last_action":
+        return list(action_joints)
+    if term.axis == "joint":
+        return list(order)
+    return list(COMPONENTS.get(term.name, [str(i) for i in range(stop - start)]))
+
+
+def _compare(
+    envs: Mapping[str, Any], inputs: Inputs, sizes: SizeCheck, samples: int, seed: int, tolerances: Mapping[str, float]
+) -> list[TermCheck]:
+    policy = inputs.policy
+    order, action_joints = sizes.order, sizes.action_joints
+    task = inputs.task.with_joint_names(order)
+    st = _sample_states(envs, order, action_joints, samples, seed)
+    obs: dict[str, np.ndarray] = {}
+    for b, env in envs.items():
+        rows = []
+        for k in range(samples):
+            rows.append(env.write_state(
+                {n: v[k] for n, v in st.joint_pos.items()}, {n: v[k] for n, v in st.joint_vel.items()},
+                st.root_pose[k : k + 1], st.root_velocity[k : k + 1],
+                last_action={n: v[k] for n, v in st.last_action.items()}, command=st.command[k],
+            ).copy())  # fmt: skip
+        obs[b] = np.concatenate(rows, axis=0)
+    gravity = getattr(envs[BACKENDS[0]].art.backend, "gravity_dir", (0.0, 0.0, -1.0))
+    expected = _expected(task, st, order, action_joints, gravity)
+    checks = []
+    (a, b), slices = BACKENDS, {t["name"]: (t["start"], t["stop"]) for t in sizes.terms}
+    for term in task.observation:
+        start, stop = slices[term.name]
+        labels = _labels(term, order, action_joints, start, stop)
+        tol = tolerances.get(term.name, DEFAULT_TOLERANCE) * (abs(term.scale) or 1.0)
+        across = _largest(np.abs(obs[a][:, start:stop] - obs[b][:, start:stop]), labels)
+        ref = expected.get(term.name)
+        from_ref = {
+            name: None if ref is None else _largest(np.abs(obs[name][:, start:stop] - ref), labels) for name in envs
+        }
+        ok = across.difference <= tol and all(v is None or v.difference <= tol for v in from_ref.values())
+        checks.append(TermCheck(term.name, term.axis, start, stop, tol, across, from_ref, ok))
+    # the actions, by the joint each one drives on its backend
+    act_tol = tolerances.get("action", ACTION_TOLERANCE)
+    ref_obs = np.zeros_like(obs[a], dtype=np.float32)
+    for term in task.observation:
+        start, stop = slices[term.name]
+        ref_obs[:, start:stop] = expected.get(term.name, obs[a][:, start:stop])
+    policy.reset()
+    ref_act = np.asarray(policy(ref_obs), np.float64)
+    by_name = {}
+    for name, env in envs.items():
+        policy.reset()
+        act = np.asarray(policy(obs[name]), np.float64)
+        driven = [env.art.joint_names[i] for i in env.action_ids]
+        by_name[name] = np.column_stack([act[:, driven.index(j)] if j in driven else np.full(samples, np.nan)
+                                         for j in action_joints])  # fmt: skip
+    across = _largest(np.abs(by_name[a] - by_name[b]), action_joints)
+    from_ref = {name: _largest(np.abs(v - ref_act), action_joints) for name, v in by_name.items()}
+    ok = across.difference <= act_tol and all(v.difference <= act_tol for v in from_ref.values())
+    checks.append(TermCheck("action", "joint", None, None, act_tol, across, from_ref, ok))
+    return checks
