@@ -407,7 +407,7 @@ def test_the_pkl_files_beside_the_yaml_are_never_opened(tmp_path, monkeypatch):
 # ---------------------------------------------------------------------------------------------------- the folder
 
 
-def test_the_newest_model_is_chosen_by_iteration_number_unless_one_is_named(tmp_path):
+def test_the_newest_model_is_chosen_by_iteration_number_unless_one_is_named(tmp_path, anymal):
     pytest.importorskip("torch")
     pytest.importorskip("rsl_rl")
     from tests.rsl_rl_helpers import make_runner
@@ -428,6 +428,11 @@ def test_the_newest_model_is_chosen_by_iteration_number_unless_one_is_named(tmp_
     assert find_run(folder / "exported/policy.onnx") == (folder, folder / "exported/policy.onnx")
     assert find_run(tmp_path) is None
     assert read_isaaclab_run(folder).policy_options() == {"activation": "elu"}
+    from transfer.checkpoint import checkpoint_info
+
+    info = checkpoint_info(folder, asset=anymal["asset"])  # the newest model, loaded with weights_only=True
+    assert info["checkpoint"] == str(folder / "model_1000.pt") and info["format"] == "rsl_rl"
+    assert info["input_size"] == info["observation_size"] == 48 and info["metadata"]["convention"] == "physx"
 
 
 def test_the_training_engine_and_the_checkpoint_order_come_from_the_physics_config():
