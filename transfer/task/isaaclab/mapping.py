@@ -1,0 +1,216 @@
+"""A run's ``env.yaml`` mapped to the project's :class:`~transfer.task.Task` (:func:`isaaclab_task`): default
+joint state, actuator gains, the observation and action terms (:mod:`transfer.task.isaaclab.terms`), sim, the
+training engine's solver and the fixed replay command (:func:`fixed_command`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from transfer.task.isaaclab.run import AGENT_YAML, IsaacLabRun, _robot
+from transfer.task.isaaclab.terms import (
+    _action,
+    _match,
+    _number,
+    _observation,
+    _patterns,
+    _per_joint,
+    expand_joint_values,
+)
+from transfer.task.isaaclab.yaml_safe import IsaacLabError
+from transfer.task.model import Task
+
+_ACTUATORS = {"ImplicitActuator": None, "IdealPDActuator": "an explicit PD law; replayed with the engine's PD drive"}
+
+
+def fixed_command(ranges: Mapping[str, Any] | None) -> tuple[float, float, float]:
+    """The fixed command a replay uses for a velocity command's ``ranges``: the fastest forward speed the run
+    trained on (the top of ``lin_vel_x``), and no sideways or turning motion (0, or the value of ``lin_vel_y`` /
+    ``ang_vel_z`` nearest 0 when 0 is outside the range). No ranges: standing still."""
+    if not ranges:
+        return (0.0, 0.0, 0.0)
+
+    def bounds(key: str) -> tuple[float, float] | None:
+        value = ranges.get(key)
+        if value is None:
+            return None
+        if isinstance(value, (str, bytes)) or not isinstance(value, Sequence) or len(value) != 2:
+            raise IsaacLabError(f"commands ranges.{key}: expected (low, high), got {value!r}")
+        lo, hi = (float(v) for v in value)
+        return lo, hi
+
+    def nearest_zero(key: str) -> float:
+        b = bounds(key)
+        return 0.0 if b is None else min(max(0.0, b[0]), b[1])
+
+    x = bounds("lin_vel_x")
+    return (0.0 if x is None else x[1], nearest_zero("lin_vel_y"), nearest_zero("ang_vel_z"))
+
+
+def _all_or_none(values: dict[str, float], names: Sequence[str], what: str, where: str) -> dict[str, float]:
+    missing = [n for n in names if n not in values]
+    if values and missing:
+        raise IsaacLabError(
+            f"{where}: {what} is set for {sorted(values)} but not for {missing} (Isaac Lab keeps the asset's value "
+            f"there). transfer sets {what} on every joint or on none: describe the gains in a task file (--config)."
+        )
+    return {n: values[n] for n in names if n in values}
+
+
+def _actuators(robot: Mapping[str, Any], names: Sequence[str], where: str, notes: list[str]) -> dict[str, dict]:
+    actuators = robot.get("actuators") or {}
+    if not isinstance(actuators, Mapping):
+        raise IsaacLabError(f"{where}: scene.robot.actuators: expected a mapping of actuator groups")
+    owner: dict[str, str] = {}
+    fields: dict[str, dict[str, float]] = {k: {} for k in ("stiffness", "damping", "armature", "effort", "velocity")}
+    for group, cfg in actuators.items():
+        if cfg is None:
+            continue
+        at = f"scene.robot.actuators.{group}"
+        if not isinstance(cfg, Mapping):
+            raise IsaacLabError(f"{where}: {at}: expected an actuator configuration, got {cfg!r}")
+        kind = str(cfg.get("class_type") or "").rpartition(":")[2]
+        if kind not in _ACTUATORS:
+            raise IsaacLabError(
+                f"{where}: {at} is a {kind or 'class_type-less'} actuator; transfer drives the joints with the engines' "
+                f"own PD drive and replays {', '.join(_ACTUATORS)} groups only (a learned actuator network or a "
+                "motor model cannot be replayed by gains). Describe the gains to use in a task file (--config)."
+            )
+        if _ACTUATORS[kind]:
+            notes.append(f"{at} is an {kind} ({_ACTUATORS[kind]})")
+        joints = _match(_patterns(cfg.get("joint_names_expr"), f"{at}.joint_names_expr"), names,
+                        f"{at}.joint_names_expr")  # fmt: skip
+        for j in joints:
+            if j in owner:
+                raise IsaacLabError(f"{where}: joint {j!r} is driven by two actuator groups: {owner[j]} and {group}")
+            owner[j] = group
+        sim_effort = "effort_limit_sim" if kind == "ImplicitActuator" else "effort_limit"
+        keys = {
+            "stiffness": ("stiffness",), "damping": ("damping",), "armature": ("armature",),
+            "effort": (sim_effort, "effort_limit", "effort_limit_sim"),
+            "velocity": ("velocity_limit_sim", "velocity_limit"),
+        }  # fmt: skip
+        for name, candidates in keys.items():
+            key = next((k for k in candidates if cfg.get(k) is not None), None)
+            if key is not None:
+                fields[name].update(_per_joint(cfg[key], joints, f"{at}.{key}"))
+        friction = cfg.get("friction")
+        if friction not in (None, 0, 0.0) and not (isinstance(friction, Mapping) and not any(friction.values())):
+            notes.append(f"{at}.friction is not applied at replay (the asset's joint friction stands)")
+    if fields["velocity"]:
+        notes.append("actuator velocity limits are read but not applied at replay (the asset's stand)")
+    return fields
+
+
+def isaaclab_task(
+    run: IsaacLabRun,
+    joint_names: Sequence[str],
+    *,
+    order: str | tuple[str, ...] | None = None,
+    asset: str | Path | None = None,
+    notes: list[str] | None = None,
+) -> Task:
+    """The task ``run``'s ``env.yaml`` describes, on an asset whose joints, in the checkpoint's order, are
+    ``joint_names`` (``transfer.resolve_ordering(asset, run.order).joints``).
+
+    Patterns (defaults, actuators, action joints) are expanded on those names with Isaac Lab's semantics, so the
+    task holds literal names only; ``joint_names`` and ``convention`` (``order``, default the run's) are set, as
+    are ``trained_on``, ``asset`` and the fixed replay command (:func:`fixed_command`). Raises
+    :class:`IsaacLabError` naming the field for anything that does not map. ``notes``: a list that receives what
+    the mapping leaves out (noise, velocity limits, ...) after the run's own notes.
+    """
+    names = tuple(joint_names)
+    env, where = run.env, str(run.env_yaml)
+    notes = notes if notes is not None else []
+    notes += [n for n in run.notes if n not in notes]
+    robot = _robot(env, where)
+    init = robot.get("init_state") if isinstance(robot.get("init_state"), Mapping) else {}
+    at = "scene.robot.init_state"
+    jp = init.get("joint_pos") or {}
+    if not isinstance(jp, Mapping):
+        jp = {".*": jp}
+    values = {str(k): _number(v, f"{where}: {at}.joint_pos[{k!r}]") for k, v in jp.items()}
+    found = expand_joint_values(values, names, field=f"{at}.joint_pos", source=where, require_all=False)
+    defaults = {n: found.get(n, 0.0) for n in names}  # Isaac Lab starts the joints no pattern names at 0
+    jv = init.get("joint_vel") or {}
+    if not isinstance(jv, Mapping):
+        jv = {".*": jv}
+    vel = expand_joint_values({str(k): _number(v, f"{where}: {at}.joint_vel[{k!r}]") for k, v in jv.items()}, names,
+                              field=f"{at}.joint_vel", source=where, require_all=False)  # fmt: skip
+    if any(v != 0.0 for v in vel.values()):
+        raise IsaacLabError(f"{where}: {at}.joint_vel: non-zero default joint velocities {vel} are not supported "
+                            "(joint_vel_rel is read relative to 0)")  # fmt: skip
+    gains = _actuators(robot, names, where, notes)
+    action_key, action = _action(env, names, where)
+    observation = _observation(env, names, action_key, where, notes)
+    _agent_checks(run)
+    sim = env.get("sim") or {}
+    dt = _number(sim.get("dt"), f"{where}: sim.dt")
+    decimation = env.get("decimation")
+    if isinstance(decimation, bool) or not isinstance(decimation, int) or decimation < 1:
+        raise IsaacLabError(f"{where}: decimation: expected a positive integer, got {decimation!r}")
+    physx: dict[str, int] = {}
+    spawn = robot.get("spawn") if isinstance(robot.get("spawn"), Mapping) else {}
+    props = spawn.get("articulation_props") if isinstance(spawn.get("articulation_props"), Mapping) else {}
+    for ours, theirs in (("solver_position_iterations", "solver_position_iteration_count"),
+                         ("solver_velocity_iterations", "solver_velocity_iteration_count")):  # fmt: skip
+        if isinstance(props.get(theirs), int) and not isinstance(props.get(theirs), bool):
+            physx[ours] = props[theirs]
+    pos = init.get("pos")
+    if isinstance(pos, (list, tuple)) and len(pos) == 3:
+        notes.append(
+            f"{at}.pos z {_number(pos[2], f'{where}: {at}.pos[2]'):g} m is not the spawn height: Isaac Lab writes the "
+            "default joint positions before the robot touches the ground, transfer's engines create it in the "
+            "asset's authored pose first, so it spawns where that pose clears the ground (computed from the asset)"
+        )
+    command = (0.0, 0.0, 0.0)
+    for term in observation:
+        if term.name == "velocity_commands":
+            commands = env.get("commands") or {}
+            for cfg in commands.values():
+                if isinstance(cfg, Mapping) and "VelocityCommand" in str(cfg.get("class_type") or ""):
+                    command = fixed_command(cfg.get("ranges"))
+                    break
+    order = run.order if order is None else order
+    solver = run.newton_solver if run.trained_on == "newton" else "mujoco_warp"
+    task = Task(
+        name=run.name,
+        observation=observation,
+        action=action,
+        joint_names=names,
+        convention=order if isinstance(order, str) else None,
+        default_joint_pos=defaults,
+        stiffness=_all_or_none(gains["stiffness"], names, "stiffness", where),
+        damping=_all_or_none(gains["damping"], names, "damping", where),
+        armature=_all_or_none(gains["armature"], names, "armature", where),
+        effort_limit=_all_or_none(gains["effort"], names, "effort_limit", where) or None,
+        sim_dt=dt,
+        decimation=decimation,
+        physx=physx,
+        newton={"solver": solver} if solver in ("mujoco_warp", "mujoco_cpu", "xpbd", "semi_implicit") else {},
+        spawn_height=None,
+        command=command,
+        asset=None if asset is None else str(Path(asset).resolve()),
+        trained_on=run.trained_on,
+        source=where,
+    )
+    notes[:] = list(dict.fromkeys(notes))
+    return task
+
+
+def _agent_checks(run: IsaacLabRun) -> None:
+    agent = run.agent or {}
+    where = str(run.folder / AGENT_YAML)
+    if agent.get("clip_actions") is not None:
+        raise IsaacLabError(
+            f"{where}: clip_actions is {agent['clip_actions']}: the RSL-RL wrapper clipped the actions during "
+            "training; clipped actions are not supported at replay"
+        )
+    groups = agent.get("obs_groups")
+    if isinstance(groups, Mapping):
+        actor = groups.get("actor", groups.get("policy"))
+        if actor is not None and list(actor) != ["policy"]:
+            raise IsaacLabError(f"{where}: obs_groups: the actor reads {list(actor)}; transfer feeds it the "
+                                "observations.policy group only")  # fmt: skip
