@@ -61,5 +61,7 @@ def run_train(cmd: Train) -> int:
             f"{result.wall_seconds:.0f} s; final mean episode return {result.final_reward:.2f}, "
             f"episode length {result.final_episode_length:.0f}"
         )
-        print(f"checkpoint: {result.checkpoint}\nexported:   {result.exported}\nreward curve: {cmd.out / 'rewards.png'}")
+        print(
+            f"checkpoint: {result.checkpoint}\nexported:   {result.exported}\nreward curve: {cmd.out / 'rewards.png'}"
+        )
     return 0

@@ -39,7 +39,6 @@ __all__ = [
 ]
 
 
-
 def open_stage(asset: Any):
     """A ``Usd.Stage`` from a path or a stage. Missing or unreadable files raise with the path."""
     from pxr import Usd

@@ -36,6 +36,7 @@ def _package_hint(asset: str) -> str | None:
     package = asset.split(":", 1)[0] if ":" in asset else None
     return package if package in PACKAGE_ASSETS else None
 
+
 #: Newton policy YAML fields: name -> required. The ``mjw_*`` lists follow ``mjw_joint_names``.
 NEWTON_POLICY_FIELDS: Mapping[str, bool] = MappingProxyType(
     {

@@ -356,6 +356,4 @@ def _bind_ground_material(stage: Any, plane: Any, path: Any) -> None:
     prim = material.GetPrim()
     prim.AddAppliedSchema("PhysxMaterialAPI")
     prim.CreateAttribute("physxMaterial:frictionCombineMode", Sdf.ValueTypeNames.Token).Set("max")
-    UsdShade.MaterialBindingAPI.Apply(plane).Bind(
-        material, UsdShade.Tokens.weakerThanDescendants, "physics"
-    )
+    UsdShade.MaterialBindingAPI.Apply(plane).Bind(material, UsdShade.Tokens.weakerThanDescendants, "physics")
