@@ -33,6 +33,8 @@ class Train:
     """Seeds torch, the initial-state noise and the run."""
     episode_seconds: float = 10.0
     """Episode length before a time-out reset."""
+    obs_noise: float = 1.0
+    """Scale of the training observation noise (Isaac Lab's ranges; 0 turns it off)."""
     json: bool = False
     """Print the run's summary as one JSON object on stdout."""
     verbose: bool = False
@@ -46,7 +48,7 @@ def run_train(cmd: Train) -> int:
         with engine_output(cmd.verbose) as terminal:
             result = train(
                 cmd.task, cmd.backend, cmd.out, num_envs=cmd.num_envs, iterations=cmd.iterations, seed=cmd.seed,
-                episode_seconds=cmd.episode_seconds, progress=terminal,
+                episode_seconds=cmd.episode_seconds, obs_noise=cmd.obs_noise, progress=terminal,
             )  # fmt: skip
     except (FileNotFoundError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)

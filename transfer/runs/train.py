@@ -96,11 +96,12 @@ class TrainEnv:
 
     Built by :func:`make_train_env` (which mixes in rsl_rl's abstract base, imported lazily)."""
 
-    def __init__(self, env: Any, episode_seconds: float = 10.0, seed: int = 0) -> None:
+    def __init__(self, env: Any, episode_seconds: float = 10.0, seed: int = 0, obs_noise: float = 1.0) -> None:
         import torch
 
         self.env = env
         self._rng = np.random.default_rng(seed)
+        self._noise_scale = float(obs_noise)
         self.num_envs = env.num_envs
         self.num_actions = env.action_size
         self.max_episode_length = max(1, round(episode_seconds / env.policy_dt))
@@ -123,7 +124,7 @@ class TrainEnv:
 
         obs = self.env.observe().copy()
         for term in self.env.task.observation:
-            noise = OBS_NOISE.get(term.name)
+            noise = OBS_NOISE.get(term.name, 0.0) * self._noise_scale
             if noise:
                 block = obs[:, self.env.slices[term.name]]
                 block += self._rng.uniform(-noise, noise, block.shape).astype(np.float32) * abs(term.scale)
@@ -179,10 +180,10 @@ class TrainEnv:
         return out
 
 
-def make_train_env(env: Any, episode_seconds: float = 10.0, seed: int = 0) -> Any:
+def make_train_env(env: Any, episode_seconds: float = 10.0, seed: int = 0, obs_noise: float = 1.0) -> Any:
     """A :class:`TrainEnv` that is also an ``rsl_rl.env.VecEnv`` (rsl_rl is imported only here)."""
     cls = type("RslRlTrainEnv", (TrainEnv, _vec_env_base()), {})
-    return cls(env, episode_seconds, seed)
+    return cls(env, episode_seconds, seed, obs_noise)
 
 
 @dataclass
@@ -223,12 +224,14 @@ def train(
     asset: str | Path | None = None,
     progress: bool | TextIO = True,
     save_interval: int | None = None,
+    obs_noise: float = 1.0,
 ) -> TrainResult:
     """Train a policy for ``task`` (a task file) on ``backend`` and write the run into ``out_dir``.
 
     The checkpoint's joint vectors follow the task's ``convention`` (the backend's own order when it names none),
     whichever backend trains. Checkpoints carry the ordering metadata (trained_on, joint names, observation and
-    action layout, defaults, gains, sim settings, asset hint) from the moment they are written.
+    action layout, defaults, gains, sim settings, asset hint) from the moment they are written. ``obs_noise`` scales
+    the training observation noise (:data:`OBS_NOISE`; 0 turns it off).
     """
     import sys
 
@@ -249,7 +252,7 @@ def train(
     torch.set_num_threads(1)
     env = PolicyEnv(spec, path, backend, spec.convention, num_envs=num_envs, seed=seed, init_noise=INIT_NOISE)
     try:
-        venv = make_train_env(env, episode_seconds, seed)
+        venv = make_train_env(env, episode_seconds, seed, obs_noise)
         cfg = json.loads(json.dumps(PPO_CONFIG))
         cfg["seed"] = seed
         runner = OnPolicyRunner(venv, cfg, log_dir=None, device="cpu")
