@@ -1,9 +1,10 @@
 """The embedded default: the Ant policy the project trained on PhysX and ships in checkpoints/ (no ../shared needed).
 
 It knows its order (``transfer info``), and replayed on Newton with no other flag (as ``./run.sh demo`` does) it
-walks like its native PhysX run when fed its own joint order. Fed Newton's order (the naive control) it lurches:
-measured 0.40x native forward speed with a velocity that swings several times wider than the reordered run's
-(the Ant's symmetry lets a scrambled gait still creep forward; see checkpoints/README.md)."""
+walks like its native PhysX run when fed its own joint order (measured 1.06x), and fed Newton's order (the naive
+control) it lurches at 0.25x, its velocity swinging several times wider. The runs are those of the command line's
+defaults (1 env, 10 s, seed 0), deterministic on the CPU; checkpoints/README.md has the spread over env counts
+(the Ant's symmetry lets a scrambled gait creep forward: with 2 envs the naive run averages 0.49x)."""
 
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ def test_info_names_the_order_and_the_training_backend(capsys):
 
 @pytest.fixture(scope="module")
 def runs():
-    common = dict(num_envs=1, seconds=10.0, progress=False)  # what the demo runs
+    common = dict(progress=False)  # the command line's defaults, what the demo and the acceptance run
     return {
         "native": replay(EXPORTED, "physx", **common),
         "reordered": replay(EXPORTED, "newton", **common),
@@ -58,7 +59,7 @@ def test_naive_on_newton_lurches(runs):
     import numpy as np
 
     native, reordered, naive = runs["native"], runs["reordered"], runs["naive"]
-    assert naive.fall_fraction > 0.0 or naive.forward_velocity < 0.5 * native.forward_velocity, (naive, native)
+    assert naive.fall_fraction > 0.0 or naive.forward_velocity < 0.3 * native.forward_velocity, (naive, native)
 
     def swing(run) -> float:  # spread of the forward velocity after the warm-up second
         t, v = np.asarray(run.trace["time"]), np.asarray(run.trace["forward"])
