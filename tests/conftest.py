@@ -31,3 +31,15 @@ def shared_asset(relative: str) -> Path:
     if not path.is_file():
         pytest.skip(f"shared asset not found: {path}")
     return path
+
+
+@pytest.fixture(scope="session")
+def anymal_files(shared: Path) -> dict[str, Path]:
+    """The shared ANYmal C asset and its real checkpoints (trained on MuJoCo-Warp and on PhysX) and Newton's YAML."""
+    folder = shared / "policies" / "anybotics_anymal_c" / "rl_policies"
+    return {
+        "asset": shared / "assets" / "anybotics_anymal_c" / "usd" / "anymal_c.usda",
+        "mjw_pt": folder / "mjw_anymal.pt",
+        "physx_onnx": folder / "physx_anymal.onnx",
+        "yaml": folder / "anymal.yaml",
+    }

@@ -50,18 +50,11 @@ JOINT_BLOCKS = (12, 24, 36)  # joint_pos_rel, joint_vel_rel, last_action in the 
 
 
 @pytest.fixture(scope="module")
-def anymal(shared):
+def anymal(anymal_files):
     import yaml
 
-    folder = shared / "policies/anybotics_anymal_c/rl_policies"
-    names = yaml.safe_load((folder / "anymal.yaml").read_text())
-    return {
-        "asset": shared / "assets/anybotics_anymal_c/usd/anymal_c.usda",
-        "mjw_pt": folder / "mjw_anymal.pt",
-        "physx_onnx": folder / "physx_anymal.onnx",
-        "mjwarp": names["mjw_joint_names"],
-        "physx": names["physx_joint_names"],
-    }
+    names = yaml.safe_load(anymal_files["yaml"].read_text())
+    return {**anymal_files, "mjwarp": names["mjw_joint_names"], "physx": names["physx_joint_names"]}
 
 
 def runtime(policy, x_new: np.ndarray, source: list[str], target: list[str]) -> np.ndarray:

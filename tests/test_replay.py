@@ -26,14 +26,8 @@ TASK = "presets/tasks/anymal_c_flat_velocity.yaml"
 
 
 @pytest.fixture(scope="module")
-def anymal(shared):
-    folder = shared / "policies/anybotics_anymal_c/rl_policies"
-    return {
-        "asset": shared / "assets/anybotics_anymal_c/usd/anymal_c.usda",
-        "mjw_pt": folder / "mjw_anymal.pt",
-        "physx_onnx": folder / "physx_anymal.onnx",
-        "yaml": folder / "anymal.yaml",
-    }
+def anymal(anymal_files):
+    return anymal_files
 
 
 @pytest.fixture(scope="module")
