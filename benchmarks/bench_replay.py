@@ -53,7 +53,7 @@ def measure(backend: str, num_envs: int, min_time: float, trials: int) -> dict:
 
     from transfer.env import Measure, PolicyEnv
     from transfer.policy import load_policy
-    from transfer.runs.replay import FALL_HEIGHT_FRACTION, resolve_inputs
+    from transfer.runs.replay import resolve_inputs
 
     torch.set_num_threads(1)
     checkpoint, source = CASES[backend]
@@ -63,7 +63,7 @@ def measure(backend: str, num_envs: int, min_time: float, trials: int) -> dict:
     try:
         art, dt = env.art, env.task.sim_dt
         target = np.tile(stand_pose(art.joint_names), (num_envs, 1)).astype(np.float32)
-        meter = Measure(num_envs, np.array([1.0, 0.0]), FALL_HEIGHT_FRACTION * env.spawn_height)
+        meter = Measure(num_envs, np.array([1.0, 0.0]), env.fall_height)
         obs = [env.observe()]
 
         def bare() -> None:

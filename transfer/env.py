@@ -20,12 +20,21 @@ import numpy as np
 
 from transfer.task import Task
 
-__all__ = ["OBSERVATIONS", "Measure", "PolicyEnv", "backend_options"]
+__all__ = ["OBSERVATIONS", "Measure", "PolicyEnv", "backend_options", "fallen"]
 
 log = logging.getLogger("transfer")
 
 FALL_TILT_COS = 0.5
 """A base tilted past 60° (projected gravity's z above -cos 60°) has fallen."""
+FALL_HEIGHT_FRACTION = 0.5
+"""A base below this fraction of its spawn height has fallen."""
+
+
+def fallen(pos: np.ndarray, lin_w: np.ndarray, gravity_b: np.ndarray, fall_height: float) -> np.ndarray:
+    """The one fall rule (replay, training, verify): per env, the base is below ``fall_height``, tilted past 60°,
+    or its state is not finite."""
+    broken = ~np.isfinite(pos).all(1) | ~np.isfinite(lin_w).all(1)
+    return broken | (pos[:, 2] < fall_height) | (gravity_b[:, 2] > -FALL_TILT_COS)
 
 
 def _base(name: str) -> Callable[[PolicyEnv], np.ndarray]:
@@ -108,8 +117,7 @@ class Measure:
     ):
         """Take one sample at time ``t`` (s) from root position, quaternion (xyzw), world velocities, gravity."""
         alive = ~np.isfinite(self.fallen_at)
-        bad = ~np.isfinite(pos).all(1) | ~np.isfinite(lin_w).all(1)
-        down = (pos[:, 2] < self.fall_height) | (g_b[:, 2] > -FALL_TILT_COS) | bad | self.nonfinite
+        down = fallen(pos, lin_w, g_b, self.fall_height) | self.nonfinite
         self.fallen_at[alive & down] = t
         alive &= ~down
         x, y, z, w = quat.T
@@ -210,6 +218,11 @@ class PolicyEnv:
     @property
     def policy_dt(self) -> float:
         return self.task.policy_dt
+
+    @property
+    def fall_height(self) -> float:
+        """Base height (m) below which an env has fallen: :data:`FALL_HEIGHT_FRACTION` of the spawn height."""
+        return FALL_HEIGHT_FRACTION * self.spawn_height
 
     @property
     def time(self) -> float:

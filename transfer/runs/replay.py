@@ -25,8 +25,6 @@ from transfer.ordering import OrderingConvention, parse_ordering
 __all__ = ["ReplayError", "ReplayResult", "compare", "native_backend", "plot", "replay", "resolve_inputs"]
 
 _NATIVE_BACKEND = {OrderingConvention.PHYSX: "physx", OrderingConvention.MJWARP: "newton"}
-FALL_HEIGHT_FRACTION = 0.5
-"""A base below this fraction of its spawn height has fallen."""
 
 
 class ReplayError(ValueError):
@@ -320,7 +318,7 @@ def _run(env: Any, policy: Any, inputs: Inputs, target: str, reorder: bool, seco
     planar = np.asarray(command[:2])
     norm = float(np.linalg.norm(planar))
     direction = planar / norm if norm > 1e-6 else np.array([1.0, 0.0])
-    measure = Measure(env.num_envs, direction, FALL_HEIGHT_FRACTION * env.spawn_height)
+    measure = Measure(env.num_envs, direction, env.fall_height)
     steps = max(1, round(seconds / env.policy_dt))
     policy.reset()
     obs = env.observe()

@@ -25,12 +25,12 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from transfer.env import fallen
+
 __all__ = ["REWARDS", "PPO_CONFIG", "TrainEnv", "TrainResult", "train"]
 
 INIT_NOISE = 0.1
 """Uniform noise (rad or m) on the initial joint positions of every training episode."""
-FALL_HEIGHT_FRACTION = 0.5
-FALL_TILT_COS = 0.5  # tilted past 60 degrees
 
 
 def _tracking(error_sq: np.ndarray, sigma_sq: float = 0.25) -> np.ndarray:
@@ -108,7 +108,6 @@ class TrainEnv:
         self.episode_length_buf = torch.zeros(self.num_envs, dtype=torch.long)
         self.device = "cpu"
         self.cfg: dict[str, Any] = {}
-        self.fall_height = FALL_HEIGHT_FRACTION * env.spawn_height
         self._return = np.zeros(self.num_envs)
         self.episode_returns: deque[float] = deque(maxlen=200)
         self.episode_lengths: deque[float] = deque(maxlen=200)
@@ -146,8 +145,7 @@ class TrainEnv:
         previous = self.env.last_action.copy()
         _, nonfinite = self.env.step(action)
         pos, _, lin_w, _, gravity_b = self.env.root_state()
-        broken = ~np.isfinite(pos).all(1) | ~np.isfinite(lin_w).all(1) | nonfinite
-        terminated = broken | (pos[:, 2] < self.fall_height) | (gravity_b[:, 2] > -FALL_TILT_COS)
+        terminated = fallen(pos, lin_w, gravity_b, self.env.fall_height) | nonfinite
         q = self._quantities(np.where(np.isfinite(action), action, 0.0), previous, terminated)
         reward = np.zeros(self.num_envs)
         for name, (weight, term) in REWARDS.items():

@@ -9,7 +9,6 @@ from typing import Any
 
 import numpy as np
 
-from transfer.runs.replay import FALL_HEIGHT_FRACTION
 from transfer.runs.verify.checks import BACKENDS
 from transfer.runs.verify.report import TraceResult
 
@@ -20,7 +19,7 @@ DRIFT_THRESHOLD = 0.1
 def _trace(envs: Mapping[str, Any], policy: Any, order: Sequence[str], seconds: float, progress: Any) -> TraceResult:
     from tqdm import tqdm
 
-    from transfer.env import FALL_TILT_COS
+    from transfer.env import fallen
 
     q: dict[str, np.ndarray] = {}
     height: dict[str, list[float]] = {}
@@ -41,12 +40,11 @@ def _trace(envs: Mapping[str, Any], policy: Any, order: Sequence[str], seconds: 
         for k in bar:
             if k:
                 obs, _ = env.step(policy(obs))
-            pos, _, _, _, g_b = env.root_state()
+            pos, _, lin_w, _, g_b = env.root_state()
             rows.append(env.art.data.joint_pos.numpy()[0, idx].astype(np.float64))
             heights.append(float(pos[0, 2]))
             times.append(env.time)
-            down = pos[0, 2] < FALL_HEIGHT_FRACTION * env.spawn_height or g_b[0, 2] > -FALL_TILT_COS
-            if fell[name] is None and (down or not np.isfinite(pos).all()):
+            if fell[name] is None and fallen(pos, lin_w, g_b, env.fall_height)[0]:
                 fell[name] = env.time
         q[name], height[name], xy[name] = np.array(rows), heights, pos[0, :2].astype(np.float64)
     a, b = BACKENDS
