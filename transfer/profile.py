@@ -5,8 +5,11 @@
   test (:mod:`transfer.runs.validate`) plans its attempts from it.
 - :func:`profile_findings`: the Robot-Gripper-Isaac profile rules that ordering and transfer rely on (stage
   metadata, rigid bodies, joint bodies, driven joints, mimic joints, the articulation root, ``IsaacRobotAPI`` with
-  complete ``isaac:physics:robotJoints`` / ``robotLinks``, gripper sites, naming, physics layer separation). Each
-  :class:`Finding` names the rule, the prim, what was found and the fix.
+  complete ``isaac:physics:robotJoints`` / ``robotLinks``, gripper sites, naming, physics layer separation), and the
+  robot checks a policy needs (links of a floating base without collision geometry, movable joints without limits,
+  drives without an effort limit, the base kind and its Isaac Lab flag). Each :class:`Finding` names the rule, its
+  ``severity`` (``error`` / ``warning`` / ``info``), the prim, what was found and the fix.
+- :func:`stage_contents`: whether a stage defines anything to validate, and its composition errors.
 
 The stage is only read: nothing here writes a layer.
 """
@@ -21,9 +24,21 @@ from pathlib import Path
 from typing import Any
 
 from transfer.orders.graph import OrderingError
-from transfer.orders.usd import open_stage, read_physics, read_robot_schema
+from transfer.orders.usd import open_stage, read_physics, read_robot_schema, read_stage
 
-__all__ = ["FIXES", "ROBOT_SCHEMA_RULES", "Finding", "JointScan", "ScannedJoint", "profile_findings", "scan_joints"]
+__all__ = [
+    "FIXES",
+    "ROBOT_SCHEMA_RULES",
+    "SEVERITIES",
+    "SEVERITY",
+    "Finding",
+    "JointScan",
+    "ScannedJoint",
+    "StageContents",
+    "profile_findings",
+    "scan_joints",
+    "stage_contents",
+]
 
 _IDENTITY = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)
 
@@ -142,13 +157,47 @@ def scan_joints(asset: Any) -> JointScan:
 
 
 @dataclass(frozen=True)
+class StageContents:
+    """What a stage holds before any physics: its prim count, whether it defines nothing to validate (no rigid body,
+    joint or geometry) and its composition errors (one ``at <prim>: <USD's message>`` line each)."""
+
+    prims: int
+    empty: bool
+    unresolved: tuple[str, ...]
+
+
+def stage_contents(asset: Any) -> StageContents:
+    """:class:`StageContents` of ``asset`` (a USD path or ``Usd.Stage``); the composition errors are the ones
+    ``transfer inspect`` lists (:attr:`transfer.orders.usd.StageRead.unresolved`)."""
+    from pxr import Usd, UsdGeom, UsdPhysics
+
+    stage = open_stage(asset)
+    prims = list(stage.Traverse(Usd.TraverseInstanceProxies()))
+    empty = not any(p.HasAPI(UsdPhysics.RigidBodyAPI) or p.IsA(UsdPhysics.Joint) or p.IsA(UsdGeom.Gprim) for p in prims)
+    try:
+        unresolved = read_stage(stage).unresolved
+    except OrderingError:  # a joint names a missing body: the profile's joint-bodies rule says which
+        unresolved = tuple(str(e).strip() for e in stage.GetCompositionErrors())
+    return StageContents(len(prims), empty, tuple(unresolved))
+
+
+SEVERITIES = ("error", "warning", "info")
+
+
+@dataclass(frozen=True)
 class Finding:
-    """One profile rule the asset breaks: the rule, the prim (or layer), what was found and the fix."""
+    """One profile rule the asset breaks: the rule, the prim (or layer), what was found, the fix and the severity.
+
+    ``error``: an engine refuses the asset or the robot cannot work as authored (a joint body that does not exist,
+    no articulation root, a floating robot with no collision geometry at all); ``warning``: it loads, but a policy
+    or the profile will miss something (missing limits, drives, robot schema entries); ``info``: conventions and
+    facts to know (naming, layers, the base kind and its Isaac Lab flag)."""
 
     rule: str
     prim: str
     message: str
     fix: str
+    severity: str = "warning"
 
     def to_dict(self) -> dict[str, str]:
         return asdict(self)
@@ -180,15 +229,33 @@ FIXES = {
     "prim-naming": "rename prims to one convention (camelCase or snake_case)",
     "file-naming": "use lowercase .usd/.usda/.usdc/.usdz names with underscores or hyphens, no spaces or reserved names",
     "physics-layer": "move physics schemas and attributes into the physics layer (Payload/Physics/physics.usda)",
+    "collision-geometry": "apply PhysicsCollisionAPI to geometry under each listed link (feet at least: a floating "
+    "robot stands on its colliders), or author collision meshes in the physics layer",
+    "joint-limits": "author physics:lowerLimit / physics:upperLimit (degrees or stage units) on each listed joint, "
+    "or leave them unlimited on purpose (wheels, continuous joints)",
+    "drive-max-force": "author drive:{kind}:physics:maxForce (N·m or N) on each listed drive: the actuator's effort "
+    "limit (Isaac Lab's effort_limit)",
+    "base-kind": "{flag}",
 }
+SEVERITY = {
+    "default-prim": "warning", "up-axis": "warning", "meters-per-unit": "warning",
+    "rigid-body-xformable": "error", "joint-bodies": "error", "articulation-root": "error",
+    "driven-joint-drive": "warning", "driven-joint-state": "warning", "driven-joint-max-velocity": "warning",
+    "mimic-reference": "error", "mimic-parameters": "warning", "mimic-drive-gains": "warning",
+    "robot-api": "warning", "robot-namespace": "warning", "robot-joints": "warning", "robot-links": "warning",
+    "gripper-max-opening": "warning", "gripper-forward-axis": "warning", "gripper-grip-line": "warning",
+    "gripper-site-api": "warning", "prim-naming": "info", "file-naming": "info", "physics-layer": "info",
+    "collision-geometry": "warning", "joint-limits": "warning", "drive-max-force": "warning", "base-kind": "info",
+}  # fmt: skip
+"""Each rule's severity (``collision-geometry`` is an ``error`` when no link of a floating robot has a collider)."""
 _RESERVED = {"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(1, 10)), *(f"LPT{i}" for i in range(1, 10))}
 _CAMEL = re.compile(r"^[a-z]+(?:[A-Z0-9][a-z0-9]*)+$")
 _SNAKE = re.compile(r"^[a-z0-9]+(?:_[a-z0-9]+)+$")
 _GEOMETRY = ("Mesh", "Cube", "Sphere", "Capsule", "Cylinder", "Cone")
 
 
-def _finding(rule: str, prim: Any, message: str, **fix: str) -> Finding:
-    return Finding(rule, str(prim), message, FIXES[rule].format(prim=prim, **fix))
+def _finding(rule: str, prim: Any, message: str, severity: str | None = None, **fix: str) -> Finding:
+    return Finding(rule, str(prim), message, FIXES[rule].format(prim=prim, **fix), severity or SEVERITY[rule])
 
 
 def _authored(prim: Any, name: str) -> Any:
@@ -289,6 +356,15 @@ def _mimic_rules(stage: Any, prim: Any, path: str, axis: str, drives: list[str])
     return out
 
 
+def _world_anchor(stage: Any, path: str) -> bool:
+    """A joint with one side the world (``physics:body0`` or ``body1`` unset): it fixes the robot in the world and is
+    not one of the robot's joints."""
+    from pxr import UsdPhysics
+
+    joint = UsdPhysics.Joint(stage.GetPrimAtPath(path))
+    return not joint or not joint.GetBody0Rel().GetTargets() or not joint.GetBody1Rel().GetTargets()
+
+
 def _robot_rules(stage: Any, roots: list[tuple[str, tuple[str, ...], tuple[str, ...]]]) -> list[Finding]:
     prim = stage.GetDefaultPrim()
     if not prim:
@@ -306,7 +382,7 @@ def _robot_rules(stage: Any, roots: list[tuple[str, tuple[str, ...], tuple[str, 
             j
             for _, _, js in roots
             for j in js
-            if not _authored(stage.GetPrimAtPath(j), "physics:excludeFromArticulation")
+            if not _authored(stage.GetPrimAtPath(j), "physics:excludeFromArticulation") and not _world_anchor(stage, j)
         ],
         "robot-links": [b for _, bs, _ in roots for b in bs],
     }
@@ -387,17 +463,112 @@ def _layer_rules(stage: Any) -> list[Finding]:
     return out
 
 
+def _listed(items: list[str], limit: int = 8) -> str:
+    names = [i.rsplit("/", 1)[-1] for i in items]
+    return ", ".join(names[:limit]) + (f", ... ({len(names)} in all)" if len(names) > limit else "")
+
+
+def _has_collider(stage: Any, body: str, bodies: set[str]) -> bool:
+    """Whether ``body`` owns a collider: a prim with ``PhysicsCollisionAPI`` (not disabled) in its subtree, nested
+    rigid bodies left out, instance proxies included."""
+    from pxr import Usd, UsdPhysics
+
+    root = stage.GetPrimAtPath(body)
+    it = iter(Usd.PrimRange(root, Usd.TraverseInstanceProxies()))
+    for prim in it:
+        if prim != root and str(prim.GetPath()) in bodies:
+            it.PruneChildren()
+            continue
+        if prim.HasAPI(UsdPhysics.CollisionAPI) and _authored(prim, "physics:collisionEnabled") is not False:
+            return True
+    return False
+
+
+def _finite(value: Any) -> bool:
+    return value is not None and math.isfinite(float(value))
+
+
+def _robot_checks(stage: Any, physics: Any) -> list[Finding]:
+    """Per articulation: its base kind and Isaac Lab's flag; links of a floating base without collision geometry;
+    movable joints without limits; drives without an effort limit (``maxForce``)."""
+    from transfer.orders import physx_order
+
+    out = []
+    graphs = {g.root: g for g in read_stage(stage).graphs}
+    bodies = set(physics.bodies)
+    for root, members, joints in physics.articulations:
+        member_set = set(members)
+        anchors = [
+            j.path
+            for j in physics.joints.values()
+            if j.enabled and (j.body0 is None) != (j.body1 is None) and ({j.body0, j.body1} & member_set)
+        ]
+        fixed = bool(anchors)
+        try:
+            fixed = physx_order(graphs[root]).fixed_base if root in graphs else fixed
+        except OrderingError:
+            pass
+        if fixed:
+            where = f"anchored to the world by {', '.join(anchors)}" if anchors else "a kinematic or world-fixed root"
+            flag = (
+                "in Isaac Lab keep the anchor: ArticulationRootPropertiesCfg(fix_root_link=True) (or None, which keeps "
+                "the USD's; False removes it and the robot floats)"
+            )
+            out.append(_finding("base-kind", root, f"fixed base ({where})", flag=flag))
+        else:
+            flag = (
+                "in Isaac Lab: ArticulationRootPropertiesCfg(fix_root_link=False) (or None); fix_root_link=True would "
+                "weld the root link to the world"
+            )
+            out.append(_finding("base-kind", root, "floating base (no joint anchors it to the world)", flag=flag))
+            links = [b for b in members if physics.bodies.get(b) is None or physics.bodies[b].is_link]
+            bare = [b for b in links if not _has_collider(stage, b, bodies)]
+            if bare and len(bare) == len(links):
+                out.append(_finding("collision-geometry", root, f"no link of this floating-base robot has collision "
+                                    f"geometry ({len(links)} links): it cannot stand or walk on a ground",
+                                    severity="error"))  # fmt: skip
+            elif bare:
+                out.append(_finding("collision-geometry", root, f"{len(bare)} of {len(links)} links of this "
+                                    f"floating-base robot have no collision geometry: {_listed(bare)}"))  # fmt: skip
+        unlimited, uncapped = [], []
+        for path in joints:
+            prim = stage.GetPrimAtPath(path)
+            kind = {"PhysicsRevoluteJoint": "angular", "PhysicsPrismaticJoint": "linear"}.get(prim.GetTypeName())
+            if kind is None or path in anchors:
+                continue
+            lower, upper = _authored(prim, "physics:lowerLimit"), _authored(prim, "physics:upperLimit")
+            if not (_finite(lower) and _finite(upper)):
+                unlimited.append(path)
+            for schema in _schemas(prim):
+                if schema.startswith("PhysicsDriveAPI:"):
+                    force = _authored(prim, f"drive:{schema.split(':', 1)[1]}:physics:maxForce")
+                    if not (_finite(force) and float(force) > 0):
+                        uncapped.append(path)
+        if unlimited:
+            out.append(_finding("joint-limits", root, f"{len(unlimited)} movable joint(s) without finite limits: "
+                                f"{_listed(unlimited)}"))  # fmt: skip
+        if uncapped:
+            kind = "angular" if stage.GetPrimAtPath(uncapped[0]).GetTypeName() == "PhysicsRevoluteJoint" else "linear"
+            out.append(_finding("drive-max-force", root, f"{len(uncapped)} drive(s) without a finite, positive "
+                                f"maxForce (effort limit): {_listed(uncapped)}", kind=kind))  # fmt: skip
+    return out
+
+
 def profile_findings(asset: Any) -> list[Finding]:
     """Every Robot-Gripper-Isaac profile rule ``asset`` (a USD path or ``Usd.Stage``) breaks (empty: none)."""
     stage = open_stage(asset)
     out = _stage_rules(stage) + _body_and_joint_rules(stage)
     try:
-        roots = list(read_physics(stage).articulations)
+        physics = read_physics(stage)
+        roots = list(physics.articulations)
     except OrderingError:  # a joint names a body that does not exist: joint-bodies says which
-        roots = None
+        physics, roots = None, None
     if roots == []:
         out.append(_finding("articulation-root", "/", "no prim applies PhysicsArticulationRootAPI"))
     if roots:
         out += _driven_rules(stage, sorted({j for _, _, js in roots for j in js}))
+        out += _robot_checks(stage, physics)
     out += _robot_rules(stage, roots or [])
-    return out + _gripper_rules(stage) + _naming_rules(stage) + _layer_rules(stage)
+    out += _gripper_rules(stage) + _naming_rules(stage) + _layer_rules(stage)
+    order = {s: k for k, s in enumerate(SEVERITIES)}
+    return sorted(out, key=lambda f: order[f.severity])  # errors first; the rules' own order within a severity

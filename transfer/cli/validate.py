@@ -12,25 +12,28 @@ from typing import Annotated, Any, Literal
 import tyro
 
 from transfer._console import engine_output
+from transfer.cli._checks import PLOT, InputFile
 
 
 @dataclass(frozen=True)
 class Validate:
     """Check that ASSET is genuinely articulated on each engine (at least one joint moves its child relative to its
     parent: >= 1.0 deg or >= 2.0 % of the child's bounding-box diagonal), that every joint moving on both engines
-    moves the same child body, and report the robot profile findings. Exit 1 when joint_movement fails on a backend
-    asked for (or, with --strict, when there are profile findings); 2 on bad input."""
+    moves the same child body, and report the robot profile findings (each with a severity: error, warning, info).
+    An engine that goes non-finite, carries a joint beyond its authored limits or reports errors fails its verdict.
+    Exit 1 when joint_movement fails on a backend asked for (or, with --strict, when there are error or warning
+    findings); 2 on bad input (a missing file, an empty stage)."""
 
-    asset: Annotated[tyro.conf.Positional[Path], tyro.conf.arg(metavar="ASSET")]
+    asset: Annotated[tyro.conf.Positional[Path], tyro.conf.arg(metavar="ASSET"), InputFile("a USD file")]
     """The USD file (never written: every change lives in an in-memory layer or the engine's builder)."""
     backend: Annotated[Literal["physx", "newton", "both"], tyro.conf.arg(metavar="{physx,newton,both}")] = "both"
     """The engine(s) to run joint_movement on; same_child_bodies needs both."""
     json: bool = False
     """Print one JSON object on stdout."""
-    plot: Annotated[Path | None, tyro.conf.arg(metavar="FILE.png")] = None
+    plot: Annotated[Path | None, tyro.conf.arg(metavar="FILE.png"), PLOT] = None
     """Write a PNG of each joint's rotation and translation over the attempt that moved it, per backend."""
     strict: bool = False
-    """Profile findings fail the run too (exit 1)."""
+    """Profile findings of severity error or warning fail the run too (exit 1); info never does."""
     verbose: bool = False
     """Show what the engines and Warp print (kept off the terminal by default)."""
 
@@ -40,6 +43,8 @@ def _cell(joint: dict[str, Any] | None) -> str:
         return "-"
     if joint.get("skipped"):
         return "skipped"
+    if joint.get("problem"):
+        return "non-finite" if joint["problem"].startswith("non-finite") else "beyond limits"
     moved = "moved" if joint["moved"] else "idle"
     size = {"revolute": f"{joint['rotation_deg']:.1f} deg", "prismatic": f"{joint['translation_pct']:.1f} %"}.get(
         joint["type"], f"{joint['rotation_deg']:.1f} deg, {joint['translation_pct']:.1f} %"
@@ -67,6 +72,17 @@ def print_report(report: dict[str, Any], out: Any = None) -> None:
         widths = [max(len(c[i]) for c in cells) for i in range(len(cells[0]))]
         for c in cells:
             print("  " + "  ".join(v.ljust(w) for v, w in zip(c, widths, strict=True)).rstrip(), file=out)
+    for name, r in results.items():
+        problems = r.get("problems", [])
+        for line in problems[3:8]:
+            print(f"  {name:<7}       {line}", file=out)
+        engine_warnings = r.get("warnings", [])
+        if engine_warnings:
+            shown = "; ".join(engine_warnings[:3]) + (f"; +{len(engine_warnings) - 3} more (--json)" if len(
+                engine_warnings) > 3 else "")  # fmt: skip
+            print(f"  {name:<7} engine warnings: {shown}", file=out)
+    if report.get("engines_disagree"):
+        print(f"  {report['engines_disagree']}", file=out)
     same = report["same_child_bodies"]
     if len(results) > 1:
         detail = report["same_child_detail"]
@@ -75,15 +91,23 @@ def print_report(report: dict[str, Any], out: Any = None) -> None:
         for d in detail:
             if not d["same"]:
                 print(f"    {d['joint']}: {', '.join(f'{k} {v}' for k, v in d.items() if k in results)}", file=out)
+    unresolved = report.get("unresolved", [])
+    if unresolved:
+        print(f"  unresolved: {len(unresolved)} reference(s), payload(s) or sublayer(s) do not resolve:", file=out)
+        for line in unresolved[:8]:
+            print(f"    - {line}", file=out)
+        if len(unresolved) > 8:
+            print(f"    (and {len(unresolved) - 8} more; --json lists all)", file=out)
     findings = report["profile"]
-    print(f"  profile: {len(findings)} finding(s)" + (":" if findings else ""), file=out)
+    counts = ", ".join(f"{sum(f['severity'] == s for f in findings)} {s}" for s in ("error", "warning", "info"))
+    print(f"  profile: {len(findings)} finding(s)" + (f" ({counts}):" if findings else ""), file=out)
     for f in findings:
-        print(f"    [{f['rule']}] {f['prim']}: {f['message']}\n      fix: {f['fix']}", file=out)
+        print(f"    {f['severity']:<7} [{f['rule']}] {f['prim']}: {f['message']}\n      fix: {f['fix']}", file=out)
 
 
 def run_validate(cmd: Validate) -> int:
     from transfer.orders import OrderingError
-    from transfer.runs.validate import plot, validate
+    from transfer.runs.validate import ValidateInputError, plot, validate
 
     backends = ("physx", "newton") if cmd.backend == "both" else (cmd.backend,)
     try:
@@ -93,7 +117,7 @@ def run_validate(cmd: Validate) -> int:
             report = validate(cmd.asset, backends, strict=cmd.strict)
             if cmd.plot is not None:
                 plot(report, cmd.plot)
-    except (FileNotFoundError, OrderingError) as exc:
+    except (FileNotFoundError, OrderingError, ValidateInputError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     data = report.to_dict()

@@ -16,19 +16,36 @@ least one joint produces measurable relative motion between its bodies.
 4. The tracker turns each probe's child-in-parent poses into the rotation angle of the relative quaternion and the
    translation as % of the child's bounding-box diagonal. A joint moved at >= 1.0 deg or >= 2.0 %; the test passes
    when one joint moved. The travel fraction is reported, not gated.
+5. An engine that misbehaves fails its own verdict, whatever moved: a non-finite pose, a joint carried beyond its
+   authored limits by more than the tolerance (2.0 deg, or 2.0 % of the child's diagonal; measured on the joint's
+   own coordinate from the poses and the joint frames), or an error the engine reported while stepping (MuJoCo's
+   "The simulation is unstable", PhysX's errors). A joint with finite limits counts as moved only by the motion
+   inside its range (a locked joint, lower = upper, never moves). The engines' warnings and errors, collected from
+   ``logging`` under ``transfer.backends`` during each attempt, are in the report.
 """
 
 from __future__ import annotations
 
+import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-__all__ = ["JointResult", "MovementResult", "ValidateReport", "joint_movement", "plot", "validate"]
+__all__ = [
+    "JointResult",
+    "MovementResult",
+    "ValidateInputError",
+    "ValidateReport",
+    "joint_coordinate",
+    "joint_movement",
+    "plot",
+    "validate",
+]
 
 ROTATION_DEG = 1.0
 TRANSLATION_PCT = 2.0
@@ -39,7 +56,14 @@ DURATION = 2.0  # simulated seconds per attempt
 ACCELERATION = (0.002, 0.05)  # m/s^2: the force-pair ramp of force-based probes (Newton), first attempt
 RETRY_GAIN = 4.0  # the ramp's cap on attempts that retry still-idle joints (fewer joints loaded, a stronger push)
 FALLBACK_DIAGONAL = 0.1  # m: the translation reference of a child without geometry
+LIMIT_TOLERANCE_DEG = 2.0  # a revolute joint further than this beyond its authored limits fails the engine's verdict
+LIMIT_TOLERANCE_PCT = 2.0  # prismatic: % of the child's bounding-box diagonal beyond its limits
+ENGINE_LOGGER = "transfer.backends"  # the engines' warnings and errors (MuJoCo's, PhysX's) are logged under it
 _NUDGES = [(s, a) for a in range(3) for s in (1, -1)]
+
+
+class ValidateInputError(ValueError):
+    """The asset cannot be validated at all (an empty stage): the command exits 2 with this message."""
 
 
 @dataclass
@@ -63,6 +87,8 @@ class JointResult:
     confirmed_by: str = "relationships"
     """``"coordinate"`` when the engine's own coordinate of this joint moved with its child (see same_child_bodies)."""
     skipped: str | None = None
+    problem: str | None = None
+    """Why this joint's motion does not count on this engine: a non-finite pose, or motion beyond its limits."""
     series: tuple[Any, ...] = field(default=(), repr=False)
 
     def to_dict(self) -> dict[str, Any]:
@@ -72,6 +98,8 @@ class JointResult:
         out.update(commanded=self.commanded, confirmed_by=self.confirmed_by)
         if self.skipped:
             out["skipped"] = self.skipped
+        if self.problem:
+            out["problem"] = self.problem
         return out
 
 
@@ -84,11 +112,16 @@ class MovementResult:
     attempts: list[str] = field(default_factory=list)
     pinned: tuple[str, ...] = ()
     notes: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    """Why the engine's motion cannot be trusted (non-finite state, motion beyond limits, engine errors): any fails."""
+    warnings: list[str] = field(default_factory=list)
+    """The engine's own warnings and errors during the attempts, once each (``(xN)`` when repeated)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "status": self.status, "reason": self.reason, "joints": [j.to_dict() for j in self.joints],
             "attempts": self.attempts, "pinned": list(self.pinned), "notes": self.notes,
+            "problems": self.problems, "warnings": self.warnings,
         }  # fmt: skip
 
 
@@ -100,18 +133,42 @@ class ValidateReport:
     same_child_detail: list[dict[str, Any]]
     profile: list[Any]
     strict: bool = False
+    unresolved: list[str] = field(default_factory=list)
+    """The stage's composition errors (references, payloads, sublayers that do not resolve), one line each."""
 
     @property
     def exit_code(self) -> int:
+        """1 when joint_movement fails on an engine (or, ``strict``, on an error or warning finding), else 0."""
         failed = any(r.status == "fail" for r in self.joint_movement.values())
-        return 1 if failed or (self.strict and self.profile) else 0
+        serious = any(f.severity in ("error", "warning") for f in self.profile)
+        return 1 if failed or (self.strict and serious) else 0
+
+    @property
+    def engines_disagree(self) -> str | None:
+        """One line when the engines' verdicts differ, or a joint moved on one and stayed idle on the other."""
+        results = {n: r for n, r in self.joint_movement.items() if r.status != "skip"}
+        if len(results) < 2:
+            return None
+        parts = []
+        if len({r.status for r in results.values()}) > 1:
+            parts.append(", ".join(f"{n} {r.status.upper()}" for n, r in results.items()))
+        moved = {n: {j.path for j in r.joints if j.moved} for n, r in results.items()}
+        acted = set.intersection(*({j.path for j in r.joints if not j.skipped} for r in results.values()))
+        for name in results:
+            only = sorted(p.rsplit("/", 1)[-1] for p in (moved[name] & acted) - set.union(*(
+                m for n, m in moved.items() if n != name)))  # fmt: skip
+            if only and all(r.status == "pass" for r in results.values()):
+                parts.append(f"moved on {name} only: {', '.join(only[:8])}{', ...' if len(only) > 8 else ''}")
+        return f"engines disagree: {'; '.join(parts)}" if parts else None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "asset": self.asset,
             "joint_movement": {name: r.to_dict() for name, r in self.joint_movement.items()},
+            "engines_disagree": self.engines_disagree,
             "same_child_bodies": self.same_child_bodies,
             "same_child_detail": self.same_child_detail,
+            "unresolved": self.unresolved,
             "profile": [f.to_dict() for f in self.profile],
         }
 
@@ -239,20 +296,33 @@ def joint_movement(asset: str | Path, backend: str, *, duration: float = DURATIO
             duration=duration,
             acceleration=(ACCELERATION[0], ACCELERATION[1] * RETRY_GAIN**retry),
         )
-        trace = probe(asset, probe_joints, plan)
+        with _engine_records() as records:
+            trace = probe(asset, probe_joints, plan)
         out.attempts.append(label)
         out.notes.extend(n for n in trace.notes if n not in out.notes)
+        _collect_warnings(out, records)
+        errors = list(dict.fromkeys(" ".join(r.getMessage().split()) for r in records if r.levelno >= logging.ERROR))
+        if errors:  # the engine said its simulation went wrong: nothing it showed in this attempt counts
+            more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
+            out.problems.append(f"{backend} reported errors in attempt {len(out.attempts)}: {errors[0]}{more}")
         own = {p: _label(kind, sign, axis, by_path[p]) for p, kind, sign, _, axis in commands}
         for path, why in trace.skipped.items():
             results[path].skipped = why
         times = np.arange(len(next(iter(trace.poses.values()), []))) * plan.dt
         for path, poses in trace.poses.items():
             r, joint = results[path], by_path[path]
-            if r.moved:
+            poses = np.asarray(poses, dtype=np.float64)
+            problem = _problem(poses, joint, plan.dt, len(out.attempts))
+            if problem and not r.problem:
+                r.problem = problem
+                out.problems.append(f"{joint.name}: {problem}")
+            if r.moved or problem or errors:
                 continue
             rotation, metres, pct = track(poses, _diagonal(joint))
             r.rotation_deg, r.translation_pct = round(float(rotation.max()), 3), round(float(pct.max()), 3)
-            r.moved = r.rotation_deg >= ROTATION_DEG or r.translation_pct >= TRANSLATION_PCT
+            r.moved = (r.rotation_deg >= ROTATION_DEG or r.translation_pct >= TRANSLATION_PCT) and _within_range(
+                poses, joint
+            )
             r.series = (times, rotation, pct)
             if r.moved:
                 r.commanded = r.direction = own.get(path, "passive")
@@ -288,6 +358,120 @@ def joint_movement(asset: str | Path, backend: str, *, duration: float = DURATIO
     return out
 
 
+@contextmanager
+def _engine_records() -> Iterator[list[logging.LogRecord]]:
+    """The log records (WARNING and up) the engines emit under :data:`ENGINE_LOGGER` for the duration."""
+    records: list[logging.LogRecord] = []
+
+    class _Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record)
+
+    handler = _Keep(logging.WARNING)
+    logger = logging.getLogger(ENGINE_LOGGER)
+    logger.addHandler(handler)
+    try:
+        yield records
+    finally:
+        logger.removeHandler(handler)
+
+
+def _collect_warnings(out: MovementResult, records: list[logging.LogRecord]) -> None:
+    counts: dict[str, int] = {}
+    for record in records:
+        text = " ".join(record.getMessage().split())
+        counts[text] = counts.get(text, 0) + 1
+    seen = {w.rsplit(" (x", 1)[0]: k for k, w in enumerate(out.warnings)}
+    for text, n in counts.items():
+        if text in seen:
+            old = out.warnings[seen[text]]
+            total = n + (int(old.rsplit(" (x", 1)[1][:-1]) if old.endswith(")") and " (x" in old else 1)
+            out.warnings[seen[text]] = f"{text} (x{total})"
+        elif len(out.warnings) < 50:
+            out.warnings.append(text if n == 1 else f"{text} (x{n})")
+
+
+def _quat_conj_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``conj(a) * b`` for xyzw quaternions; ``b`` may be ``(n, 4)``."""
+    av, aw = -a[:3], a[3]
+    bv, bw = b[..., :3], b[..., 3:4]
+    return np.concatenate([aw * bv + bw * av + np.cross(av, bv), aw * bw - (bv @ av)[..., None]], axis=-1)
+
+
+def _quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a * b`` for xyzw quaternions; ``a`` may be ``(n, 4)``, ``b`` one quaternion."""
+    av, aw = a[..., :3], a[..., 3:4]
+    bv, bw = b[:3], b[3]
+    return np.concatenate([aw * bv + bw * av + np.cross(av, bv), aw * bw - (av @ bv)[..., None]], axis=-1)
+
+
+def _rotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Rotate ``v`` (``(n, 3)`` or one vector) by the xyzw quaternion(s) ``q``."""
+    u, w = q[..., :3], q[..., 3:4]
+    return v + 2.0 * np.cross(u, np.cross(u, v) + w * v)
+
+
+def joint_coordinate(poses: np.ndarray, joint: Any) -> np.ndarray:
+    """The joint's own coordinate at each sample, from the child-in-parent poses and the joint frames (``frame0``
+    in the parent, ``frame1`` in the child): degrees about the axis (revolute, unwrapped) or stage units along it
+    (prismatic), zero where the two joint frames coincide, as USD defines the joint's position."""
+    f0, f1 = np.asarray(joint.frame0, dtype=np.float64), np.asarray(joint.frame1, dtype=np.float64)
+    unit = np.eye(3)[{"X": 0, "Y": 1, "Z": 2}.get(joint.axis, 0)]
+    q = poses[:, 3:] / np.linalg.norm(poses[:, 3:], axis=1, keepdims=True)
+    if joint.type == "prismatic":
+        origin = poses[:, :3] + _rotate(q, f1[:3]) - f0[:3]  # the child's joint frame origin in the parent
+        inverse = np.array([-f0[3], -f0[4], -f0[5], f0[6]])
+        return _rotate(np.broadcast_to(inverse, q.shape), origin) @ unit
+    relative = _quat_mul(_quat_conj_mul(f0[3:], q), f1[3:])  # conj(frame0) * child * frame1
+    twist = 2.0 * np.arctan2(relative[:, :3] @ unit, relative[:, 3])
+    return np.degrees(np.unwrap(twist))
+
+
+def _limits(joint: Any) -> tuple[float, float] | None:
+    if joint.type not in ("revolute", "prismatic") or joint.lower is None or joint.upper is None:
+        return None
+    return (joint.lower, joint.upper) if joint.lower <= joint.upper else None
+
+
+def _tolerance(joint: Any) -> float:
+    return LIMIT_TOLERANCE_DEG if joint.type == "revolute" else LIMIT_TOLERANCE_PCT / 100.0 * _diagonal(joint)
+
+
+def _problem(poses: np.ndarray, joint: Any, dt: float, attempt: int) -> str | None:
+    """Why this trace of ``joint`` cannot count: a non-finite pose, or motion beyond its authored limits."""
+    finite = np.isfinite(poses).all(axis=1)
+    if not finite.all():
+        step = int(np.argmin(finite))
+        return f"non-finite pose from t = {step * dt:.3f} s (step {step} of attempt {attempt})"
+    limits = _limits(joint)
+    if limits is None:
+        return None
+    q = joint_coordinate(poses, joint)
+    lower, upper = limits
+    excess = np.maximum(np.maximum(lower - q, q - upper), 0.0)
+    tolerance = _tolerance(joint)
+    if excess.max() <= excess[0] + tolerance:
+        return None
+    k = int(np.argmax(excess))
+    unit = "deg" if joint.type == "revolute" else "stage units"
+    return (
+        f"moved beyond its authored limits in attempt {attempt}: reached {q[k]:.4g} {unit} at t = {k * dt:.3f} s, "
+        f"limits [{lower:g}, {upper:g}] {unit} (tolerance {tolerance:.3g} {unit})"
+    )
+
+
+def _within_range(poses: np.ndarray, joint: Any) -> bool:
+    """Whether the motion inside the joint's authored range reaches the threshold (always, without limits): a joint
+    pushed from outside its range onto it, or a locked one (lower = upper), has not moved."""
+    limits = _limits(joint)
+    if limits is None:
+        return True
+    span = float(np.ptp(np.clip(joint_coordinate(poses, joint), *limits)))
+    if joint.type == "revolute":
+        return span >= ROTATION_DEG
+    return 100.0 * span / _diagonal(joint) >= TRANSLATION_PCT
+
+
 def _confirm(coordinate: np.ndarray, measured: np.ndarray, joint: Any) -> str:
     """``"coordinate"`` when the engine's own coordinate of the joint moved as its child moved relative to its parent
     (sample by sample, up to 150 deg where the relative rotation angle wraps), else the mismatch."""
@@ -308,6 +492,14 @@ def _travel(joint: Any, reached: float) -> float | None:
 
 def _verdict(out: MovementResult, movable: list[Any], by_path: dict[str, Any]) -> None:
     moved = [r for r in out.joints if r.moved]
+    if out.problems:
+        shown = "; ".join(out.problems[:3]) + (f"; +{len(out.problems) - 3} more" if len(out.problems) > 3 else "")
+        out.status = "fail"
+        out.reason = (
+            f"{out.backend} went unstable or beyond the authored limits, so its motion does not count "
+            f"({len(moved)} of {len(out.joints)} joints moved otherwise): {shown}"
+        )
+        return
     actuable = [r for r in out.joints if not r.skipped]
     if not actuable:
         out.status, out.reason = "skip", out.joints[0].skipped if out.joints else "nothing to move"
@@ -355,15 +547,31 @@ def same_child_bodies(results: dict[str, MovementResult]) -> tuple[bool | None, 
 def validate(
     asset: str | Path, backends: Sequence[str] = ("physx", "newton"), *, strict: bool = False, profile: bool = True
 ) -> ValidateReport:
-    """joint_movement on each backend, ``same_child_bodies`` across them, and the robot profile findings."""
-    from transfer.profile import profile_findings, scan_joints
+    """joint_movement on each backend, ``same_child_bodies`` across them, and the robot profile findings.
+
+    Raises :class:`ValidateInputError` for an empty stage (no rigid body, joint or geometry), naming the references
+    that do not resolve when that is why."""
+    from transfer.profile import profile_findings, scan_joints, stage_contents
 
     asset = str(asset)
+    contents = stage_contents(asset)
+    if contents.empty:
+        missing = "".join(f"\n  - {e}" for e in contents.unresolved)
+        why = (
+            f" Its composition errors (references, payloads or sublayers that do not resolve) may be why:{missing}\n"
+            "Make each listed asset path resolve (relative paths resolve against the layer that authors them)."
+            if contents.unresolved
+            else " Point validate at the robot's USD file (the one that defines or references its bodies and joints)."
+        )
+        raise ValidateInputError(
+            f"{asset}: the stage is empty: it defines no rigid body, joint or geometry ({contents.prims} prim(s))."
+            + why
+        )
     scan = scan_joints(asset)
     results = {b: joint_movement(asset, b, scan=scan) for b in backends}
     same, detail = same_child_bodies(results)
     findings = profile_findings(asset) if profile else []
-    return ValidateReport(asset, results, same, detail, findings, strict)
+    return ValidateReport(asset, results, same, detail, findings, strict, list(contents.unresolved))
 
 
 def plot(report: ValidateReport, path: str | Path) -> Path:

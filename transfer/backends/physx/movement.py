@@ -16,6 +16,9 @@
 4. Every step reads the world pose of every rigid body and articulation link (session read) and returns each joint's
    child pose in its parent's frame, plus the engine's own joint coordinate (``jointPosition``, degrees or stage
    units) of articulation joints.
+5. While the attempt runs, PhysX's own warnings and errors (e.g. "Invalid PhysX transform detected for /arm/link1",
+   "Illegal BroadPhaseUpdateData - non-finite bounds") are forwarded to ``logging.getLogger(LOGGER)`` (ovphysx's
+   Python logging bridge, WARNING and up), where ``transfer validate`` collects them into its report.
 
 Each call populates a fresh stage from that layer: nothing the attempt changed (drives, kinematic flags, drivers)
 outlives it. ovphysx, ovstage and pxr are imported lazily.
@@ -23,8 +26,9 @@ outlives it. ovphysx, ovstage and pxr are imported lazily.
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -34,11 +38,33 @@ from transfer.backends._usd import overlay_stage
 from transfer.backends.base import MovementJoint, MovementPlan, MovementTrace, asset_file
 from transfer.backends.physx import engine
 
-__all__ = ["probe"]
+__all__ = ["LOGGER", "probe"]
+
+LOGGER = "transfer.backends.physx.engine"
 
 _lock = threading.Lock()
 _KEY = "movement"  # the engine.shared_instance every call reuses, created on first use
 _SWINGS = {"X": ("Y", "Z"), "Y": ("Z", "X"), "Z": ("X", "Y")}
+
+
+@contextlib.contextmanager
+def _engine_log() -> Iterator[None]:
+    """Forward ovphysx's native log (WARNING and up) to :data:`LOGGER` for the duration."""
+    import ovphysx
+
+    try:
+        ovphysx.enable_python_logging(LOGGER, min_severity=ovphysx.LogLevel.WARNING)
+    except RuntimeError:  # another bridge is being configured: the console output stays the only record
+        yield
+        return
+    try:
+        yield
+    finally:
+        try:
+            ovphysx.flush_log(1_000_000_000)
+        except (TimeoutError, RuntimeError):
+            pass
+        ovphysx.disable_python_logging()
 
 
 def _start() -> tuple[Any, bool]:
@@ -227,7 +253,7 @@ def probe(asset: str, joints: Sequence[MovementJoint], plan: MovementPlan) -> Mo
             trace.skipped[joint.path] = f"PhysX has no single-axis drive for a {joint.type} joint"
     steps = max(1, round(plan.duration / plan.dt))
     nudges = {by_path[j].child: v for j, v in _nudge_velocity(plan).items()}
-    with _lock, quiet_warp():
+    with _lock, quiet_warp(), _engine_log():
         physx, cpu_scene = engine.shared_instance(_KEY, _start)
         usda, drives = _compose(path, by_path, plan, cpu_scene, trace.skipped)
         stage = engine.new_stage("validate")
