@@ -51,7 +51,8 @@ def engine_output(verbose: bool = False) -> Iterator[TextIO]:
     Yields the stream for the user's own messages and progress bars: the terminal's stderr. Inside the block,
     stdout never receives engine output (it goes to stderr when ``verbose``, else to a temporary log with
     stderr's engine output, Python warnings and Warp's module-load lines). When the block raises, the log's
-    tail is shown on the terminal before the error propagates, so nothing needed for a diagnosis is lost.
+    tail is shown on the terminal before the error propagates, so nothing needed for a diagnosis is lost (not for
+    Ctrl-C: the user stopped it, nothing failed).
     Warp's global configuration is never touched.
     """
     sys.stdout.flush()
@@ -65,8 +66,8 @@ def engine_output(verbose: bool = False) -> Iterator[TextIO]:
             os.dup2(log.fileno(), 2)
         with contextlib.redirect_stdout(sys.stderr):
             yield user
-    except BaseException:
-        if log is not None:
+    except BaseException as exc:
+        if log is not None and not isinstance(exc, KeyboardInterrupt):
             sys.stderr.flush()
             log.seek(0, os.SEEK_END)
             size = log.tell()

@@ -409,10 +409,20 @@ def _run_metadata(run: Any, asset: str | Path | None, notes: list[str]) -> dict[
 # ---------------------------------------------------------------------------------------------------- writing
 
 
-def check_output(source: str | Path, out: str | Path, *, force: bool = False) -> Path:
-    """Refuse an output that is the input (same resolved path or same file), a missing folder, and an existing
-    file unless ``force``. Returns ``out`` as a path."""
+SUFFIXES = {"torchscript": (".pt", ".pth"), "onnx": (".onnx",), "rsl_rl": (".pt", ".pth")}
+"""The file suffixes an output of each format may carry: the suffix must not say another format than the bytes."""
+
+
+def check_output(source: str | Path, out: str | Path, *, force: bool = False, format: str | None = None) -> Path:
+    """Refuse an output that is the input (same resolved path or same file), a missing folder, an existing
+    file unless ``force``, and (``format`` given) a suffix that names another format (:data:`SUFFIXES`): ONNX bytes
+    under ``.pt`` would be a file nothing reads. Returns ``out`` as a path."""
     source, out = Path(source), Path(out)
+    if format is not None and out.suffix.lower() not in SUFFIXES[format]:
+        raise CheckpointError(
+            f"-o {out}: the output is {format} (as the input {source.name} is), so its name must end in "
+            f"{' or '.join(SUFFIXES[format])}, not {out.suffix or '(no suffix)'}; convert keeps the input's format"
+        )
     if out.resolve() == source.resolve() or (out.exists() and os.path.samefile(source, out)):
         raise CheckpointError(
             f"-o {out} is the input checkpoint: refusing to write over it (the input stays byte-for-byte "
@@ -487,9 +497,9 @@ def write_metadata(
     checkpoint = Path(checkpoint)
     if not checkpoint.is_file():
         raise FileNotFoundError(f"Checkpoint not found: {checkpoint}")
-    out = check_output(checkpoint, out, force=force)
-    check_metadata(metadata)
     fmt = detect_format(checkpoint)
+    out = check_output(checkpoint, out, force=force, format=fmt)
+    check_metadata(metadata)
     if fmt == "torchscript":
         import torch
 

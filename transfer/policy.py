@@ -425,6 +425,8 @@ def detect_format(path: str | Path) -> str:
     path = Path(path)
     with open(path, "rb") as fh:
         head = fh.read(4)
+    if not head:
+        raise PolicyError(f"{path}: an empty file (0 bytes), not a policy; was it written completely?")
     if zipfile.is_zipfile(path):
         try:
             names = zipfile.ZipFile(path).namelist()
@@ -439,6 +441,11 @@ def detect_format(path: str | Path) -> str:
         return "onnx"
     if head[:1] == b"\x80":  # a pickle stream: torch.save's legacy (non-zip) format
         return "rsl_rl"
+    if head == b"PK\x03\x04":  # a zip archive's first entry without the directory at its end
+        raise PolicyError(
+            f"{path}: truncated or corrupt: it starts as a zip archive (TorchScript and torch.save write those) but "
+            f"its end is missing or damaged ({path.stat().st_size} bytes). Copy or export the file again."
+        )
     raise PolicyError(
         f"{path}: not a policy file this version reads. Expected a TorchScript module (.pt from torch.jit.save / "
         "Isaac Lab's export), an ONNX model (.onnx), or an RSL-RL training checkpoint (model_<iter>.pt)."
@@ -464,7 +471,10 @@ def load_policy(path: str | Path, *, device: str = "cpu", format: str | None = N
     if not path.exists():
         raise FileNotFoundError(f"Policy file not found: {path}")
     if path.is_dir():
-        raise PolicyError(f"{path} is a folder; pass the checkpoint file (policy.pt, policy.onnx, model_<iter>.pt)")
+        raise PolicyError(
+            f"{path} is a folder without params/env.yaml, so not an Isaac Lab run folder; pass the checkpoint file "
+            "(policy.pt, policy.onnx, model_<iter>.pt), or a run folder that holds params/env.yaml"
+        )
     fmt = detect_format(path) if format is None else format
     if fmt not in POLICY_FORMATS:
         raise ValueError(f"Unknown policy format {format!r}; expected one of {list(POLICY_FORMATS)} or None")

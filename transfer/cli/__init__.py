@@ -6,44 +6,126 @@
 - ``transfer train``: PPO on a task, on any backend, checkpoints that know their order (:mod:`transfer.cli.train`);
 - ``transfer info``: a checkpoint's format, sizes and metadata (:mod:`transfer.cli.info`);
 - ``transfer convert``: a checkpoint rewritten to another joint order, with metadata (:mod:`transfer.cli.convert`);
-- ``transfer validate``: the joint_movement test on both engines and the robot profile (:mod:`transfer.cli.validate`).
+- ``transfer validate``: the joint_movement test on both engines and the robot profile (:mod:`transfer.cli.validate`);
+- ``transfer task``: a starting task file for a robot asset (:mod:`transfer.cli.task`).
 """
 
 from __future__ import annotations
 
-import tyro
-
-from transfer.cli.convert import Convert, run_convert
-from transfer.cli.info import Info, run_info
-from transfer.cli.inspect import Inspect, default_asset, inspect_asset, run_inspect
-from transfer.cli.replay import Replay, run_replay
-from transfer.cli.train import Train, run_train
-from transfer.cli.validate import Validate, run_validate
-from transfer.cli.verify import Verify, run_verify
+import os
+import sys
+from typing import Any
 
 __all__ = ["default_asset", "inspect_asset", "main"]
 
-SUBCOMMANDS = {
-    "inspect": tyro.conf.FlagCreatePairsOff[Inspect],
-    "replay": tyro.conf.FlagCreatePairsOff[Replay],
-    "verify": tyro.conf.FlagCreatePairsOff[Verify],
-    "train": tyro.conf.FlagCreatePairsOff[Train],
-    "info": tyro.conf.FlagCreatePairsOff[Info],
-    "convert": tyro.conf.FlagCreatePairsOff[Convert],
-    "validate": tyro.conf.FlagCreatePairsOff[Validate],
-}
-RUNNERS = {
-    Inspect: run_inspect, Replay: run_replay, Verify: run_verify, Train: run_train, Info: run_info,
-    Convert: run_convert, Validate: run_validate,
-}  # fmt: skip
+
+def __getattr__(name: str) -> Any:
+    """``default_asset`` and ``inspect_asset`` load :mod:`transfer.cli.inspect` on first use: importing this package
+    stays quick, so that :func:`main` has its handlers in place before tyro and the commands are imported."""
+    if name in ("default_asset", "inspect_asset"):
+        from transfer.cli import inspect as inspect_command
+
+        return getattr(inspect_command, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _commands() -> tuple[dict[str, Any], dict[type, Any]]:
+    """The subcommands (name -> tyro type) and each command's runner."""
+    import tyro
+
+    from transfer.cli.convert import Convert, run_convert
+    from transfer.cli.info import Info, run_info
+    from transfer.cli.inspect import Inspect, run_inspect
+    from transfer.cli.replay import Replay, run_replay
+    from transfer.cli.task import TaskFile, run_task
+    from transfer.cli.train import Train, run_train
+    from transfer.cli.validate import Validate, run_validate
+    from transfer.cli.verify import Verify, run_verify
+
+    subcommands = {
+        "inspect": tyro.conf.FlagCreatePairsOff[Inspect],
+        "replay": tyro.conf.FlagCreatePairsOff[Replay],
+        "verify": tyro.conf.FlagCreatePairsOff[Verify],
+        "train": tyro.conf.FlagCreatePairsOff[Train],
+        "info": tyro.conf.FlagCreatePairsOff[Info],
+        "convert": tyro.conf.FlagCreatePairsOff[Convert],
+        "validate": tyro.conf.FlagCreatePairsOff[Validate],
+        "task": tyro.conf.FlagCreatePairsOff[TaskFile],
+    }
+    runners = {
+        Inspect: run_inspect, Replay: run_replay, Verify: run_verify, Train: run_train, Info: run_info,
+        Convert: run_convert, Validate: run_validate, TaskFile: run_task,
+    }  # fmt: skip
+    return subcommands, runners
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``transfer`` console script."""
-    cmd = tyro.extras.subcommand_cli_from_dict(
-        SUBCOMMANDS,
-        args=argv,
-        prog="transfer",
-        description="Run a policy trained on one physics backend on another, every vector matched by name.",
-    )
-    return RUNNERS[type(cmd)](cmd)
+    """Entry point of the ``transfer`` console script.
+
+    Every failure ends in one line on stderr, never a traceback: bad values on the command line (checked before any
+    work, :func:`transfer.cli._checks.check_command`) and any error a command does not report itself print
+    ``error: ...`` and return 2; Ctrl-C prints one line and returns 130; a closed stdout (``transfer ... | head``)
+    ends quietly with 141. ``TRANSFER_DEBUG=1`` lets an unexpected error's traceback through.
+    """
+    try:
+        import tyro
+
+        from transfer.cli._checks import UsageError, check_command
+
+        subcommands, runners = _commands()
+        cmd = tyro.extras.subcommand_cli_from_dict(
+            subcommands,
+            args=argv,
+            prog="transfer",
+            description="Run a policy trained on one physics backend on another, every vector matched by name.",
+        )
+        try:
+            check_command(cmd)
+        except UsageError as exc:
+            return _error(str(exc))
+        code = runners[type(cmd)](cmd)
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+    except KeyboardInterrupt:
+        _stderr("interrupted (Ctrl-C); nothing more was written")
+        return 130
+    except BrokenPipeError:
+        return _closed_pipe()
+    except Exception as exc:  # anything a command did not report itself: one line, not a traceback
+        if os.environ.get("TRANSFER_DEBUG"):
+            raise
+        return _error(_describe(exc))
+    return code
+
+
+def _describe(exc: BaseException) -> str:
+    """One error as the user should read it: OS errors by file and reason, others by their message (and the
+    exception's type when that message is empty or the error was not one of the expected kinds)."""
+    if isinstance(exc, OSError) and exc.strerror:
+        where = f"{exc.filename}: " if exc.filename is not None else ""
+        return f"{where}{exc.strerror}"
+    text = str(exc).strip() or "(no message)"
+    if isinstance(exc, (ValueError, NotImplementedError, LookupError)):
+        return text
+    return f"{type(exc).__name__}: {text} (unexpected; TRANSFER_DEBUG=1 shows the traceback)"
+
+
+def _error(message: str) -> int:
+    _stderr(f"error: {message}")
+    return 2
+
+
+def _stderr(line: str) -> None:
+    try:
+        sys.stdout.flush()
+    except (BrokenPipeError, ValueError):
+        pass
+    print(line, file=sys.stderr)
+
+
+def _closed_pipe() -> int:
+    """stdout's reader went away (``| head``): point stdout at devnull so the interpreter's final flush does not
+    fail again, and end quietly (Python's documented recipe, with the shell's code for SIGPIPE)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 141

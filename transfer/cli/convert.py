@@ -10,6 +10,8 @@ from typing import Annotated
 
 import tyro
 
+from transfer.cli._checks import ASSET, CONFIG, ORDER, OutputFile
+
 _BACKEND = {"physx": "physx", "mjwarp": "newton"}
 
 
@@ -24,16 +26,18 @@ class Convert:
     checkpoint: Annotated[tyro.conf.Positional[Path], tyro.conf.arg(metavar="CHECKPOINT|RUN_DIR")]
     """TorchScript (.pt), ONNX (.onnx), RSL-RL training checkpoint (model_<iter>.pt), or an Isaac Lab run folder
     (params/env.yaml gives the task, the training engine's joint order and the asset path; docs/isaaclab.md)."""
-    to: Annotated[str, tyro.conf.arg(metavar="CONVENTION")]
+    to: Annotated[str, tyro.conf.arg(metavar="CONVENTION"), ORDER]
     """The new joint order: physx, mjwarp, robot_schema, or a file listing joint names."""
-    out: Annotated[Path, tyro.conf.arg(aliases=("-o",), metavar="OUT")]
+    out: Annotated[
+        Path, tyro.conf.arg(aliases=("-o",), metavar="OUT"), OutputFile((".pt", ".pth", ".onnx"), "checkpoint")
+    ]
     """The output file (never the input; an existing file only with --force)."""
-    source: Annotated[str | None, tyro.conf.arg(metavar="CONVENTION")] = None
+    source: Annotated[str | None, tyro.conf.arg(metavar="CONVENTION"), ORDER] = None
     """The checkpoint's joint order (same forms); default: its metadata's, the config's, or a run folder's
     training engine's."""
-    config: Annotated[Path | None, tyro.conf.arg(metavar="FILE.yaml")] = None
+    config: Annotated[Path | None, tyro.conf.arg(metavar="FILE.yaml"), CONFIG] = None
     """Task file (presets/tasks/*.yaml) or Newton policy YAML; default: the checkpoint's metadata."""
-    asset: Annotated[Path | None, tyro.conf.arg(metavar="ROBOT.usd")] = None
+    asset: Annotated[Path | None, tyro.conf.arg(metavar="ROBOT.usd"), ASSET] = None
     """The robot's USD file (default: the task's or the metadata's asset, or a run folder's local usd_path); both
     orders are resolved from it."""
     force: bool = False

@@ -10,6 +10,8 @@ from typing import Annotated, Any
 
 import tyro
 
+from transfer.cli._checks import ASSET
+
 
 @dataclass(frozen=True)
 class Info:
@@ -20,7 +22,7 @@ class Info:
 
     checkpoint: Annotated[tyro.conf.Positional[Path], tyro.conf.arg(metavar="CHECKPOINT|RUN_DIR")]
     """TorchScript (.pt), ONNX (.onnx), RSL-RL training checkpoint (model_<iter>.pt), or an Isaac Lab run folder."""
-    asset: Annotated[Path | None, tyro.conf.arg(metavar="ROBOT.usd")] = None
+    asset: Annotated[Path | None, tyro.conf.arg(metavar="ROBOT.usd"), ASSET] = None
     """For a run folder: the robot's USD file (the run's usd_path is usually a URL that cannot be fetched)."""
     json: bool = False
     """Print one JSON object: checkpoint, format, input_size, output_size, observation_size, metadata, notes (and

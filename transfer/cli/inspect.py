@@ -11,6 +11,7 @@ from typing import Annotated, Any
 import tyro
 
 from transfer._console import engine_output
+from transfer.cli._checks import InputFile
 
 CONVENTIONS = ("physx", "mjwarp", "robot_schema")
 
@@ -21,7 +22,7 @@ class Inspect:
     every convention side by side. Without ASSET, inspects the Ant shipped inside the installed newton
     package."""
 
-    asset: Annotated[tyro.conf.Positional[Path | None], tyro.conf.arg(metavar="ASSET")] = None
+    asset: Annotated[tyro.conf.Positional[Path | None], tyro.conf.arg(metavar="ASSET"), InputFile("a USD file")] = None
     """USD file to inspect (default: newton's bundled Ant)."""
     root: Annotated[str | None, tyro.conf.arg(metavar="PRIM")] = None
     """Path of the prim carrying PhysicsArticulationRootAPI (default: every articulation)."""

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 import tyro
 
 from transfer._console import engine_output
+from transfer.cli._checks import ASSET, AT_LEAST_ONE, CONFIG, FINITE, ORDER, PLOT, POSITIVE, SEED
 
 
 @dataclass(frozen=True)
@@ -25,20 +26,20 @@ class Replay:
     (params/env.yaml gives the task, the training engine's joint order and the asset path; docs/isaaclab.md)."""
     target: Annotated[Literal["physx", "newton"], tyro.conf.arg(metavar="{physx,newton}")]
     """The backend to run on."""
-    source: Annotated[str | None, tyro.conf.arg(metavar="CONVENTION")] = None
+    source: Annotated[str | None, tyro.conf.arg(metavar="CONVENTION"), ORDER] = None
     """The checkpoint's joint order: physx, mjwarp, robot_schema, or a file listing its joint names (default: the
     checkpoint's metadata, the config's, or a run folder's training engine)."""
-    config: Annotated[Path | None, tyro.conf.arg(metavar="FILE.yaml")] = None
+    config: Annotated[Path | None, tyro.conf.arg(metavar="FILE.yaml"), CONFIG] = None
     """Task file (presets/tasks/*.yaml) or Newton policy YAML: observation, action, defaults and gains by name."""
-    asset: Annotated[Path | None, tyro.conf.arg(metavar="ROBOT.usd")] = None
+    asset: Annotated[Path | None, tyro.conf.arg(metavar="ROBOT.usd"), ASSET] = None
     """The robot's USD file (default: the task's asset; for a run folder, its usd_path when that is a local file)."""
-    num_envs: int = 1
+    num_envs: Annotated[int, AT_LEAST_ONE] = 1
     """Environments run at once."""
-    seconds: float = 10.0
+    seconds: Annotated[float, POSITIVE] = 10.0
     """Simulated seconds per replay."""
-    command: Annotated[tuple[float, float, float] | None, tyro.conf.arg(metavar="VX VY WZ")] = None
+    command: Annotated[tuple[float, float, float] | None, tyro.conf.arg(metavar="VX VY WZ"), FINITE] = None
     """Velocity command (m/s, m/s, rad/s); default: the task's."""
-    seed: int = 0
+    seed: Annotated[int, SEED] = 0
     """Seeds the small initial joint-position noise that makes environments differ."""
     no_reorder: bool = False
     """The control experiment: feed the checkpoint the target's own joint order, as a naive user would."""
@@ -46,7 +47,7 @@ class Replay:
     """Run native, reordered and naive replays and print one table with the ratio to native."""
     json: bool = False
     """Print one JSON object on stdout (with --compare: {"runs": [...]})."""
-    plot: Annotated[Path | None, tyro.conf.arg(metavar="FILE.png")] = None
+    plot: Annotated[Path | None, tyro.conf.arg(metavar="FILE.png"), PLOT] = None
     """Write a PNG of commanded vs measured forward velocity and base height over time."""
     verbose: bool = False
     """Show what the engines and Warp print, and the solver choices (kept off the terminal by default)."""
@@ -70,7 +71,8 @@ def _cell(fmt: str, value: Any) -> str:
 
 
 def print_table(rows: list[dict[str, Any]], out: Any = None) -> None:
-    """The runs as an aligned text table (``ratio`` is forward velocity over the first run's)."""
+    """The runs as an aligned text table (``ratio`` is forward velocity over the first run's), then a line for each
+    run whose policy wrote NaN or inf (those envs count as fallen: the table alone would only say "fell")."""
     out = out or sys.stdout
     cells = [[title for title, _, _ in COLUMNS]] + [[_cell(f, r.get(k)) for _, k, f in COLUMNS] for r in rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(COLUMNS))]
@@ -79,6 +81,14 @@ def print_table(rows: list[dict[str, Any]], out: Any = None) -> None:
             "  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))),
             file=out,
         )
+    for r in rows:
+        if r.get("nonfinite_envs"):
+            print(
+                f"non-finite: {r['label']}: the policy wrote NaN or inf actions in {r['nonfinite_envs']} of "
+                f"{r['num_envs']} env(s), counted as fallen (NaN weights or observations; check the checkpoint and "
+                "the task's values)",
+                file=out,
+            )
 
 
 def _with_ratios(results: list[Any]) -> list[dict[str, Any]]:

@@ -11,29 +11,35 @@ from typing import Annotated, Literal
 import tyro
 
 from transfer._console import engine_output
+from transfer.cli._checks import ASSET, AT_LEAST_ONE, NON_NEGATIVE, POSITIVE, SEED, InputFile, OutputDir
 
 
 @dataclass(frozen=True)
 class Train:
     """Train a policy for --task on --backend with rsl-rl-lib's PPO, in the joint order the task names, and
     write an Isaac Lab-style run into -o DIR: model_<iter>.pt (RSL-RL), exported/policy.pt (TorchScript), both
-    carrying the ordering metadata, rewards.png and train.json."""
+    carrying the ordering metadata, rewards.png and train.json. DIR must be new or empty unless --force."""
 
-    task: Annotated[Path, tyro.conf.arg(metavar="FILE.yaml")]
+    task: Annotated[Path, tyro.conf.arg(metavar="FILE.yaml"), InputFile("a task file (presets/tasks/*.yaml)")]
     """Task file (presets/tasks/*.yaml) naming the asset, observation, action, defaults and gains."""
     backend: Annotated[Literal["physx", "newton"], tyro.conf.arg(metavar="{physx,newton}")] = "physx"
     """The backend to train on."""
-    out: Annotated[Path, tyro.conf.arg(aliases=("-o",), metavar="DIR")] = Path("runs/train")
-    """Output folder for the run."""
-    num_envs: int = 64
+    out: Annotated[Path, tyro.conf.arg(aliases=("-o",), metavar="DIR"), OutputDir()] = Path("runs/train")
+    """Output folder for the run (new or empty; an earlier run there only with --force)."""
+    asset: Annotated[Path | None, tyro.conf.arg(metavar="ROBOT.usd"), ASSET] = None
+    """The robot's USD file (default: the task's asset)."""
+    force: bool = False
+    """Replace the run in a non-empty -o DIR: its model_*.pt, exported/policy.pt, train.json and rewards.png are
+    deleted first (other files are kept)."""
+    num_envs: Annotated[int, AT_LEAST_ONE] = 64
     """Environments simulated at once."""
-    iterations: int = 300
+    iterations: Annotated[int, AT_LEAST_ONE] = 300
     """PPO iterations (24 policy steps per environment each)."""
-    seed: int = 0
+    seed: Annotated[int, SEED] = 0
     """Seeds torch, the initial-state noise and the run."""
-    episode_seconds: float = 10.0
+    episode_seconds: Annotated[float, POSITIVE] = 10.0
     """Episode length before a time-out reset."""
-    obs_noise: float = 1.0
+    obs_noise: Annotated[float, NON_NEGATIVE] = 1.0
     """Scale of the training observation noise (Isaac Lab's ranges; 0 turns it off)."""
     json: bool = False
     """Print the run's summary as one JSON object on stdout."""
@@ -42,13 +48,15 @@ class Train:
 
 
 def run_train(cmd: Train) -> int:
-    from transfer.runs.train import train
+    from transfer.runs.train import check_run_folder, train
 
     try:
+        check_run_folder(cmd.out, cmd.force)  # before the engines start
         with engine_output(cmd.verbose) as terminal:
             result = train(
                 cmd.task, cmd.backend, cmd.out, num_envs=cmd.num_envs, iterations=cmd.iterations, seed=cmd.seed,
-                episode_seconds=cmd.episode_seconds, obs_noise=cmd.obs_noise, progress=terminal,
+                episode_seconds=cmd.episode_seconds, obs_noise=cmd.obs_noise, asset=cmd.asset, force=cmd.force,
+                progress=terminal,
             )  # fmt: skip
     except (FileNotFoundError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 import tyro
 
 from transfer._console import engine_output
+from transfer.cli._checks import ASSET, AT_LEAST_ONE, CONFIG, NON_NEGATIVE, ORDER, PLOT, SEED, UsageError
 
 
 @dataclass(frozen=True)
@@ -26,22 +27,22 @@ class Verify:
     checkpoint: Annotated[tyro.conf.Positional[Path], tyro.conf.arg(metavar="CHECKPOINT|RUN_DIR")]
     """TorchScript (.pt), ONNX (.onnx), RSL-RL training checkpoint (model_<iter>.pt), or an Isaac Lab run folder
     (params/env.yaml gives the task, the training engine's joint order and the asset path; docs/isaaclab.md)."""
-    source: Annotated[str | None, tyro.conf.arg(metavar="CONVENTION")] = None
+    source: Annotated[str | None, tyro.conf.arg(metavar="CONVENTION"), ORDER] = None
     """The checkpoint's joint order: physx, mjwarp, robot_schema, or a file listing its joint names (default: the
     checkpoint's metadata, the config's, or a run folder's training engine)."""
-    config: Annotated[Path | None, tyro.conf.arg(metavar="FILE.yaml")] = None
+    config: Annotated[Path | None, tyro.conf.arg(metavar="FILE.yaml"), CONFIG] = None
     """Task file (presets/tasks/*.yaml) or Newton policy YAML: observation, action, defaults and gains by name."""
-    asset: Annotated[Path | None, tyro.conf.arg(metavar="ROBOT.usd")] = None
+    asset: Annotated[Path | None, tyro.conf.arg(metavar="ROBOT.usd"), ASSET] = None
     """The robot's USD file (default: the task's asset; for a run folder, its usd_path when that is a local file)."""
     json: bool = False
     """Print one JSON object on stdout ({"ok": ..., "largest": ..., ...}) instead of the report."""
-    trace: Annotated[float, tyro.conf.arg(metavar="SECONDS")] = 0.0
+    trace: Annotated[float, tyro.conf.arg(metavar="SECONDS"), NON_NEGATIVE] = 0.0
     """Also run the policy closed-loop on both backends for SECONDS and report the per-joint divergence."""
-    plot: Annotated[Path | None, tyro.conf.arg(metavar="FILE.png")] = None
+    plot: Annotated[Path | None, tyro.conf.arg(metavar="FILE.png"), PLOT] = None
     """Write a PNG of the trace: per-joint divergence over time, its maximum, both base heights (needs --trace)."""
-    samples: int = 8
+    samples: Annotated[int, AT_LEAST_ONE] = 8
     """Random named states written into both backends (check 2)."""
-    seed: int = 0
+    seed: Annotated[int, SEED] = 0
     """Seeds the random states."""
     verbose: bool = False
     """Show what the engines and Warp print (kept off the terminal by default)."""
@@ -122,6 +123,8 @@ def print_report(report: Any, out: Any = None) -> None:
 def run_verify(cmd: Verify) -> int:
     from transfer.runs.verify import verify
 
+    if cmd.plot is not None and cmd.trace <= 0:
+        raise UsageError(f"--plot {cmd.plot}: the plot draws the trace; give --trace SECONDS too")
     try:
         with engine_output(cmd.verbose) as terminal:
             if cmd.verbose:

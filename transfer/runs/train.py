@@ -27,7 +27,7 @@ import numpy as np
 
 from transfer.env import fallen
 
-__all__ = ["REWARDS", "PPO_CONFIG", "TrainEnv", "TrainResult", "train"]
+__all__ = ["REWARDS", "PPO_CONFIG", "RUN_FILES", "TrainEnv", "TrainResult", "check_run_folder", "train"]
 
 INIT_NOISE = 0.1
 """Uniform noise (rad or m) on the initial joint positions of every training episode."""
@@ -223,6 +223,7 @@ def train(
     progress: bool | TextIO = True,
     save_interval: int | None = None,
     obs_noise: float = 1.0,
+    force: bool = False,
 ) -> TrainResult:
     """Train a policy for ``task`` (a task file) on ``backend`` and write the run into ``out_dir``.
 
@@ -230,6 +231,9 @@ def train(
     whichever backend trains. Checkpoints carry the ordering metadata (trained_on, joint names, observation and
     action layout, defaults, gains, sim settings, asset hint) from the moment they are written. ``obs_noise`` scales
     the training observation noise (:data:`OBS_NOISE`; 0 turns it off).
+
+    ``out_dir`` must be new or empty (:func:`check_run_folder`): a run never mixes with an earlier one. ``force``
+    replaces the earlier run: its :data:`RUN_FILES` are deleted once the environment is up, other files are kept.
     """
     import sys
 
@@ -240,11 +244,17 @@ def train(
     from transfer.env import PolicyEnv
     from transfer.task import load_task, resolve_asset
 
+    if iterations < 1:
+        raise ValueError(f"iterations: expected at least 1 PPO iteration, got {iterations}")
+    out = Path(out_dir)
+    check_run_folder(out, force)
     spec = load_task(task)
     path = Path(asset) if asset is not None else (resolve_asset(spec.asset) if spec.asset else None)
     if path is None:
-        raise ValueError(f"{task}: the task names no asset; pass asset=")
-    out = Path(out_dir)
+        raise ValueError(
+            f"{task}: the task names no asset; add `asset: ROBOT.usd` to the task file, or give the robot's USD file "
+            "with --asset (asset= in the API)"
+        )
     out.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(seed)
     torch.set_num_threads(1)
@@ -254,12 +264,13 @@ def train(
         cfg = json.loads(json.dumps(PPO_CONFIG))
         cfg["seed"] = seed
         runner = OnPolicyRunner(venv, cfg, log_dir=None, device="cpu")
-        metadata = _metadata(env, backend, spec)
+        metadata = _metadata(env, backend, spec, spec.asset if asset is None else str(path.resolve()))
         curve: dict[str, list[float]] = {"iteration": [], "reward": [], "episode_length": [], "seconds": []}
         interval = save_interval or max(1, iterations // 4)
         stream = progress if hasattr(progress, "write") else sys.stderr
         bar = tqdm(range(iterations), desc=f"train {spec.name} on {backend}", unit="it", file=stream,
                    disable=progress is False)  # fmt: skip
+        _remove_previous_run(out)
         start = time.perf_counter()
         for it in bar:
             runner.current_learning_iteration = it
@@ -293,12 +304,42 @@ def train(
         env.close()
 
 
-def _metadata(env: Any, backend: str, spec: Any) -> dict[str, Any]:
+RUN_FILES = ("model_*.pt", "exported/policy.pt", "train.json", "rewards.png")
+"""What a run writes into its folder (and what ``force`` deletes of an earlier run's)."""
+
+
+def check_run_folder(out: str | Path, force: bool = False) -> None:
+    """Refuse ``out`` as a run folder when it is a file, or a folder that already holds something (unless
+    ``force``): a second run would replace the first one's checkpoints or, beside an older ``model_499.pt``, add a
+    ``model_0.pt`` that run-folder loading never picks."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"-o {out} is a file, not a folder; give a folder for the run (new or empty)")
+    if force or not out.is_dir():
+        return
+    held = sorted(p.name for p in out.iterdir())
+    if held:
+        shown = ", ".join(held[:4]) + (f" and {len(held) - 4} more" if len(held) > 4 else "")
+        raise ValueError(
+            f"-o {out} already holds {shown}: a new run would replace or mix with it. Give a new (or empty) folder, "
+            "or pass --force to replace the run there (its model_*.pt, exported/policy.pt, train.json and "
+            "rewards.png are deleted first; other files are kept)."
+        )
+
+
+def _remove_previous_run(out: Path) -> None:
+    for pattern in RUN_FILES:
+        for path in out.glob(pattern):
+            if path.is_file():
+                path.unlink()
+
+
+def _metadata(env: Any, backend: str, spec: Any, asset: str | None) -> dict[str, Any]:
     from transfer.checkpoint import build_metadata
 
     return build_metadata(
         env.task, env.art.joint_names, body_names=env.art.body_names, convention=spec.convention,
-        trained_on=backend, asset=spec.asset,
+        trained_on=backend, asset=asset,
     )  # fmt: skip
 
 

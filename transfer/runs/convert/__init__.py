@@ -132,8 +132,8 @@ def convert(
     checkpoint = Path(checkpoint)
     if not checkpoint.is_file():
         raise FileNotFoundError(f"Checkpoint not found: {checkpoint}")
-    out = check_output(checkpoint, out, force=force)
     fmt = detect_format(checkpoint)
+    out = check_output(checkpoint, out, force=force, format=fmt)
     meta = read_metadata(checkpoint, fmt)
     task, asset_text = _task_and_asset(checkpoint, meta, config, asset)
     asset_path = resolve_asset(asset_text)
@@ -174,15 +174,15 @@ def _convert_run(path: Any, to: Any, *, out: Any, source: Any, config: Any, asse
     """:func:`convert` for an Isaac Lab run folder (or a checkpoint file inside one): its checkpoint, task, order and
     asset as :func:`transfer.runs.replay.resolve_inputs` reads them; OUT's metadata records the run."""
     from transfer.orders import resolve_ordering
-    from transfer.runs.replay import _parse_source, resolve_inputs
+    from transfer.runs.replay import resolve_inputs
     from transfer.task.isaaclab import find_run
 
     inputs = resolve_inputs(path, source=source, config=config, asset=asset)
     checkpoint = inputs.policy.path
     if inputs.policy.metadata is not None:  # the checkpoint describes itself
         return convert(checkpoint, to, out=out, source=source, config=config, asset=asset, force=force)
-    out = check_output(checkpoint, out, force=force)
-    parsed, parsed_to = inputs.source, _parse_source(to if isinstance(to, str) else list(to))
+    out = check_output(checkpoint, out, force=force, format=inputs.policy.format)
+    parsed, parsed_to = inputs.source, _parse_to(to)
     if parsed_to is None:
         raise ConvertError("--to is needed: the joint order to convert to (physx, mjwarp, robot_schema, or names)")
     src_order, to_order = resolve_ordering(inputs.asset, parsed), resolve_ordering(inputs.asset, parsed_to)
@@ -237,7 +237,7 @@ def _orders(checkpoint: Path, meta: Mapping[str, Any] | None, task: Task, source
     """The checkpoint's order (``source``, else its metadata's, else the task's convention) and the new one."""
     from transfer.runs.replay import _parse_source
 
-    parsed_to = _parse_source(to if isinstance(to, str) else list(to))
+    parsed_to = _parse_to(to)
     if parsed_to is None:
         raise ConvertError("--to is needed: the joint order to convert to (physx, mjwarp, robot_schema, or names)")
     parsed = _parse_source(source if source is None or isinstance(source, str) else list(source))
@@ -251,6 +251,16 @@ def _orders(checkpoint: Path, meta: Mapping[str, Any] | None, task: Task, source
             "a file listing its joint names)"
         )
     return parsed, parsed_to
+
+
+def _parse_to(to: Any) -> Any:
+    """``to`` parsed as ``--source`` is, with its errors naming ``--to``."""
+    from transfer.runs.replay import _parse_source
+
+    try:
+        return _parse_source(to if isinstance(to, str) else list(to))
+    except ValueError as exc:
+        raise ConvertError(str(exc).replace("--source", "--to", 1)) from None
 
 
 def _history(checkpoint: Path, source: Any, to: Any) -> dict[str, str]:
@@ -288,9 +298,9 @@ def reorder_checkpoint(
     from transfer.policy import detect_format
 
     checkpoint = Path(checkpoint)
-    out = check_output(checkpoint, out, force=force)
-    metadata = check_metadata(metadata)
     fmt = format or detect_format(checkpoint)
+    out = check_output(checkpoint, out, force=force, format=fmt)
+    metadata = check_metadata(metadata)
     names = tuple(metadata["joint_names"])
     label = metadata.get("convention") or "explicit list"
     if reorder.identity:
@@ -309,6 +319,18 @@ def _check(handler: Any, reorder: Reorder, samples: int, name: str) -> float:
     x = (rng.standard_normal((samples, len(reorder.observation))) * 2.0).astype(np.float32)
     error, scale = 0.0, 1.0
     for expected, got in handler.compare(x, x[:, list(reorder.observation)]):
+        for which, values in (("original", expected), ("converted", got)):
+            bad = ~np.isfinite(values.reshape(len(values), -1)).all(axis=1)
+            if bad.any():  # NaN compares equal to nothing: never let it pass as "largest difference 0"
+                cause = (
+                    "its weights (or normalizer) hold NaN or inf: the checkpoint is broken, retrain or re-export it"
+                    if which == "original"
+                    else "the edit broke the network"
+                )
+                raise ConvertError(
+                    f"{name}: the {which} network writes non-finite actions (NaN or inf) on {int(bad.sum())} of "
+                    f"{samples} random observations: {cause}. Nothing written."
+                )
         if expected.size:
             error = max(error, float(np.max(np.abs(got - expected))))
             scale = max(scale, 1.0 + float(np.max(np.abs(expected))))

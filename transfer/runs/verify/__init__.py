@@ -139,6 +139,7 @@ def verify(
                   samples=samples, seed=seed, sizes=sizes)  # fmt: skip
     if not sizes.ok:
         return VerifyReport(ok=False, terms=[], orders={}, trace=None, verdict=_verdict(sizes, [], None), **common)
+    _check_finite_actions(inputs.policy, seed)
     _torch_threads()
     overrides = dict(backend_orders or {})
     envs: dict[str, Any] = {}
@@ -165,6 +166,25 @@ def verify(
     if plot is not None and traced is not None:
         plot_trace(report, plot)
     return report
+
+
+def _check_finite_actions(policy: Any, seed: int, count: int = 64) -> None:
+    """Refuse, before the engines start, a policy that writes NaN or inf on ordinary observations (zeros and
+    standard-normal draws): NaN equals nothing, so check 2 could only report an infinite difference."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    obs = np.concatenate([np.zeros((1, policy.input_size)), rng.standard_normal((count - 1, policy.input_size))])
+    policy.reset()
+    actions = np.asarray(policy(obs.astype(np.float32)), np.float64)
+    policy.reset()
+    bad = ~np.isfinite(actions.reshape(count, -1)).all(axis=1)
+    if bad.any():
+        raise ValueError(
+            f"{policy.path.name}: the policy writes non-finite actions (NaN or inf) on {int(bad.sum())} of {count} "
+            "ordinary observations (zeros and standard-normal draws): its weights or normalizer hold NaN or inf. "
+            "Nothing to verify; retrain or re-export the checkpoint."
+        )
 
 
 def _torch_threads() -> None:

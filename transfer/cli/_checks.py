@@ -1,0 +1,261 @@
+"""The command line's own checks, run on a parsed command before any work starts (:func:`check_command`).
+
+A field of a command's dataclass declares what its value must be with one marker in its annotation, beside tyro's
+own ``tyro.conf.arg``::
+
+    seconds: Annotated[float, POSITIVE] = 10.0
+    plot: Annotated[Path | None, tyro.conf.arg(metavar="FILE.png"), PLOT] = None
+
+:func:`check_command` reads the markers and raises :class:`UsageError` naming the flag (``--seconds``, ``-o``, or
+the positional's metavar), the value and what to give instead. Numbers are finite and in range; input files
+exist and are files, not folders; output files and folders can be written where they are named (their folder
+exists and is writable, a file is not an existing folder, nor a folder an existing file) and carry a suffix
+that says their format. Only the standard library and ``tyro`` are imported here (``yaml`` inside the one
+function that reads an order file).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import tempfile
+import typing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import tyro
+
+__all__ = [
+    "ASSET",
+    "AT_LEAST_ONE",
+    "CONFIG",
+    "FINITE",
+    "NON_NEGATIVE",
+    "ORDER",
+    "PLOT",
+    "POSITIVE",
+    "SEED",
+    "InputFile",
+    "Number",
+    "Order",
+    "OutputDir",
+    "OutputFile",
+    "UsageError",
+    "check_command",
+    "check_output_dir",
+    "check_output_file",
+]
+
+
+class UsageError(ValueError):
+    """A command-line value that cannot be right, found before any work started."""
+
+
+@dataclass(frozen=True)
+class Number:
+    """A number (or each number of a tuple) that must be finite, ``>= low`` (``> low`` with ``above``) and
+    ``<= high``; ``integer`` only changes the wording."""
+
+    low: float | None = None
+    above: bool = False
+    high: float | None = None
+    integer: bool = False
+
+    def problem(self, value: float) -> str | None:
+        if isinstance(value, float) and not math.isfinite(value):
+            return self.expected()
+        if self.low is not None and (value <= self.low if self.above else value < self.low):
+            return self.expected()
+        if self.high is not None and value > self.high:
+            return self.expected()
+        return None
+
+    def expected(self) -> str:
+        kind = "an integer" if self.integer else "a finite number"
+        fmt = (lambda v: str(int(v))) if self.integer else (lambda v: f"{v:g}")
+        bounds = []
+        if self.low is not None:
+            bounds.append(f"{'>' if self.above else '>='} {fmt(self.low)}")
+        if self.high is not None:
+            bounds.append(f"<= {fmt(self.high)}")
+        return f"{kind}{' ' + ' and '.join(bounds) if bounds else ''}"
+
+
+AT_LEAST_ONE = Number(1, integer=True)
+"""Counts: environments, iterations, samples."""
+POSITIVE = Number(0, above=True)
+"""Durations that must be longer than zero."""
+NON_NEGATIVE = Number(0)
+"""Scales and durations where 0 turns the thing off."""
+FINITE = Number()
+"""Any finite number (velocity commands)."""
+SEED = Number(0, high=2**32 - 1, integer=True)
+"""Seeds numpy and torch accept alike."""
+
+
+@dataclass(frozen=True)
+class InputFile:
+    """A file that must exist and not be a folder; ``what`` says what it is, for the message."""
+
+    what: str
+
+
+@dataclass(frozen=True)
+class OutputFile:
+    """A file the command writes: its folder exists and is writable, it is not a folder, and its suffix is one of
+    ``suffixes`` (the format it will be written in)."""
+
+    suffixes: tuple[str, ...]
+    what: str = "file"
+
+
+@dataclass(frozen=True)
+class OutputDir:
+    """A folder the command writes into (created with its parents): not an existing file, and the nearest folder
+    that exists is writable."""
+
+
+@dataclass(frozen=True)
+class Order:
+    """A joint order: a convention name, or a file listing joint names (YAML list)."""
+
+
+ASSET = InputFile("the robot's USD file")
+CONFIG = InputFile("a task file (presets/tasks/*.yaml) or a Newton policy YAML")
+PLOT = OutputFile((".png", ".pdf", ".svg", ".jpg", ".jpeg"), "plot")
+"""A plot: matplotlib writes the format its suffix names (without one it would add ``.png`` behind your back)."""
+ORDER = Order()
+
+
+def _label(field: dataclasses.Field, metadata: tuple[Any, ...]) -> str:
+    """How the user spelt the field: ``--num-envs``, ``-o``, or a positional's metavar."""
+    config = next((m for m in metadata if hasattr(m, "aliases") and hasattr(m, "metavar")), None)
+    if any(m is tyro.conf.Positional for m in metadata):
+        return (config.metavar if config is not None and config.metavar else field.name.upper()).split("|")[0]
+    if config is not None and config.aliases:
+        return config.aliases[0]
+    return "--" + field.name.replace("_", "-")
+
+
+def _metadata(hint: Any) -> tuple[Any, ...]:
+    return tuple(getattr(hint, "__metadata__", ()))
+
+
+def check_command(cmd: Any) -> None:
+    """Check every marked field of the parsed command ``cmd`` (a dataclass); raise :class:`UsageError` on the first
+    value that cannot be right."""
+    hints = typing.get_type_hints(type(cmd), include_extras=True)
+    for field in dataclasses.fields(cmd):
+        metadata = _metadata(hints.get(field.name))
+        value = getattr(cmd, field.name)
+        if value is None:
+            continue
+        for marker in metadata:
+            if isinstance(marker, (Number, InputFile, OutputFile, OutputDir, Order)):
+                _check(marker, _label(field, metadata), value)
+
+
+def _check(marker: Any, flag: str, value: Any) -> None:
+    if isinstance(marker, Number):
+        values = value if isinstance(value, tuple) else (value,)
+        for v in values:
+            problem = marker.problem(v)
+            if problem is not None:
+                shown = " ".join(f"{x:g}" if isinstance(x, float) else str(x) for x in values)
+                need = "each value must be" if len(values) > 1 else "expected"
+                raise UsageError(f"{flag} {shown}: {need} {problem}")
+    elif isinstance(marker, InputFile):
+        check_input_file(flag, Path(value), marker.what)
+    elif isinstance(marker, OutputFile):
+        check_output_file(flag, Path(value), marker.suffixes, marker.what)
+    elif isinstance(marker, OutputDir):
+        check_output_dir(flag, Path(value))
+    elif isinstance(marker, Order):
+        check_order(flag, str(value))
+
+
+def _shown(path: Path) -> str:
+    return "'.' (the current folder, which an empty path also names)" if str(path) == "." else str(path)
+
+
+def check_input_file(flag: str, path: Path, what: str) -> None:
+    """``path`` exists and is a file."""
+    if path.is_dir():
+        raise UsageError(f"{flag} {_shown(path)} is a folder; give {what}")
+    if not path.exists():
+        where = "" if path.is_absolute() else f" (relative paths start at {Path.cwd()})"
+        raise UsageError(f"{flag} {path}: no such file{where}; give {what}")
+
+
+def _writable(folder: Path) -> str | None:
+    """Why nothing can be written in ``folder`` (None when a file can be): tried, not guessed from permissions."""
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        return exc.strerror or type(exc).__name__
+    return None
+
+
+def check_output_file(flag: str, path: Path, suffixes: tuple[str, ...] = (), what: str = "file") -> None:
+    """``path`` can be written as a file: not a folder, its folder exists and takes files, its suffix is known."""
+    if path.is_dir():
+        example = path / f"{what}{suffixes[0] if suffixes else ''}"
+        raise UsageError(f"{flag} {_shown(path)} is a folder; give the {what}'s file path, e.g. {example}")
+    if suffixes and path.suffix.lower() not in suffixes:
+        raise UsageError(
+            f"{flag} {path}: the suffix says the format; give a {what} name ending in {', '.join(suffixes)}"
+        )
+    parent = path.parent
+    if not parent.is_dir():
+        state = "is a file" if parent.exists() else "does not exist"
+        raise UsageError(f"{flag} {path}: the folder {parent} {state}; create the folder or give another path")
+    reason = _writable(parent)
+    if reason is not None:
+        raise UsageError(f"{flag} {path}: cannot write in {parent} ({reason}); give a path in a writable folder")
+
+
+def check_output_dir(flag: str, path: Path) -> None:
+    """``path`` can be used (or created) as a folder."""
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"{flag} {path} is a file, not a folder; give a folder for the output (new or empty)")
+    existing = path
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        raise UsageError(f"{flag} {path}: {existing} is a file, so the folder cannot be created there")
+    reason = _writable(existing)
+    if reason is not None:
+        raise UsageError(f"{flag} {path}: cannot write in {existing} ({reason}); give a folder you can write to")
+
+
+def check_order(flag: str, value: str) -> None:
+    """A convention name, or a readable YAML file listing joint names."""
+    from transfer.ordering import OrderingConvention, parse_ordering
+
+    conventions = ", ".join(c.value for c in OrderingConvention)
+    path = Path(value)
+    if path.is_dir():
+        raise UsageError(
+            f"{flag} {_shown(path)} is a folder; give a convention ({conventions}) or a file of joint names"
+        )
+    if path.is_file():
+        import yaml
+
+        try:
+            names = yaml.safe_load(path.read_text())
+        except (yaml.YAMLError, UnicodeDecodeError) as exc:
+            first = str(exc).strip().splitlines()
+            raise UsageError(
+                f"{flag} {path}: not a readable YAML list of joint names ({' '.join(first[:1] + first[-1:])})"
+            ) from None
+        if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+            raise UsageError(f"{flag} {path}: expected a YAML list of joint names (- LF_HAA ...), got {names!r:.80}")
+        return
+    try:
+        parse_ordering(value)
+    except ValueError:
+        raise UsageError(
+            f"{flag} {value!r}: not a convention ({conventions}) and not a file listing joint names"
+        ) from None
