@@ -1,0 +1,59 @@
+"""``transfer task``: a starting task file for a robot asset (:mod:`transfer.runs.task_file`)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated
+
+import tyro
+
+
+@dataclass(frozen=True)
+class TaskFile:
+    """Write a starting task file (format transfer-task/1) for ASSET: every joint in both engines' orders, defaults
+    from the authored pose or drive targets, gains from the drives (per radian), Isaac Lab's flat-velocity
+    observation and action sized for the robot, the simulation settings in effect, and '# DECIDE:' comments where a
+    human must choose. Exit 2 on bad input or sizes that disagree with --checkpoint."""
+
+    asset: Annotated[tyro.conf.Positional[Path], tyro.conf.arg(metavar="ASSET")]
+    """The robot's USD file (read only)."""
+    output: Annotated[Path, tyro.conf.arg(name="output", aliases=("-o",), metavar="TASK.yaml")]
+    """The task file to write (refused when it exists, unless --force). (required)"""
+    checkpoint: Annotated[Path | None, tyro.conf.arg(metavar="CKPT")] = None
+    """A policy (.pt, .onnx, RSL-RL checkpoint): its input and output sizes are checked against the task's."""
+    source: Annotated[str | None, tyro.conf.arg(metavar="CONVENTION")] = None
+    """The checkpoint's joint order (physx, mjwarp, robot_schema): written as the task's convention."""
+    force: bool = False
+    """Overwrite an existing output file."""
+    json: bool = False
+    """Print what was written (path, sizes, fields to decide) as one JSON object."""
+
+
+def run_task(cmd: TaskFile) -> int:
+    from transfer.orders import OrderingError
+    from transfer.runs.task_file import TaskFileError, write_task_file
+    from transfer.task import TaskError
+
+    try:
+        result = write_task_file(cmd.asset, cmd.output, checkpoint=cmd.checkpoint, source=cmd.source, force=cmd.force)
+    except (FileNotFoundError, OrderingError, TaskFileError, TaskError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    summary = {
+        "output": str(cmd.output),
+        "joints": len(result.joints),
+        "observation_size": result.observation_size,
+        "action_size": result.action_size,
+        "checkpoint": result.checkpoint,
+        "decide": result.decide,
+    }
+    if cmd.json:
+        print(json.dumps(summary, indent=2))
+        return 0
+    print(f"wrote {cmd.output}: {len(result.joints)} joints, {result.observation_size} observations, "
+          f"{result.action_size} actions" + (" (checked against the checkpoint)" if result.checkpoint else ""))  # fmt: skip
+    print(f"decide (lines marked '# DECIDE:'): {', '.join(result.decide)}")
+    return 0

@@ -1,0 +1,370 @@
+"""``transfer task``: a starting task file (``format: transfer-task/1``) for a robot asset, with comments where a
+human must decide.
+
+:func:`starting_task` reads the asset with USD alone (no engine runs):
+
+- every joint in both engines' orders (``joint_names_by_convention``: ``physx``, ``mjwarp``, and ``robot_schema``
+  where the asset authors one), resolved by the emulations proven equal to the engines (:mod:`transfer.orders`);
+- ``default_joint_pos`` from the authored pose (``PhysicsJointStateAPI`` positions), else the drive targets, else 0;
+- ``stiffness`` / ``damping`` from the drives, per radian (USD authors angular gains per degree: x 180/pi),
+  ``effort_limit`` from ``maxForce``, ``armature`` from ``physxJoint:armature``;
+- Isaac Lab's flat-velocity observation and a joint-position action over every joint, sized for the robot (with a
+  checkpoint, the sizes are checked against its input and output);
+- the simulation settings in effect: the PhysicsScene's time step and gravity, the articulation's solver iterations
+  and self-collisions (the task's defaults where the asset authors none).
+
+:func:`render` writes the task as YAML through :meth:`Task.to_dict` (so whatever fields the task model has are
+written), with a comment on each field and ``# DECIDE:`` where the asset cannot say what the policy was trained with.
+The text reads back with :func:`transfer.task.load_task` to the same task.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["DECIDE", "StartingTask", "TaskFileError", "render", "starting_task", "write_task_file"]
+
+DECIDE = "# DECIDE:"
+"""The marker of every comment where a human must choose a value the asset cannot give."""
+ACTION_SCALE = 0.5  # Isaac Lab's velocity tasks: 0.5 (ANYmal), 0.25 (Unitree)
+_TRAINED_ON = {"physx": "physx", "mjwarp": "newton"}
+
+
+class TaskFileError(ValueError):
+    """The task file cannot be written as asked (sizes that disagree with the checkpoint, an existing output)."""
+
+
+@dataclass(frozen=True)
+class StartingTask:
+    """The generated task, the per-field comments, and what the generator could not decide (``decide``)."""
+
+    task: Any
+    comments: dict[str, list[str]]
+    decide: list[str]
+    joints: tuple[str, ...]
+    observation_size: int
+    action_size: int
+    checkpoint: dict[str, Any] | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def _number(x: float) -> float:
+    return float(f"{x:.6g}")
+
+
+def _orders(asset: str) -> dict[str, tuple[str, ...]]:
+    from transfer.orders import OrderingError, resolve_ordering
+
+    out = {}
+    for convention in ("physx", "mjwarp", "robot_schema"):
+        try:
+            order = resolve_ordering(asset, convention)
+        except OrderingError:
+            if convention != "robot_schema":
+                raise
+            continue
+        if order is not None:
+            out[convention] = tuple(order.joints)
+    return out
+
+
+def _per_joint(joints: list[str], values: dict[str, float | None]) -> dict[str, float] | None:
+    """``{".*": v}`` when every joint has the same value, else one entry per joint; ``None`` if any is missing."""
+    if any(values.get(j) is None for j in joints):
+        return None
+    picked = {j: _number(values[j]) for j in joints}  # type: ignore[arg-type]
+    distinct = set(picked.values())
+    return {".*": distinct.pop()} if len(distinct) == 1 else picked
+
+
+def starting_task(
+    asset: str | os.PathLike,
+    *,
+    checkpoint: str | os.PathLike | None = None,
+    source: str | None = None,
+    output: str | os.PathLike | None = None,
+) -> StartingTask:
+    """The starting task for ``asset`` (see the module docstring). ``source``: the convention the checkpoint was
+    trained in (``physx``, ``mjwarp``, ``robot_schema``); ``output``: where the file will be written (the task's
+    ``asset`` is then relative to it). Raises :class:`TaskFileError` when ``checkpoint``'s sizes disagree."""
+    from transfer.ordering import OrderingConvention, parse_ordering
+    from transfer.profile import read_asset_settings
+    from transfer.task import FLAT_VELOCITY_OBSERVATION, ActionTerm, Task
+
+    asset = str(asset)
+    if not Path(asset).is_file():
+        raise FileNotFoundError(f"{asset}: no such USD file (the robot asset to write a task for)")
+    orders = _orders(asset)
+    settings = read_asset_settings(asset)
+    physx_joints = orders["physx"]
+    convention = None
+    if source is not None:
+        parsed = parse_ordering(source)
+        if not isinstance(parsed, OrderingConvention):
+            raise TaskFileError(f"--source {source!r}: expected one of physx, mjwarp, robot_schema")
+        convention = parsed.value
+        if convention not in orders:
+            raise TaskFileError(f"--source {convention}: the asset authors no {convention} order (IsaacRobotAPI)")
+    joints = list(physx_joints)
+    drives = {n: settings.joints.get(n) for n in joints}
+    comments: dict[str, list[str]] = {}
+    decide: list[str] = []
+    notes: list[str] = []
+
+    # defaults: the authored pose, else the drive targets, else 0
+    pose = {n: _pose(drives[n]) for n in joints}
+    authored = [n for n in joints if pose[n] is not None]
+    defaults = {n: _number(pose[n] or 0.0) for n in joints}
+    if len(authored) < len(joints):
+        missing = "any joint" if not authored else f"{len(joints) - len(authored)} of the joints"
+        decide.append("default_joint_pos")
+        comments["default_joint_pos"] = [
+            f"{DECIDE} the asset authors no pose or drive target for {missing} (written as 0.0: the pose the "
+            "asset is drawn in): set the pose the policy was trained with (Isaac Lab: init_state.joint_pos), in rad/m.",
+            'Keys are joint names or full-match patterns (".*_HFE").',
+        ]
+    else:
+        comments["default_joint_pos"] = ["from the asset's authored pose (PhysicsJointStateAPI) or drive targets"]
+    if len(set(defaults.values())) == 1:
+        defaults = {".*": next(iter(defaults.values()))}
+
+    # gains: from the drives, per radian
+    stiffness = _per_joint(joints, {n: d.stiffness if d else None for n, d in drives.items()}) or {}
+    damping = _per_joint(joints, {n: d.damping if d else None for n, d in drives.items()}) or {}
+    gains = [*stiffness.values(), *damping.values()]
+    if not stiffness or not any(stiffness.values()):
+        decide.append("stiffness")
+        comments["stiffness"] = [
+            f"{DECIDE} the asset's drives author stiffness {'0' if stiffness else 'nothing'}: nothing would hold the "
+            "pose. Set the gains the policy was trained with (Isaac Lab's actuator stiffness / damping, N·m/rad)."
+        ]
+    else:
+        comments["stiffness"] = ["from the asset's drives, converted to per radian (USD angular gains are per degree)"]
+    if not gains:
+        stiffness = damping = {}
+    max_force = _per_joint(joints, {n: d.max_force if d else None for n, d in drives.items()})
+    armature = _per_joint(joints, {n: d.armature if d else None for n, d in drives.items()}) or {}
+    comments["effort_limit"] = (
+        ["from the drives' maxForce (N·m or N)"] if max_force else ["null: the drives author no finite maxForce"]
+    )
+    comments["armature"] = ["from physxJoint:armature" if armature else "{}: the asset's (it authors none)"]
+    velocities = {n: d.max_velocity for n, d in drives.items() if d and d.max_velocity is not None}
+    if velocities:
+        fastest = max(velocities.values())
+        notes.append(f"velocity limits (physxJoint:maxJointVelocity) authored up to {fastest:.3g} rad/s")
+
+    # the simulation settings in effect
+    physx: dict[str, int] = {}
+    if settings.position_iterations is not None:
+        physx["solver_position_iterations"] = settings.position_iterations
+    if settings.velocity_iterations is not None:
+        physx["solver_velocity_iterations"] = settings.velocity_iterations
+    decide.append("physx")
+    comments["physx"] = [
+        f"{DECIDE} the solver iterations the asset authors on {settings.root}"
+        + (f" ({physx.get('solver_position_iterations')} / {physx.get('solver_velocity_iterations')})" if physx else
+           " (none: the engine's)")
+        + ". Isaac Lab trains legged robots at 4 / 0; with 32 / 16 a PhysX-trained ANYmal C falls on PhysX."
+    ]  # fmt: skip
+    sim_dt = settings.time_step or 0.005
+    decide.append("sim_dt")
+    comments["sim_dt"] = [
+        f"{DECIDE} physics step (s): "
+        + (f"the asset's PhysicsScene ({1 / sim_dt:.4g} Hz)" if settings.time_step else "the asset authors no "
+           "PhysicsScene time step; 0.005 (200 Hz) is Isaac Lab's locomotion default")
+        + ". Use the training's sim.dt."
+    ]  # fmt: skip
+    comments["decimation"] = [f"{DECIDE} physics steps per policy step (policy at {1 / (sim_dt * 4):.4g} Hz)"]
+    decide.append("decimation")
+
+    # observation and action: Isaac Lab's flat-velocity skeleton over every joint
+    action = ActionTerm(kind="joint_position", scale=ACTION_SCALE, use_default_offset=True, joints=None)
+    decide.append("action")
+    comments["action"] = [
+        f"{DECIDE} joint position target = default + scale * action, for every joint ({len(joints)} actions); "
+        "scale as trained (Isaac Lab: 0.5 ANYmal, 0.25 Unitree)"
+    ]
+    values: dict[str, Any] = dict(
+        name=f"{Path(asset).stem}_flat_velocity",
+        observation=FLAT_VELOCITY_OBSERVATION,
+        action=action,
+        joint_names=None,
+        convention=convention,
+        default_joint_pos=defaults,
+        stiffness=stiffness,
+        damping=damping,
+        armature=armature,
+        effort_limit=max_force,
+        sim_dt=_number(sim_dt),
+        decimation=4,
+        physx=physx,
+        newton={"solver": "mujoco_warp"},
+        spawn_height=None,
+        command=(1.0, 0.0, 0.0),
+        asset=_relative(asset, output),
+        trained_on=_TRAINED_ON.get(convention or ""),
+        joint_names_by_convention={k: list(v) for k, v in orders.items()},
+        gravity=None if settings.gravity is None else tuple(_number(g) for g in settings.gravity),
+        self_collisions=settings.self_collisions,
+    )
+    known = {f.name for f in dataclasses.fields(Task)}
+    task = Task(**{k: v for k, v in values.items() if k in known})
+    size = task.observation_size(len(joints))
+    comments["observation"] = [
+        f"Isaac Lab's flat-velocity policy observation: {size} entries for {len(joints)} joints, in this order; joint "
+        "blocks follow the checkpoint's joint order.",
+        f"{DECIDE} the terms, scales and clips the policy was trained with (check against its input size).",
+    ]
+    decide.append("observation")
+    if convention is None:
+        decide.append("convention")
+        comments["convention"] = [
+            f"{DECIDE} the order the checkpoint's joint vectors follow: physx (trained on PhysX / Isaac Lab), mjwarp "
+            "(Newton / MuJoCo-Warp) or robot_schema; or pass --source to replay. Both orders are listed below."
+        ]
+    else:
+        comments["convention"] = [f"the checkpoint's joint order (--source {convention})"]
+    comments["joint_names_by_convention"] = [f"each engine's joint order for this asset ({len(joints)} joints)"]
+    comments["spawn_height"] = ["null: computed from the asset's collision geometry at its authored pose"]
+    comments["command"] = [f"{DECIDE} the velocity command replayed: vx, vy (m/s), wz (rad/s)"]
+    decide.append("command")
+    comments["asset"] = ["the robot, relative to this file"]
+    comments["joint_names"] = ["null: the checkpoint's order is the convention's list below"]
+    comments["damping"] = ["from the asset's drives, per radian (set with the stiffness)"]
+    comments["newton"] = ["Newton's solver: mujoco_warp (MuJoCo-Warp; replay picks MuJoCo C for one environment)"]
+    comments["trained_on"] = ["the engine the checkpoint was trained on (physx, newton), from --source"]
+    comments["friction"] = ["{}: the asset's joint friction"]
+    comments["ground"] = ["null: the default ground material"]
+    comments["actuators"] = ["[]: every joint driven by the engine's PD (Isaac Lab's implicit actuator)"]
+    comments["self_collisions"] = ["the articulation's physxArticulation:enabledSelfCollisions"]
+    comments["gravity"] = ["null: 9.81 m/s^2 down (the asset's PhysicsScene authors none)"]
+    if settings.gravity is not None:
+        comments["gravity"] = ["the asset's PhysicsScene gravity (m/s^2)"]
+    result = StartingTask(task, comments, decide, tuple(joints), size, task.action_size(len(joints)), notes=notes)
+    if checkpoint is not None:
+        result = dataclasses.replace(result, checkpoint=_check_sizes(result, checkpoint))
+    return result
+
+
+def _pose(drive: Any) -> float | None:
+    if drive is None:
+        return None
+    return drive.position if drive.position is not None else drive.target
+
+
+def _relative(asset: str, output: str | os.PathLike | None) -> str:
+    base = Path(output).resolve().parent if output is not None else Path.cwd()
+    return Path(os.path.relpath(Path(asset).resolve(), base)).as_posix()
+
+
+def _check_sizes(result: StartingTask, checkpoint: str | os.PathLike) -> dict[str, Any]:
+    from transfer.policy import load_policy
+
+    policy = load_policy(checkpoint)
+    sizes = {"input_size": policy.input_size, "output_size": policy.output_size}
+    wrong = []
+    if policy.input_size != result.observation_size:
+        wrong.append(
+            f"it reads {policy.input_size} observations, the flat-velocity skeleton gives {result.observation_size} "
+            f"for {len(result.joints)} joints"
+        )
+    if policy.output_size != result.action_size:
+        wrong.append(f"it writes {policy.output_size} actions, the robot has {result.action_size} joints")
+    if wrong:
+        raise TaskFileError(
+            f"{checkpoint} does not fit this robot's flat-velocity task: {'; '.join(wrong)}. The policy reads other "
+            "observation terms, or belongs to another robot: write the file without --checkpoint and edit its "
+            "observation and action to the training's."
+        )
+    return {"path": str(checkpoint), **sizes}
+
+
+def _yaml_value(key: str, value: Any) -> str:
+    import yaml
+
+    if key == "joint_names_by_convention" and value:
+        lines = [f"{key}:"]
+        for name, joints in value.items():
+            lines.append(f"  {name}: [{', '.join(joints)}]")
+        return "\n".join(lines) + "\n"
+    if key == "observation":
+        lines = [f"{key}:"]
+        for term in value:
+            plain = term.get("scale") == 1.0 and term.get("clip") is None
+            lines.append(f"  - {term['name']}" if plain else f"  - {yaml.safe_dump(term, default_flow_style=True)}")
+        return "\n".join(line.rstrip() for line in lines) + "\n"
+    if isinstance(value, dict) and value and all(isinstance(v, (int, float)) for v in value.values()):
+        lines = [f"{key}:"] + [f"  {k if k.isidentifier() else json.dumps(k)}: {v}" for k, v in value.items()]
+        return "\n".join(lines) + "\n"
+    flow = None if isinstance(value, (list, dict)) else False  # leaf lists and mappings inline, scalars plain
+    return yaml.safe_dump({key: value}, sort_keys=False, default_flow_style=flow, width=120)
+
+
+def render(result: StartingTask, asset: str) -> str:
+    """The task as a commented YAML task file (reads back with :func:`transfer.task.load_task` to ``result.task``)."""
+    data = result.task.to_dict()
+    lines = [
+        f"format: {data.pop('format')}",
+        f"# A starting task for {Path(asset).name}, written by `transfer task` from the asset alone. Every line",
+        f"# marked '{DECIDE}' needs a value the asset cannot give: what the policy was trained with. Read",
+        "# presets/tasks/README.md for the fields. Replay with:",
+        f"#   transfer replay CHECKPOINT --target newton --config THIS.yaml{'' if result.task.convention else ' --source CONVENTION'}",
+    ]  # fmt: skip
+    if result.checkpoint:
+        c = result.checkpoint
+        lines.append(f"# Checked against {c['path']}: {c['input_size']} observations, {c['output_size']} actions.")
+    for note in result.notes:
+        lines.append(f"# Note: {note}.")
+    for key, value in data.items():
+        lines.append("")
+        for comment in result.comments.get(key, []):
+            prefix = "" if comment.startswith("#") else "# "
+            lines += [prefix + line for line in _wrap(comment)]
+        lines.append(_yaml_value(key, value).rstrip("\n"))
+    return "\n".join(lines) + "\n"
+
+
+def _wrap(text: str, width: int = 116) -> list[str]:
+    import textwrap
+
+    return textwrap.wrap(text, width=width, subsequent_indent="#   " if text.startswith("#") else "  ") or [""]
+
+
+def write_task_file(
+    asset: str | os.PathLike,
+    output: str | os.PathLike,
+    *,
+    checkpoint: str | os.PathLike | None = None,
+    source: str | None = None,
+    force: bool = False,
+) -> StartingTask:
+    """Write the starting task of ``asset`` to ``output`` (refused when it exists, unless ``force``)."""
+    out = Path(output)
+    if out.is_dir():
+        raise TaskFileError(f"-o {out}: is a folder; name the task file to write (e.g. {out / 'task.yaml'})")
+    if out.exists() and not force:
+        raise TaskFileError(f"-o {out}: the file exists; pass --force to overwrite it, or choose another name")
+    if not out.parent.is_dir():
+        raise TaskFileError(f"-o {out}: the folder {out.parent} does not exist; create it first")
+    result = starting_task(asset, checkpoint=checkpoint, source=source, output=out)
+    text = render(result, str(asset))
+    _check_round_trip(text, result, out)
+    out.write_text(text)
+    return result
+
+
+def _check_round_trip(text: str, result: StartingTask, out: Path) -> None:
+    import yaml
+
+    from transfer.task import Task
+
+    data = yaml.safe_load(text)
+    read = Task.from_dict(data, source=str(out))
+    if read != result.task:  # a bug here, not the user's: say what differs
+        diff = [k for k, v in result.task.to_dict().items() if read.to_dict().get(k) != v]
+        raise AssertionError(f"transfer task: the written YAML reads back differently in {diff}")
