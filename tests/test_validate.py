@@ -1,8 +1,9 @@
 """``transfer validate``: the joint_movement test on both real engines, on real robots and on generated stages.
 
 Real robots (from ``../shared``, skipped when absent) and Newton's Ant: every revolute joint moves on PhysX and on
-Newton, and ``same_child_bodies`` is true. Generated stages (authored here with pxr): a seized joint fails with its
-cause, an all-fixed asset is skipped, a loose cabinet's drawer opens toward its far limit, french doors each open
+Newton, and ``same_child_bodies`` is true. Generated stages (authored here with pxr): a two-link arm locked by its
+limits (lower = upper = 10 deg) fails on both engines with the reason (non-finite, unstable, beyond its limits) and
+leaves no MUJOCO_LOG.TXT; an empty stage exits 2; a seized joint fails with its cause, an all-fixed asset is skipped, a loose cabinet's drawer opens toward its far limit, french doors each open
 their own way, a spherical joint moves on both engines, a D6 joint moves by the PhysX nudge and is skipped on Newton
 with the capability message. The tracker math is checked on synthetic poses, without an engine.
 """
@@ -17,6 +18,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import shared_asset
 from transfer.runs.validate import (
@@ -152,6 +155,22 @@ def write_seized(path: Path) -> Path:
     return path
 
 
+def write_locked_arm(path: Path, lower: float = 10.0, upper: float = 10.0) -> Path:
+    """A fixed-base two-link arm whose revolute joints j1, j2 (axis z) are locked by their limits (lower = upper =
+    10 deg) while authored at 0 deg: outside the range they lock. MuJoCo went unstable on it and reported 175 deg of
+    "motion"; PhysX's poses went non-finite."""
+    stage = _new_stage(path)
+    _box(stage, "/cabinet/base", (0, 0, 0.5), (0.2, 0.2, 0.2), 5.0)
+    _box(stage, "/cabinet/link1", (0.3, 0, 0.5), (0.4, 0.05, 0.05), 1.0)
+    _box(stage, "/cabinet/link2", (0.7, 0, 0.5), (0.4, 0.05, 0.05), 1.0)
+    _anchored(stage, "/cabinet/base", (0, 0, 0.5))
+    for name, body0, body1, pos0 in (("j1", "base", "link1", (0.1, 0, 0)), ("j2", "link1", "link2", (0.2, 0, 0))):
+        _joint(stage, "revolute", f"/cabinet/{name}", f"/cabinet/{body0}", f"/cabinet/{body1}", pos0, (-0.2, 0, 0),
+               "Z", (lower, upper))  # fmt: skip
+    stage.GetRootLayer().Save()
+    return path
+
+
 def write_all_fixed(path: Path) -> Path:
     stage = _new_stage(path)
     _box(stage, "/cabinet/body", (0, 0, 0.5), (0.6, 1.0, 1.0), 20.0)
@@ -169,7 +188,10 @@ def write_d6(path: Path) -> Path:
     _box(stage, "/cabinet/body", (0, 0, 0.5), (0.6, 1.0, 1.0), 20.0)
     _box(stage, "/cabinet/tray", (0, 0, 1.1), (0.3, 0.3, 0.1), 1.0)
     joint = _joint(stage, "d6", "/cabinet/slider", "/cabinet/body", "/cabinet/tray", (0, 0, 0.6), (0, 0, 0))
-    for axis, low, high in (("transX", -0.2, 0.2), *((a, 1.0, -1.0) for a in ("transY", "transZ", "rotX", "rotY", "rotZ"))):
+    for axis, low, high in (
+        ("transX", -0.2, 0.2),
+        *((a, 1.0, -1.0) for a in ("transY", "transZ", "rotX", "rotY", "rotZ")),
+    ):
         limit = UsdPhysics.LimitAPI.Apply(joint.GetPrim(), axis)
         limit.CreateLowAttr(low)
         limit.CreateHighAttr(high)
@@ -182,7 +204,8 @@ def stages(tmp_path_factory) -> dict[str, Path]:
     pytest.importorskip("pxr")
     root = tmp_path_factory.mktemp("validate")
     writers = {"drawer": write_drawer, "french_doors": write_french_doors, "spherical": write_spherical,
-               "seized": write_seized, "all_fixed": write_all_fixed, "d6": write_d6}  # fmt: skip
+               "seized": write_seized, "all_fixed": write_all_fixed, "d6": write_d6,
+               "locked_arm": write_locked_arm}  # fmt: skip
     return {name: write(root / f"{name}.usda") for name, write in writers.items()}
 
 
@@ -345,19 +368,107 @@ def test_cli_exit_codes_and_json(stages, capsys):
     (joint,) = data["joint_movement"]["physx"]["joints"]
     assert {"name", "type", "parent", "child", "moved", "rotation_deg", "translation_pct", "travel_fraction",
             "direction"} <= set(joint)  # fmt: skip
-    assert all(set(f) == {"rule", "prim", "message", "fix"} for f in data["profile"])
+    assert all(set(f) == {"rule", "prim", "message", "fix", "severity"} for f in data["profile"])
+    assert all(f["severity"] in ("error", "warning", "info") for f in data["profile"])
     assert main(["validate", str(stages["all_fixed"]), "--strict"]) == 1  # skipped, but profile findings
     out = capsys.readouterr().out
     assert "SKIP" in out and "profile:" in out
     assert main(["validate", str(stages["all_fixed"]) + ".missing"]) == 2
 
 
+def test_locked_arm_fails_on_both_engines_with_the_reason_and_no_mujoco_log(stages, tmp_path, monkeypatch, capsys):
+    """lower = upper = 10 deg, authored at 0: Newton (MuJoCo) went unstable and once passed it with 175 deg of
+    "motion"; PhysX's poses go non-finite. Both must fail, saying why, and MuJoCo must not write MUJOCO_LOG.TXT."""
+    from transfer.cli import main
+
+    _engines()
+    monkeypatch.chdir(tmp_path)
+    r = report(stages["locked_arm"])
+    for engine, result in r.joint_movement.items():
+        assert result.status == "fail", (engine, result.reason)
+        assert not any(j.moved for j in result.joints), (engine, result.joints)
+        assert result.problems and "went unstable or beyond the authored limits" in result.reason, engine
+        assert result.warnings, engine  # the engine's own warnings, captured
+    physx, newton = r.joint_movement["physx"], r.joint_movement["newton"]
+    assert any("non-finite pose" in p for p in physx.problems), physx.problems
+    assert any("beyond its authored limits" in p and "limits [10, 10] deg" in p for p in newton.problems) or any(
+        "The simulation is unstable" in p for p in newton.problems
+    ), newton.problems
+    assert any("unstable" in w for w in newton.warnings), newton.warnings
+    assert r.exit_code == 1 and r.engines_disagree is None
+    assert main(["validate", str(stages["locked_arm"]), "--backend", "newton"]) == 1
+    assert "newton  FAIL" in capsys.readouterr().out
+    assert not list(tmp_path.glob("MUJOCO_LOG*")) and not list(Path.cwd().glob("MUJOCO_LOG*"))
+
+
+def test_a_limited_joint_moving_inside_its_range_passes_on_both_engines(tmp_path):
+    """The same arm with a real range (-10..10 deg): moving inside its limits is no problem on either engine."""
+    r = report(write_locked_arm(tmp_path / "arm.usda", -10.0, 10.0))
+    for engine, result in r.joint_movement.items():
+        assert result.status == "pass" and not result.problems, (engine, result.reason)
+        for j in result.joints:
+            assert j.moved and j.rotation_deg <= 20.0 + 2.0, (engine, j)  # the whole range, within the tolerance
+
+
+def test_empty_stage_exits_2_and_unresolved_references_are_named(tmp_path, capsys):
+    from pxr import Usd
+
+    from transfer.cli import main
+
+    empty = Usd.Stage.CreateNew(str(tmp_path / "empty.usda"))
+    empty.GetRootLayer().Save()
+    assert main(["validate", str(tmp_path / "empty.usda")]) == 2
+    err = capsys.readouterr().err
+    assert "the stage is empty" in err and "empty.usda" in err
+    stage = Usd.Stage.CreateNew(str(tmp_path / "hole.usda"))
+    stage.DefinePrim("/robot", "Xform").GetReferences().AddReference("missing_robot.usda")
+    stage.GetRootLayer().Save()
+    assert main(["validate", str(tmp_path / "hole.usda")]) == 2
+    err = capsys.readouterr().err
+    assert "missing_robot.usda" in err and "at </robot>" in err
+
+
+def test_unresolved_references_are_listed_in_the_report(tmp_path):
+    from pxr import UsdGeom
+
+    path = write_drawer(tmp_path / "drawer_with_a_hole.usda")
+    stage = _open(path)
+    UsdGeom.Xform.Define(stage, "/cabinet/drawer/handle").GetPrim().GetReferences().AddReference("missing_handle.usda")
+    stage.GetRootLayer().Save()
+    r = report(path, ("physx",))
+    assert any("missing_handle.usda" in u and "/cabinet/drawer/handle" in u for u in r.unresolved), r.unresolved
+    assert r.to_dict()["unresolved"] == r.unresolved
+
+
+def _result(backend: str, status: str, moved: dict[str, bool]):
+    from transfer.runs.validate import JointResult, MovementResult
+
+    joints = [JointResult(n, f"/a/{n}", "revolute", "/a/p", f"/a/{n}_c", moved=m) for n, m in moved.items()]
+    return MovementResult(backend, status, "", joints)
+
+
+def test_engines_disagree_is_one_line_naming_the_verdicts_or_the_joints():
+    from transfer.runs.validate import ValidateReport
+
+    def line(physx, newton):
+        return ValidateReport("a.usda", {"physx": physx, "newton": newton}, None, [], []).engines_disagree
+
+    assert line(_result("physx", "pass", {"a": True}), _result("newton", "pass", {"a": True})) is None
+    text = line(_result("physx", "fail", {"a": False}), _result("newton", "pass", {"a": True}))
+    assert text == "engines disagree: physx FAIL, newton PASS"
+    text = line(_result("physx", "pass", {"a": True, "b": True}), _result("newton", "pass", {"a": True, "b": False}))
+    assert text == "engines disagree: moved on physx only: b" and "\n" not in text
+    assert line(_result("physx", "skip", {}), _result("newton", "pass", {"a": True})) is None
+
+
 # --- the plan and the tracker, without an engine --------------------------------------------------------------------
 
 
 class _J:
-    def __init__(self, type="revolute", lower=None, upper=None, axis="X", frame0=(0, 0, 0, 0, 0, 0, 1)):
+    def __init__(self, type="revolute", lower=None, upper=None, axis="X", frame0=(0, 0, 0, 0, 0, 0, 1),
+                 frame1=(0, 0, 0, 0, 0, 0, 1)):  # fmt: skip
         self.type, self.lower, self.upper, self.axis, self.frame0 = type, lower, upper, axis, frame0
+        self.frame1 = frame1
 
 
 @pytest.mark.parametrize(
@@ -394,6 +505,55 @@ def test_tracker_measures_rotation_angle_and_translation_percent():
     np.testing.assert_allclose(rotation, [0, 30, 2], atol=1e-9)
     np.testing.assert_allclose(metres, [0, 0.05, 0], atol=1e-12)
     np.testing.assert_allclose(pct, [0, 10, 0], atol=1e-9)
+
+
+def _qmul(a, b):
+    av, aw, bv, bw = np.asarray(a[:3]), a[3], np.asarray(b[:3]), b[3]
+    return np.array([*(aw * bv + bw * av + np.cross(av, bv)), aw * bw - av @ bv])
+
+
+def _qrot(q, v):
+    u, w = np.asarray(q[:3]), q[3]
+    return np.asarray(v) + 2.0 * np.cross(u, np.cross(u, v) + w * np.asarray(v))
+
+
+def _qconj(q):
+    return np.array([-q[0], -q[1], -q[2], q[3]])
+
+
+unit_quats = (
+    st.lists(st.floats(-1, 1), min_size=4, max_size=4)
+    .filter(lambda v: np.linalg.norm(v) > 0.1)
+    .map(lambda v: np.asarray(v) / np.linalg.norm(v))
+)
+vectors = st.lists(st.floats(-1, 1), min_size=3, max_size=3).map(np.asarray)
+
+
+@settings(max_examples=200, deadline=None)
+@given(f0q=unit_quats, f1q=unit_quats, p0=vectors, p1=vectors, axis=st.sampled_from("XYZ"),
+       angles=st.lists(st.floats(-170, 170), min_size=1, max_size=5), kind=st.sampled_from(["revolute", "prismatic"]))  # fmt: skip
+def test_joint_coordinate_inverts_the_joint_frames(f0q, f1q, p0, p1, axis, angles, kind):
+    """Law: a child posed at joint coordinate q (child-in-parent = frame0 * J(q) * frame1^-1) reads back q, for any
+    joint frames and axis: degrees about the axis (revolute) or units along it (prismatic)."""
+    from transfer.runs.validate import joint_coordinate
+
+    unit = np.eye(3)["XYZ".index(axis)]
+    poses = []
+    for q in [0.0, *angles]:
+        if kind == "revolute":
+            jq, jt = np.array([*(unit * math.sin(math.radians(q) / 2)), math.cos(math.radians(q) / 2)]), np.zeros(3)
+        else:
+            jq, jt = np.array([0.0, 0.0, 0.0, 1.0]), unit * q / 100.0
+        rot = _qmul(_qmul(f0q, jq), _qconj(f1q))  # child orientation in the parent
+        pos = p0 + _qrot(f0q, jt) - _qrot(rot, p1)  # the child's frame1 origin lands on frame0 moved by J
+        poses.append([*pos, *rot])
+    frame0, frame1 = (*p0, *f0q), (*p1, *f1q)
+    got = joint_coordinate(np.array(poses), _J(kind, axis=axis, frame0=frame0, frame1=frame1))
+    want = np.array([0.0, *angles]) / (1.0 if kind == "revolute" else 100.0)
+    if kind == "revolute":  # unwrapped from the first sample: equal up to whole turns between far-apart samples
+        np.testing.assert_allclose((got - want + 180.0) % 360.0 - 180.0, 0.0, atol=1e-6)
+    else:
+        np.testing.assert_allclose(got, want, atol=1e-9)
 
 
 def test_signed_motion_along_the_joint_axis_follows_the_parent_joint_frame():
