@@ -41,6 +41,7 @@ FLOORS: dict[str, int] = {
     "transfer.plan": 2,
     # 3 backends (the only door to the engines)
     "transfer.backends": 3,
+    "transfer.actuators": 3,
     # 4 articulation
     "transfer.articulation": 4,
     # 5 task model and policy formats

@@ -19,6 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import SHARED
+from transfer.actuators import ActuatorGroup
+from transfer.backends.scene import COMBINE_MODES, GroundMaterial
 from transfer.checkpoint import (
     CHECKPOINT_FORMAT,
     CheckpointError,
@@ -186,7 +188,8 @@ def documents(draw) -> tuple[dict, Task]:
     """A metadata document built from a random task and joint order (and, sometimes, a body order)."""
     names = draw(NAMES)
     terms = draw(st.lists(st.sampled_from(list(OBS_TERMS)), min_size=1, max_size=7, unique=True))
-    per_joint = lambda: st.fixed_dictionaries({n: FLOATS for n in names})  # noqa: E731
+    per_joint = lambda values=FLOATS: st.fixed_dictionaries({n: values for n in names})  # noqa: E731
+    gains, limits = st.floats(0, 1e3), st.floats(1e-3, 1e3)
     acting = draw(st.none() | st.lists(st.sampled_from(names), min_size=1, unique=True).map(tuple))
     task = Task(
         name=draw(st.text(min_size=1, max_size=6)),
@@ -194,16 +197,20 @@ def documents(draw) -> tuple[dict, Task]:
                           for t in terms),
         action=ActionTerm(scale=draw(FLOATS), use_default_offset=draw(st.booleans()), joints=acting),
         default_joint_pos=draw(per_joint()) if draw(st.booleans()) else {".*": draw(FLOATS)},
-        stiffness=draw(st.just({}) | per_joint()),
-        damping=draw(st.just({}) | per_joint()),
-        armature=draw(st.just({}) | per_joint()),
-        effort_limit=draw(st.none() | per_joint()),
+        stiffness=draw(st.just({}) | per_joint(gains)),
+        damping=draw(st.just({}) | per_joint(gains)),
+        armature=draw(st.just({}) | per_joint(gains)),
+        friction=draw(st.just({}) | per_joint(gains)),
+        effort_limit=draw(st.none() | per_joint(limits)),
         sim_dt=draw(st.floats(1e-4, 0.05)),
         decimation=draw(st.integers(1, 10)),
         physx=draw(st.fixed_dictionaries({}, optional={"solver_position_iterations": st.integers(0, 64)})),
         newton=draw(st.fixed_dictionaries({}, optional={"solver": st.sampled_from(["mujoco_cpu", "mujoco_warp"])})),
         spawn_height=draw(st.none() | st.floats(0.1, 2.0)),
         command=draw(st.tuples(FLOATS, FLOATS, FLOATS)),
+        ground=draw(st.none() | st.builds(GroundMaterial, static_friction=st.floats(0, 2), friction_combine=st.sampled_from(COMBINE_MODES))),
+        self_collisions=draw(st.none() | st.booleans()),
+        actuators=draw(st.just(()) | st.just((ActuatorGroup("legs", "dc_motor", (".*",), saturation_effort=20.0, velocity_limit=30.0),))),
     )  # fmt: skip
     bodies = draw(st.none() | st.lists(st.sampled_from(["base", "thigh", "shank", "foot"]), min_size=1, unique=True))
     meta = build_metadata(
@@ -245,7 +252,7 @@ def test_the_document_gives_its_task_back(doc):
     assert again == meta
     # the document is the task expanded for its joints: the same task expanded the same way
     expanded = task.with_joint_names(meta["joint_names"])
-    for field in ("default_joint_pos", "stiffness", "damping", "armature"):
+    for field in ("default_joint_pos", "stiffness", "damping", "armature", "friction"):
         assert dict(getattr(back, field)) == dict(getattr(expanded, field))
     assert [t.name for t in back.observation] == [t.name for t in task.observation]
     assert all(t.size is not None for t in back.observation)

@@ -13,6 +13,9 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from tests.conftest import SHARED
+from transfer.actuators import ActuatorGroup
+from transfer.backends.scene import COMBINE_MODES, GroundMaterial
+from transfer.task.model import MAX_SIM_DT
 from transfer.task import (
     FLAT_VELOCITY_OBSERVATION,
     OBS_TERMS,
@@ -276,7 +279,24 @@ def terms(draw):
 
 @st.composite
 def tasks(draw):
-    values = st.dictionaries(st.sampled_from(MJW + (".*", "(LF|RF)_.*")), FLOATS, max_size=4)
+    keys = st.sampled_from(MJW + (".*", "(LF|RF)_.*"))
+    values = st.dictionaries(keys, FLOATS, max_size=4)
+    gains = st.dictionaries(keys, st.floats(0, 1e6), max_size=4)
+    limits = st.dictionaries(keys, st.floats(1e-3, 1e6), max_size=4)
+    groups = st.lists(
+        st.builds(
+            ActuatorGroup,
+            name=st.sampled_from(["legs", "arms", "hands"]),
+            model=st.sampled_from(["implicit", "ideal_pd", "delayed_pd", "dc_motor"]),
+            joints=JOINTS.map(tuple),
+            saturation_effort=st.floats(1.0, 500.0),
+            velocity_limit=st.floats(0.5, 50.0),
+            min_delay=st.integers(0, 2),
+            max_delay=st.integers(2, 6),
+        ),
+        max_size=2,
+        unique_by=lambda g: g.name,
+    )
     return Task(
         name=draw(st.text(min_size=1, max_size=8)),
         observation=draw(terms()),
@@ -284,19 +304,24 @@ def tasks(draw):
         joint_names=draw(st.none() | JOINTS.map(tuple)),
         convention=draw(st.sampled_from([None, "physx", "mjwarp", "robot_schema"])),
         default_joint_pos=draw(values),
-        stiffness=draw(values),
-        damping=draw(values),
-        armature=draw(values),
-        effort_limit=draw(st.none() | values),
-        sim_dt=draw(st.floats(1e-5, 0.1)),
+        stiffness=draw(gains),
+        damping=draw(gains),
+        armature=draw(gains),
+        friction=draw(gains),
+        effort_limit=draw(st.none() | limits),
+        sim_dt=draw(st.floats(1e-5, MAX_SIM_DT / 2)),
         decimation=draw(st.integers(1, 20)),
         physx=draw(st.fixed_dictionaries({}, optional={"solver_position_iterations": st.integers(0, 255), "solver_velocity_iterations": st.integers(0, 255)})),
         newton=draw(st.fixed_dictionaries({}, optional={"solver": st.sampled_from(["mujoco_cpu", "mujoco_warp"]), "solver_options": st.dictionaries(st.sampled_from(["iterations", "ls_iterations", "use_mujoco_contacts"]), st.integers(0, 50) | st.booleans())})),
-        spawn_height=draw(st.none() | FLOATS),
+        spawn_height=draw(st.none() | st.floats(1e-3, 10.0)),
         command=draw(st.tuples(FLOATS, FLOATS, FLOATS)),
         asset=draw(st.none() | st.sampled_from(["newton:ant", "/robots/a.usda"])),
         trained_on=draw(st.none() | st.sampled_from(["physx", "newton"])),
         joint_names_by_convention=draw(st.dictionaries(st.sampled_from(["physx", "mjwarp"]), JOINTS.map(tuple), max_size=2)),
+        gravity=draw(st.none() | st.tuples(FLOATS, FLOATS, FLOATS)),
+        ground=draw(st.none() | st.builds(GroundMaterial, static_friction=st.floats(0, 2), dynamic_friction=st.floats(0, 2), restitution=st.floats(0, 1), friction_combine=st.sampled_from(COMBINE_MODES), restitution_combine=st.sampled_from(COMBINE_MODES))),
+        self_collisions=draw(st.none() | st.booleans()),
+        actuators=tuple(draw(groups)),
     )  # fmt: skip
 
 

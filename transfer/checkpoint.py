@@ -176,7 +176,7 @@ def check_metadata(meta: Any, where: str = "checkpoint metadata") -> dict[str, A
         expanded.term_slices(len(task.joint_names), None if bodies is None else len(bodies))
     except (TaskError, ValueError) as exc:
         raise CheckpointError(f"{where}: {exc}") from None
-    for field in ("default_joint_pos", "stiffness", "damping", "armature"):
+    for field in ("default_joint_pos", "stiffness", "damping", "armature", "friction"):
         if dict(getattr(expanded, field)) != dict(getattr(task, field)):
             raise CheckpointError(f"{where}: `{field}` must be keyed by the joint names of `joint_names`")
     return meta

@@ -20,7 +20,7 @@ import numpy as np
 
 from transfer.task import Task
 
-__all__ = ["OBSERVATIONS", "Measure", "PolicyEnv", "backend_options", "fallen"]
+__all__ = ["EXPLICIT_EFFORT_LIMIT", "OBSERVATIONS", "Measure", "PolicyEnv", "fallen"]
 
 log = logging.getLogger("transfer")
 
@@ -55,6 +55,10 @@ OBSERVATIONS: dict[str, Callable[[PolicyEnv], np.ndarray]] = {
 """How each observation term is built from public-order data: ``(num_envs, size)`` arrays."""
 
 
+EXPLICIT_EFFORT_LIMIT = 1.0e9
+"""The engine's effort limit on joints driven by explicit actuators (N·m or N): the model clips, not the engine
+(Isaac Lab's default ``effort_limit_sim`` for explicit actuators)."""
+
 SPAWN_MARGIN = 0.05
 """Metres between the ground and the asset's lowest collision geometry when the spawn height is computed."""
 
@@ -70,22 +74,6 @@ def spawn_heights(task: Task, asset: str | Path) -> tuple[float, float]:
     root_z, lowest_z = spawn_geometry(asset, root_body)
     height = task.spawn_height if task.spawn_height is not None else root_z - lowest_z + SPAWN_MARGIN
     return height, root_z
-
-
-def backend_options(task: Task, backend: str, spawn_height: float, authored_root_z: float = 0.0) -> dict[str, Any]:
-    """Keyword arguments of :func:`~transfer.open_articulation` that stand the task's robot on a ground plane at 0
-    with its root link ``spawn_height`` up, and the task's per-backend solver settings."""
-    if backend == "physx":  # a translation of the asset in the composed layer
-        lift = (0.0, 0.0, spawn_height - authored_root_z)
-        return {"ground_height": 0.0, "spawn_offset": lift, **dict(task.physx)}
-    opts: dict[str, Any] = {"ground_plane": True, "initial_root_pose": (0.0, 0.0, spawn_height, 0.0, 0.0, 0.0, 1.0)}
-    solver = task.newton.get("solver")
-    # The MuJoCo family runs one trajectory; pick the engine by world count (MuJoCo C simulates world 0 only).
-    if solver not in (None, "mujoco_cpu", "mujoco_warp"):
-        opts["solver"] = solver
-    if task.newton.get("solver_options"):
-        opts["solver_options"] = dict(task.newton["solver_options"])
-    return opts
 
 
 @dataclass
@@ -153,7 +141,12 @@ class PolicyEnv:
         num_envs: Environments.
         command: ``(vx, vy, wz)``; default: the task's.
         seed: Seeds the initial joint-position noise (uniform, ``init_noise`` rad) that makes envs differ.
-        backend_overrides: Extra :func:`~transfer.open_articulation` keyword arguments (they win over the task's).
+        backend_overrides: Extra :func:`~transfer.open_articulation` keyword arguments (they win over the task's
+            scene description, :meth:`~transfer.Task.scene`).
+
+    The world is the task's (:meth:`~transfer.Task.scene`: ground, spawn, gravity, self-collisions, solver
+    settings), the same value on every backend. Joints in explicit actuator groups (``task.actuators``) get their
+    torque from :class:`~transfer.actuators.Actuators` every physics step, the engine's drive turned off for them.
     """
 
     def __init__(
@@ -174,7 +167,8 @@ class PolicyEnv:
 
         self.backend = backend
         self.spawn_height, root_z = spawn_heights(task, asset)
-        opts = {**backend_options(task, backend, self.spawn_height, root_z), **dict(backend_overrides or {})}
+        self.scene = task.scene(self.spawn_height, root_z)
+        opts = {"scene": self.scene, **dict(backend_overrides or {})}
         body_ordering = joint_ordering if not isinstance(joint_ordering, (list, tuple)) else None
         import warnings
 
@@ -196,12 +190,7 @@ class PolicyEnv:
         t = self.task
         self.num_envs, names = num_envs, art.joint_names
         self.default_joint_pos = np.array([[t.default_joint_pos.get(n, 0.0) for n in names]] * num_envs, np.float32)
-        gains = {"stiffness": t.stiffness, "damping": t.damping, "armature": t.armature}
-        if t.effort_limit:
-            gains["effort_limit"] = t.effort_limit
-        props = {k: np.array([[v[n] for n in names]] * num_envs, np.float32) for k, v in gains.items() if v}
-        if props:
-            art.write_joint_properties(**props)
+        self._write_joint_properties(t, seed)
         action_joints = t.action.joints if t.action.joints is not None else names
         self.action_ids = [names.index(n) for n in action_joints]
         self.action_size = len(self.action_ids)
@@ -214,6 +203,33 @@ class PolicyEnv:
         self._noise = noise
         self.steps = 0
         self.reset()
+
+    def _write_joint_properties(self, t: Task, seed: int) -> None:
+        """The task's gains, armature, friction and effort limits by joint name; explicit actuator groups get the
+        engine's drive turned off (stiffness 0, damping 0, effort limit :data:`EXPLICIT_EFFORT_LIMIT`) and their
+        model installed."""
+        art, names, n = self.art, self.art.joint_names, self.num_envs
+        values = {"stiffness": t.stiffness, "damping": t.damping, "armature": t.armature, "friction": t.friction}
+        if t.effort_limit:
+            values["effort_limit"] = t.effort_limit
+        rows = {k: np.array([v[j] for j in names], np.float32) for k, v in values.items() if v}
+        explicit = [g for g in t.actuators if g.explicit]
+        if explicit:
+            from transfer.actuators import Actuators
+
+            d = art.data  # the asset's values where the task gives none (Isaac Lab reads the USD drive then)
+            engine = {"stiffness": d.joint_stiffness, "damping": d.joint_damping, "effort_limit": d.joint_effort_limits}
+            gains = {k: rows[k] if k in rows else engine[k].numpy()[0].astype(np.float32) for k in engine}
+            actuators = Actuators(explicit, names, num_envs=n, device=art.device, seed=seed,
+                                  base_dir=Path(t.source).parent if t.source else None, **gains)  # fmt: skip
+            ids = [names.index(j) for j in actuators.explicit_joints]
+            for key, value in (("stiffness", 0.0), ("damping", 0.0), ("effort_limit", EXPLICIT_EFFORT_LIMIT)):
+                row = rows.get(key, gains[key]).copy()
+                row[ids] = value
+                rows[key] = row
+            art.set_actuators(actuators)
+        if rows:
+            art.write_joint_properties(**{k: np.tile(v, (n, 1)) for k, v in rows.items()})
 
     @property
     def policy_dt(self) -> float:

@@ -35,6 +35,7 @@ from transfer.name_map import ArticulationNameMap
 from transfer.plan import ReorderPlan, capture
 
 if TYPE_CHECKING:
+    from transfer.actuators import Actuators
     from transfer.backends.base import Backend
 
 __all__ = ["Articulation"]
@@ -93,6 +94,8 @@ class Articulation:
             "effort": backend.set_joint_effort_target,
         }
         self._armed: set[str] = set()  # command kinds written at least once (only those are applied)
+        self._actuators: Actuators | None = None
+        self._feed_forward: wp.array | None = None  # public feed-forward efforts while actuators are installed
         self._steps: dict[tuple[float, tuple[str, ...]], Any] = {}
         self._last_step: Any = None
         self._data = ArticulationData(self)
@@ -195,6 +198,9 @@ class Articulation:
         self._invalidate()
 
     def _set_target(self, kind: str, values: Any, env_ids: Any, joint_ids: Any) -> None:
+        if kind == "effort" and self._actuators is not None:  # the actuators' feed-forward input, applied by step
+            self._scatter_joints(self._feed_forward, values, env_ids, joint_ids, "set_joint_effort_target", public=True)
+            return
         self._scatter_joints(self._commands[kind], values, env_ids, joint_ids, f"set_joint_{kind}_target", public=True)
         self._armed.add(kind)
         if not self._backend.publish_on_step:  # applied now; otherwise by the next step
@@ -252,10 +258,55 @@ class Articulation:
         self._backend.write_root_velocity(self._root_vel, sel)
         self._invalidate()
 
+    # -- actuators -------------------------------------------------------------------------------------
+    def set_actuators(self, actuators: Actuators | None) -> None:
+        """Install explicit actuator models (:class:`~transfer.actuators.Actuators`, public order), or remove them.
+
+        From then on every :meth:`step` first hands the actuators the position and velocity targets, the
+        feed-forward efforts (what :meth:`set_joint_effort_target` now writes) and the joint state, and applies
+        their output as joint effort: Isaac Lab's explicit actuators, computed every physics step. The engine's own
+        drive of the explicit joints must be off (write stiffness and damping 0 for them): this does not do it."""
+        if actuators is not None and (actuators.num_envs, actuators.num_joints) != (self.num_envs, self.num_joints):
+            raise ValueError(
+                f"set_actuators: built for {actuators.num_envs} envs x {actuators.num_joints} joints, the articulation "
+                f"has {self.num_envs} x {self.num_joints}"
+            )
+        self._actuators = actuators
+        self._feed_forward = None if actuators is None else wp.zeros_like(self._commands["effort"])
+        if actuators is not None:
+            self._armed.add("effort")
+        self._steps.clear()
+
+    @property
+    def actuators(self) -> Actuators | None:
+        """The installed explicit actuators (``None``: the engines' own drives only)."""
+        return self._actuators
+
+    @property
+    def applied_effort(self) -> wp.array:
+        """``(num_envs, num_joints)`` public order: the efforts handed to the engine at the last step (the explicit
+        actuators' output where installed, else the feed-forward efforts)."""
+        return self._commands["effort"]
+
+    def _actuate(self) -> None:
+        """The actuators' efforts from the current public joint state (gathered now), scattered to the engine."""
+        for key in ("joint_pos", "joint_vel"):
+            self._readers[key]()
+        self._plan.launch("joint_pos", "joint_vel")
+        c = self._commands
+        self._actuators.compute(  # type: ignore[union-attr]
+            c["position"], c["velocity"], self._feed_forward, self._public["joint_pos"], self._public["joint_vel"],
+            c["effort"],
+        )  # fmt: skip
+
     # -- stepping --------------------------------------------------------------------------------------
     def step(self, dt: float) -> None:
         """Advance the physics by ``dt`` seconds (applying the commands set since the last step)."""
         if not self._backend.publish_on_step:
+            if self._actuators is not None:
+                self._actuate()
+                self._plan.launch("effort")
+                self._setters["effort"](self._backend_commands["effort"])
             self._backend.step(dt)
             self._invalidate()
             return
@@ -277,7 +328,11 @@ class Articulation:
             return call
         b, plan, public = self._backend, self._plan, tuple(self._public)
 
+        actuators = self._actuators
+
         def physics() -> None:
+            if actuators is not None:
+                self._actuate()
             for kind in kinds:
                 plan.launch(kind)
                 self._setters[kind](self._backend_commands[kind])
@@ -287,7 +342,8 @@ class Articulation:
 
         def first() -> None:
             physics()
-            self._steps[key] = capture(physics, b.device, enabled=b.supports_cuda_graph)
+            capturable = b.supports_cuda_graph and (actuators is None or actuators.captures)
+            self._steps[key] = capture(physics, b.device, enabled=capturable)
 
         first.graph = None  # type: ignore[attr-defined]
         if len(self._steps) >= 8:  # a few dts at most in practice; do not hoard graphs
@@ -301,8 +357,11 @@ class Articulation:
         return getattr(self._last_step, "graph", None)
 
     def reset(self, env_ids: Any = None) -> None:
-        """Restore initial root state and default joint state (all environments, or those given)."""
+        """Restore initial root state and default joint state (all environments, or those given); the actuators
+        forget those environments' history."""
         self._backend.reset(self._env_selector(env_ids))
+        if self._actuators is not None:
+            self._actuators.reset(None if env_ids is None else host_indices(env_ids, self.num_envs, "env_ids"))
         self._invalidate()
 
     def _invalidate(self) -> None:

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
 
+from transfer.actuators.spec import ActuatorError, ActuatorGroup
+from transfer.backends.scene import DEFAULT_GROUND, GroundMaterial, SceneDescription
 from transfer.ordering import OrderingConvention, parse_ordering
 from transfer.task._checks import (
     CONVENTIONS,
@@ -182,8 +184,11 @@ FLAT_VELOCITY_OBSERVATION: tuple[ObsTerm, ...] = tuple(
 
 # ---------------------------------------------------------------------------------------------------- task
 
-_MAPPING_FIELDS = ("default_joint_pos", "stiffness", "damping", "armature")
+_MAPPING_FIELDS = ("default_joint_pos", "stiffness", "damping", "armature", "friction")
+_NON_NEGATIVE = ("stiffness", "damping", "armature", "friction")
 _REQUIRED = ("observation", "action", "default_joint_pos", "sim_dt", "decimation")
+MAX_SIM_DT = 0.05
+"""The longest physics step a task may ask for (s): 20 Hz; legged robots train at 200-1000 Hz."""
 
 
 @dataclass(frozen=True)
@@ -199,6 +204,13 @@ class Task:
     ``solver_options``. ``command``: (vx, vy, wz). ``asset``: a path or a ``newton:<name>`` token
     (:func:`transfer.task.resolve_asset`). ``source``: where the task was read from (for messages; not compared,
     not in :meth:`to_dict`).
+
+    The simulation settings the checkpoint was trained under: ``sim_dt``, ``decimation``, ``gravity`` (m/s^2,
+    ``None``: 9.81 down), ``physx`` and ``newton`` (solver settings), ``ground`` (the ground plane's material,
+    ``None``: :data:`~transfer.backends.scene.DEFAULT_GROUND`), ``self_collisions`` (``None``: the asset's), joint
+    ``armature`` and ``friction`` (``{}``: the asset's); and ``actuators``, the actuator groups (joints in no group
+    are driven by the engine's own PD: Isaac Lab's implicit actuator). :meth:`scene` turns them into the
+    :class:`~transfer.backends.scene.SceneDescription` the backends build.
     """
 
     name: str
@@ -210,6 +222,7 @@ class Task:
     stiffness: Mapping[str, float] = field(default_factory=dict)
     damping: Mapping[str, float] = field(default_factory=dict)
     armature: Mapping[str, float] = field(default_factory=dict)
+    friction: Mapping[str, float] = field(default_factory=dict)
     effort_limit: Mapping[str, float] | None = None
     sim_dt: float = 0.005
     decimation: int = 4
@@ -220,6 +233,10 @@ class Task:
     asset: str | None = None
     trained_on: str | None = None
     joint_names_by_convention: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    gravity: tuple[float, float, float] | None = None
+    ground: GroundMaterial | None = None
+    self_collisions: bool | None = None
+    actuators: tuple[ActuatorGroup, ...] = ()
     source: str | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -242,16 +259,34 @@ class Task:
         put(self, "convention", _convention(self.convention, "convention"))
         for name in _MAPPING_FIELDS:
             put(self, name, _values(getattr(self, name), name))
+        for name in _NON_NEGATIVE:
+            negative = {k: v for k, v in getattr(self, name).items() if v < 0}
+            if negative:
+                raise TaskError(f"{name}: negative values {negative}; a {name} is >= 0")
         if self.effort_limit is not None:
             put(self, "effort_limit", _values(self.effort_limit, "effort_limit"))
+            bad = {k: v for k, v in self.effort_limit.items() if v <= 0}
+            if bad:
+                raise TaskError(f"effort_limit: values {bad} are not positive; an effort limit is > 0 (N·m or N)")
         put(self, "sim_dt", _number(self.sim_dt, "sim_dt"))
-        if self.sim_dt <= 0:
-            raise TaskError(f"sim_dt: expected a positive time step (s), got {self.sim_dt}")
+        if not 0 < self.sim_dt <= MAX_SIM_DT:
+            raise TaskError(
+                f"sim_dt: {self.sim_dt} s is not a physics time step this replays (expected 0 < sim_dt <= "
+                f"{MAX_SIM_DT} s; Isaac Lab's legged robots use 0.005 s)"
+            )
         put(self, "decimation", _integer(self.decimation, "decimation", 1))
         put(self, "physx", _physx(self.physx, "physx"))
         put(self, "newton", _newton(self.newton, "newton"))
         if self.spawn_height is not None:
             put(self, "spawn_height", _number(self.spawn_height, "spawn_height"))
+            if self.spawn_height <= 0:
+                raise TaskError(f"spawn_height: {self.spawn_height} m puts the base at or below the ground; give the "
+                                "base's height above the ground (> 0), or null to compute it from the asset")  # fmt: skip
+        put(self, "gravity", _gravity(self.gravity))
+        put(self, "ground", _ground(self.ground))
+        if self.self_collisions is not None and not isinstance(self.self_collisions, bool):
+            raise TaskError(f"self_collisions: expected true, false or null, got {self.self_collisions!r}")
+        put(self, "actuators", _actuators(self.actuators))
         cmd = self.command
         if isinstance(cmd, (str, bytes)) or not isinstance(cmd, Sequence) or len(cmd) != 3:
             raise TaskError(f"command: expected [vx, vy, wz], got {cmd!r}")
@@ -350,6 +385,7 @@ class Task:
             raise TaskError(f"default_joint_pos (from {src}): empty, but the action adds the default offset")
         if self.effort_limit is not None:
             expanded["effort_limit"] = expand_joint_values(self.effort_limit, names, field="effort_limit", source=src)
+        expanded["actuators"] = _expand_actuators(self.actuators, names, src)
         action = self.action
         if action.joints is not None:
             picked = expand_joint_values(
@@ -380,7 +416,51 @@ class Task:
             "asset": self.asset,
             "trained_on": self.trained_on,
             "joint_names_by_convention": {k: list(v) for k, v in self.joint_names_by_convention.items()},
+            "gravity": None if self.gravity is None else list(self.gravity),
+            "ground": None if self.ground is None else self.ground.to_dict(),
+            "self_collisions": self.self_collisions,
+            "actuators": [g.to_dict() for g in self.actuators],
         }
+
+    # ------------------------------------------------------------------------------------------- settings
+
+    def with_settings(self, settings: Mapping[str, Any], *, where: str = "settings") -> Task:
+        """This task with some fields replaced, by dotted name (``{"physx.solver_position_iterations": 4,
+        "ground.friction_combine": "multiply", "sim_dt": 0.005}``): the way to change the simulation settings
+        without writing a task file. Values are checked as a task file's are; an unknown field is named."""
+        data = self.to_dict()
+        for key, value in settings.items():
+            parts = str(key).split(".")
+            if parts[0] not in data or parts[0] == "format":
+                raise TaskError(f"{where}: {key!r} names no task field; fields: {sorted(set(data) - {'format'})}")
+            node = data
+            for part in parts[:-1]:
+                if node.get(part) is None and part in ("ground",):
+                    node[part] = GroundMaterial().to_dict()
+                if not isinstance(node.get(part), dict):
+                    raise TaskError(f"{where}: {key!r}: {part!r} is not a mapping of settings")
+                node = node[part]
+            node[parts[-1]] = value
+        return Task.from_dict(data, source=self.source)
+
+    def scene(self, spawn_height: float | None = None, authored_root_height: float = 0.0) -> SceneDescription:
+        """The world the backends build for this task: a ground plane at 0 with the task's material, the robot's
+        root link ``spawn_height`` up, gravity, self-collisions and the solver settings. Newton's MuJoCo family
+        (``mujoco_cpu`` / ``mujoco_warp``: one trajectory, two engines) is left to the backend to pick by world
+        count (MuJoCo C simulates world 0 only)."""
+        newton = dict(self.newton)
+        if newton.get("solver") in ("mujoco_cpu", "mujoco_warp"):
+            newton.pop("solver")
+        return SceneDescription(
+            ground=self.ground or DEFAULT_GROUND,
+            ground_height=0.0,
+            spawn_height=spawn_height,
+            authored_root_height=authored_root_height,
+            gravity=self.gravity,
+            self_collisions=self.self_collisions,
+            physx=dict(self.physx),
+            newton=newton,
+        )
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, source: str | None = None) -> Task:
@@ -408,6 +488,10 @@ class Task:
             kwargs = {k: v for k, v in data.items() if k != "format"}
             kwargs["observation"] = _parse_observation(data["observation"])
             kwargs["action"] = _parse_action(data["action"])
+            if isinstance(kwargs.get("ground"), Mapping):
+                kwargs["ground"] = _ground(kwargs["ground"])
+            if "actuators" in kwargs:
+                kwargs["actuators"] = _actuators(kwargs["actuators"])
             return cls(**kwargs, source=source)
         except TaskError as exc:
             raise TaskError(f"{where}: {exc}") from None
@@ -444,3 +528,61 @@ def _parse_action(value: Any) -> ActionTerm:
     if "scale" not in value:
         raise TaskError("action: missing 'scale' (target = default + scale * action)")
     return ActionTerm(**value)
+
+
+def _gravity(value: Any) -> tuple[float, float, float] | None:
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence) or len(value) != 3:
+        raise TaskError(f"gravity: expected [gx, gy, gz] (m/s^2) or null, got {value!r}")
+    return tuple(_number(c, f"gravity[{i}]") for i, c in enumerate(value))  # type: ignore[return-value]
+
+
+def _ground(value: Any) -> GroundMaterial | None:
+    if value is None or isinstance(value, GroundMaterial):
+        return value
+    if not isinstance(value, Mapping):
+        raise TaskError(f"ground: expected a mapping of material settings or null, got {value!r}")
+    known = set(GroundMaterial.__dataclass_fields__)
+    unknown = sorted(set(map(str, value)) - known)
+    if unknown:
+        raise TaskError(f"ground: unknown settings {unknown}; known: {sorted(known)}")
+    try:
+        return GroundMaterial(**dict(value))
+    except ValueError as exc:
+        raise TaskError(str(exc)) from None
+
+
+def _actuators(value: Any) -> tuple[ActuatorGroup, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
+        raise TaskError(f"actuators: expected a list of actuator groups, got {value!r}")
+    groups = []
+    for i, entry in enumerate(value):
+        try:
+            groups.append(
+                entry if isinstance(entry, ActuatorGroup) else ActuatorGroup.from_dict(entry, f"actuators[{i}]")
+            )
+        except ActuatorError as exc:
+            raise TaskError(str(exc)) from None
+    names = [g.name for g in groups]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise TaskError(f"actuators: group names listed twice: {dup}")
+    return tuple(groups)
+
+
+def _expand_actuators(groups: Sequence[ActuatorGroup], names: Sequence[str], src: str) -> tuple[ActuatorGroup, ...]:
+    """The groups with their joint patterns expanded to names (in ``names`` order); a joint in two groups is named."""
+    out, owner = [], {}
+    for g in groups:
+        picked = expand_joint_values(
+            dict.fromkeys(g.joints, 0.0), names, field=f"actuators.{g.name}.joints", source=src, require_all=False
+        )
+        for joint in picked:
+            if joint in owner:
+                raise TaskError(f"{src}: joint {joint!r} is in two actuator groups: {owner[joint]} and {g.name}")
+            owner[joint] = g.name
+        out.append(dataclasses.replace(g, joints=tuple(picked)))
+    return tuple(out)

@@ -38,6 +38,7 @@ from transfer.backends.newton._layout import as_rows, components
 from transfer.backends.newton.importer import ImportSummary, RootlessPolicy, import_usd
 from transfer.backends.newton.mechanism import MechanismView
 from transfer.backends.newton.probe import engine_orders as _engine_orders
+from transfer.backends.scene import DEFAULT_GROUND, SceneDescription
 from transfer.ordering import OrderingConvention, dof_joint_name, dof_names
 
 __all__ = ["SOLVERS", "UNLIMITED", "NewtonBackend"]
@@ -71,7 +72,7 @@ class NewtonBackend(Backend):
         rootless_articulation_policy: ``"infer_tree"`` to give a rootless asset an articulation tree (see
             :func:`~transfer.backends.newton.import_usd`). With ``"none"`` a rootless asset is refused.
         base: Root policy of the :class:`MechanismView` (``"auto"`` by default).
-        ground_plane: Add a ground plane (global, shared by all worlds).
+        ground_plane: Add a ground plane (global, shared by all worlds; friction 1 unless ``scene`` says otherwise).
         initial_root_pose: ``(x, y, z, qx, qy, qz, qw)`` of the root link at start and after reset (floating base).
         solver_options: Keyword arguments for the solver constructor.
         import_options: Keyword arguments for ``ModelBuilder.add_usd``.
@@ -79,6 +80,11 @@ class NewtonBackend(Backend):
             :attr:`joint_names` / :attr:`body_names` then list them so): reads and writes go through the views in
             that order, one launch each. ``None``: Newton's own order. A DoF order that splits a multi-DoF joint's
             DoFs apart cannot be expressed per joint and keeps Newton's order (the public layer then permutes).
+        scene: The world around the robot (:class:`~transfer.backends.scene.SceneDescription`): a ground plane
+            (MuJoCo has no friction combine mode: a contact takes the larger of the two geoms' frictions, the
+            ground's being the material's ``dynamic_friction``), the spawn height, gravity, self-collisions (authored
+            on the articulation root in an in-memory layer, which Newton's importer reads), the solver and its
+            options. The explicit arguments above win where both are given.
 
     Raises:
         ValueError: ``solver="mujoco_cpu"`` with ``num_envs > 1``, unknown solver, an asset without (or with
@@ -116,7 +122,18 @@ class NewtonBackend(Backend):
         import_options: Mapping[str, Any] | None = None,
         joint_order: Sequence[str] | None = None,
         body_order: Sequence[str] | None = None,
+        scene: SceneDescription | None = None,
     ) -> None:
+        world = scene or SceneDescription()
+        if solver == "auto":
+            solver = world.newton.get("solver", "auto")
+        if solver_options is None and world.newton.get("solver_options"):
+            solver_options = dict(world.newton["solver_options"])
+        ground_plane = ground_plane or world.ground is not None
+        if initial_root_pose is None and world.spawn_height is not None:
+            initial_root_pose = (0.0, 0.0, world.spawn_height, 0.0, 0.0, 0.0, 1.0)
+        if world.self_collisions is not None:
+            usd_path = _with_self_collisions(usd_path, world.self_collisions)
         if solver == "auto":
             solver = "mujoco_cpu" if num_envs == 1 and not str(device).startswith("cuda") else "mujoco_warp"
             logging.getLogger("transfer").info(
@@ -135,7 +152,7 @@ class NewtonBackend(Backend):
         self.device = str(wp.get_device(device))
         self.num_envs = int(num_envs)
         self.solver_name = solver
-        self.usd_path = str(usd_path)
+        self.usd_path = str(usd_path if isinstance(usd_path, str | os.PathLike) else usd_path.GetRootLayer().identifier)
 
         sub = newton.ModelBuilder()
         if solver.startswith("mujoco"):
@@ -151,8 +168,12 @@ class NewtonBackend(Backend):
             newton.solvers.SolverMuJoCo.register_custom_attributes(scene)
         scene.replicate(sub, self.num_envs)
         if ground_plane:
-            scene.add_ground_plane()
+            material = world.ground or DEFAULT_GROUND
+            cfg = newton.ModelBuilder.ShapeConfig(mu=material.dynamic_friction, restitution=material.restitution)
+            scene.add_ground_plane(height=world.ground_height, cfg=cfg)
         self.model = scene.finalize(device=self.device)
+        if world.gravity is not None:
+            self.model.set_gravity(world.gravity)
         self.view = MechanismView(
             self.model, label, base=base, joint_order=_joint_order(joint_order), link_order=body_order
         )
@@ -443,3 +464,18 @@ def _joint_order(dof_order: Sequence[str] | None) -> list[str] | None:
     # A split or shuffled multi-DoF joint does not rebuild the same DoF names.
     rebuilt = [d for joint, n in zip(joints, counts, strict=True) for d in dof_names(joint, n)]
     return joints if rebuilt == list(dof_order) and len(set(joints)) == len(joints) else None
+
+
+def _with_self_collisions(usd_path: Any, enabled: bool) -> Any:
+    """A stage over ``usd_path`` (an in-memory layer; the file is not written) whose articulation roots author
+    ``physxArticulation:enabledSelfCollisions = enabled``, the attribute Newton's importer reads."""
+    from pxr import Sdf, UsdPhysics
+
+    from transfer.backends._usd import overlay_stage
+
+    stage = overlay_stage(os.fspath(usd_path), "transfer_newton.usda")
+    for prim in stage.Traverse():
+        if prim.HasAPI(UsdPhysics.ArticulationRootAPI):
+            prim.AddAppliedSchema("PhysxArticulationAPI")
+            prim.CreateAttribute("physxArticulation:enabledSelfCollisions", Sdf.ValueTypeNames.Bool).Set(enabled)
+    return stage

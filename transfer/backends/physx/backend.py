@@ -22,6 +22,7 @@ import warp as wp
 from transfer.backends.base import JOINT_PROPERTIES, Backend, EngineOrder, JointProperties
 from transfer.backends.physx import engine
 from transfer.backends.physx.scene import DEFAULT_DRIVE_MAX_FORCE, Scene, compose_scene
+from transfer.backends.scene import DEFAULT_GROUND, SceneDescription
 from transfer.ordering import OrderingConvention
 
 __all__ = ["PhysxBackend"]
@@ -93,6 +94,9 @@ class PhysxBackend(Backend):
             in-memory layer adds to joints that author no ``PhysicsDriveAPI`` (default ``1e6``, Newton's default
             joint effort limit; ``math.inf`` for none). Drives the asset authors keep their own ``maxForce``. Change
             any DoF's limit later with ``write_joint_properties(effort_limit=...)``.
+        scene: The world around the robot (:class:`~transfer.backends.scene.SceneDescription`): ground plane and
+            material, spawn height, gravity, self-collisions, solver iterations. The explicit arguments above win
+            where both are given.
 
     Position control: PhysX builds no drive for a joint that authors no ``PhysicsDriveAPI``, so such a joint would
     ignore stiffness and damping, written at open or at runtime. The in-memory layer therefore gives every DoF joint
@@ -133,6 +137,7 @@ class PhysxBackend(Backend):
         spawn_offset: Sequence[float] | None = None,
         env_spacing: float = 2.5,
         drive_max_force: float = DEFAULT_DRIVE_MAX_FORCE,
+        scene: SceneDescription | None = None,
     ) -> None:
         path = Path(os.fspath(usd_path)).expanduser().resolve()
         if not path.is_file():
@@ -167,6 +172,15 @@ class PhysxBackend(Backend):
         self.device = str(wp.get_device(device)) if cuda else "cpu"
         self._wp_device = wp.get_device(self.device)
 
+        world = scene or SceneDescription()
+        if scene is not None:  # the scene description, where the explicit arguments leave a setting open
+            ground_height = ground_height if ground_height is not None or world.ground is None else world.ground_height
+            if spawn_offset is None and world.spawn_height is not None:
+                spawn_offset = (0.0, 0.0, world.spawn_lift)
+            if solver_position_iterations is None:
+                solver_position_iterations = world.physx.get("solver_position_iterations")
+            if solver_velocity_iterations is None:
+                solver_velocity_iterations = world.physx.get("solver_velocity_iterations")
         scene = compose_scene(
             self.usd_path,
             root,
@@ -179,6 +193,9 @@ class PhysxBackend(Backend):
             cpu_scene,
             spawn_offset,
             float(drive_max_force),
+            ground_material=world.ground or DEFAULT_GROUND,
+            gravity=world.gravity,
+            self_collisions=world.self_collisions,
         )
         self.root = scene.root
         self.env_root_paths: tuple[str, ...] = tuple(scene.env_roots)

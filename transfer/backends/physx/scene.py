@@ -18,6 +18,7 @@ import numpy as np
 
 from transfer.backends._usd import OVERLAY_METADATA, overlay_stage
 from transfer.backends.physx.engine import import_pxr
+from transfer.backends.scene import DEFAULT_GROUND, GroundMaterial
 
 __all__ = ["DEFAULT_DRIVE_MAX_FORCE", "Scene", "add_missing_drives", "compose_scene"]
 
@@ -151,6 +152,10 @@ def compose_scene(
     cpu_scene: bool = False,
     spawn_offset: Sequence[float] | None = None,
     drive_max_force: float = DEFAULT_DRIVE_MAX_FORCE,
+    *,
+    ground_material: GroundMaterial = DEFAULT_GROUND,
+    gravity: Sequence[float] | None = None,
+    self_collisions: bool | None = None,
 ) -> Scene:
     import_pxr()
     from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics
@@ -250,6 +255,16 @@ def compose_scene(
         scene.CreateGravityMagnitudeAttr(9.81)
         scenes = [str(scene.GetPath())]
         notes.append(f"added {scenes[0]} (gravity 9.81 m/s^2 along -{up_axis})")
+    if gravity is not None:
+        g = Gf.Vec3d(*(float(c) for c in gravity))
+        for path in scenes:
+            physics_scene = UsdPhysics.Scene(stage.GetPrimAtPath(path))
+            physics_scene.CreateGravityMagnitudeAttr(float(g.GetLength()))
+            if g.GetLength() > 0:
+                physics_scene.CreateGravityDirectionAttr(Gf.Vec3f(g.GetNormalized()))
+        if g.GetLength() > 0:
+            gravity_dir = tuple(float(c) for c in g.GetNormalized())
+        notes.append(f"gravity {tuple(g)} m/s^2")
     if cuda or cpu_scene:
         for path in scenes:
             prim = stage.GetPrimAtPath(path)
@@ -263,8 +278,20 @@ def compose_scene(
         plane.CreateAxisAttr(up_axis)
         plane.CreatePurposeAttr("guide")
         UsdPhysics.CollisionAPI.Apply(plane.GetPrim())
-        _bind_ground_material(stage, plane.GetPrim(), ground.GetPath().AppendChild("PhysicsMaterial"))
-        notes.append(f"added a ground plane at {up_axis} = {ground_height} (friction {GROUND_FRICTION}, max combine)")
+        m = ground_material
+        _bind_ground_material(stage, plane.GetPrim(), ground.GetPath().AppendChild("PhysicsMaterial"), m)
+        notes.append(
+            f"added a ground plane at {up_axis} = {ground_height} (friction {m.static_friction:g} static, "
+            f"{m.dynamic_friction:g} dynamic, {m.friction_combine} combine; restitution {m.restitution:g}, "
+            f"{m.restitution_combine} combine)"
+        )
+    if self_collisions is not None:
+        prim = stage.GetPrimAtPath(root)
+        prim.AddAppliedSchema("PhysxArticulationAPI")
+        prim.CreateAttribute("physxArticulation:enabledSelfCollisions", Sdf.ValueTypeNames.Bool).Set(
+            bool(self_collisions)
+        )
+        notes.append(f"self-collisions {'on' if self_collisions else 'off'}")
     if solver_position_iterations is not None or solver_velocity_iterations is not None:
         prim = stage.GetPrimAtPath(root)
         prim.AddAppliedSchema("PhysxArticulationAPI")
@@ -339,21 +366,17 @@ def compose_scene(
     )
 
 
-GROUND_FRICTION = 1.0
-"""Static and dynamic friction of the ground plane, combined with a body's by taking the larger: what Newton's ground
-plane gives (MuJoCo takes the larger of two geoms' frictions; Newton's default is 1.0), so that a robot meets the
-same friction on both engines. PhysX's own default would be 0.5, averaged."""
-
-
-def _bind_ground_material(stage: Any, plane: Any, path: Any) -> None:
+def _bind_ground_material(stage: Any, plane: Any, path: Any, material_value: GroundMaterial) -> None:
     from pxr import Sdf, UsdPhysics, UsdShade
 
     material = UsdShade.Material.Define(stage, path)
     api = UsdPhysics.MaterialAPI.Apply(material.GetPrim())
-    api.CreateStaticFrictionAttr(GROUND_FRICTION)
-    api.CreateDynamicFrictionAttr(GROUND_FRICTION)
-    api.CreateRestitutionAttr(0.0)
+    api.CreateStaticFrictionAttr(material_value.static_friction)
+    api.CreateDynamicFrictionAttr(material_value.dynamic_friction)
+    api.CreateRestitutionAttr(material_value.restitution)
     prim = material.GetPrim()
     prim.AddAppliedSchema("PhysxMaterialAPI")
-    prim.CreateAttribute("physxMaterial:frictionCombineMode", Sdf.ValueTypeNames.Token).Set("max")
+    token = Sdf.ValueTypeNames.Token
+    prim.CreateAttribute("physxMaterial:frictionCombineMode", token).Set(material_value.friction_combine)
+    prim.CreateAttribute("physxMaterial:restitutionCombineMode", token).Set(material_value.restitution_combine)
     UsdShade.MaterialBindingAPI.Apply(plane).Bind(material, UsdShade.Tokens.weakerThanDescendants, "physics")

@@ -1,0 +1,123 @@
+"""The scene description: the one value through which a backend learns the world around the articulation.
+
+A :class:`SceneDescription` says what the training run's world was: a ground plane and its material, where the
+robot spawns, gravity, self-collisions, and each engine's solver settings. Every backend constructor takes one
+(``scene=``) and translates it into its engine's terms; nothing above ``transfer/backends/`` names an engine to say
+the same things. Plain data, no engine imported: the task model (:mod:`transfer.task`) builds one from a task.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+__all__ = ["COMBINE_MODES", "DEFAULT_GROUND", "NEWTON_SOLVERS", "GroundMaterial", "SceneDescription"]
+
+COMBINE_MODES: tuple[str, ...] = ("average", "min", "multiply", "max")
+"""How PhysX combines two touching materials' coefficients (``physxMaterial:frictionCombineMode``)."""
+
+NEWTON_SOLVERS: tuple[str, ...] = ("mujoco_cpu", "mujoco_warp", "xpbd", "semi_implicit")
+"""Newton solvers a scene may name (``auto``: MuJoCo C for one world, MuJoCo-Warp for several)."""
+
+
+def _finite(value: Any, where: str, minimum: float | None = None) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ValueError(f"{where}: expected a finite number, got {value!r}")
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{where}: expected a number >= {minimum}, got {value!r}")
+    return float(value)
+
+
+@dataclass(frozen=True)
+class GroundMaterial:
+    """The ground plane's contact material.
+
+    ``static_friction`` / ``dynamic_friction`` / ``restitution`` as USD's ``PhysicsMaterialAPI``;
+    ``friction_combine`` / ``restitution_combine``: how PhysX combines them with a body's material (one of
+    :data:`COMBINE_MODES`; with ``multiply`` a body without a material meets PhysX's default 0.5). MuJoCo (Newton's
+    MuJoCo solvers) has no combine mode: a contact takes the larger of the two geoms' sliding frictions, the
+    ground's being ``dynamic_friction``.
+    """
+
+    static_friction: float = 1.0
+    dynamic_friction: float = 1.0
+    restitution: float = 0.0
+    friction_combine: str = "max"
+    restitution_combine: str = "max"
+
+    def __post_init__(self) -> None:
+        for name in ("static_friction", "dynamic_friction"):
+            object.__setattr__(self, name, _finite(getattr(self, name), f"ground.{name}", 0.0))
+        restitution = _finite(self.restitution, "ground.restitution", 0.0)
+        if restitution > 1.0:
+            raise ValueError(f"ground.restitution: expected a number in [0, 1], got {restitution}")
+        object.__setattr__(self, "restitution", restitution)
+        for name in ("friction_combine", "restitution_combine"):
+            if getattr(self, name) not in COMBINE_MODES:
+                raise ValueError(f"ground.{name}: expected one of {list(COMBINE_MODES)}, got {getattr(self, name)!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+DEFAULT_GROUND = GroundMaterial()
+"""Friction 1, no bounce, ``max`` combine: what Newton's ground gives (MuJoCo takes the larger of two frictions), so a
+robot without materials meets the same friction on both engines."""
+
+
+@dataclass(frozen=True)
+class SceneDescription:
+    """What a backend builds around the articulation, as one value (every field optional: ``None`` = as authored).
+
+    Attributes:
+        ground: A ground plane at ``ground_height`` (along the stage's up axis) with this material; ``None``: none.
+        ground_height: Height of the ground plane (m).
+        spawn_height: Height (m) of the root link above the world origin at spawn and after reset, the robot
+            upright and otherwise as authored; ``None``: where the asset authors it. ``authored_root_height`` is
+            where the asset puts the root link (a backend that moves the whole asset needs the difference).
+        gravity: The gravity vector (m/s^2, world frame); ``None``: the asset's scene, else 9.81 down the up axis.
+        self_collisions: Whether the articulation's links collide with each other; ``None``: as the asset says
+            (``physxArticulation:enabledSelfCollisions``, which both engines read).
+        physx: ``solver_position_iterations`` / ``solver_velocity_iterations`` of the articulation (PhysX only).
+        newton: ``solver`` (one of :data:`NEWTON_SOLVERS`) and ``solver_options`` (the solver's keyword
+            arguments) (Newton only).
+    """
+
+    ground: GroundMaterial | None = None
+    ground_height: float = 0.0
+    spawn_height: float | None = None
+    authored_root_height: float = 0.0
+    gravity: tuple[float, float, float] | None = None
+    self_collisions: bool | None = None
+    physx: Mapping[str, int] = field(default_factory=dict)
+    newton: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.ground is not None and not isinstance(self.ground, GroundMaterial):
+            raise TypeError(f"scene.ground: expected a GroundMaterial or None, got {self.ground!r}")
+        object.__setattr__(self, "ground_height", _finite(self.ground_height, "scene.ground_height"))
+        object.__setattr__(
+            self, "authored_root_height", _finite(self.authored_root_height, "scene.authored_root_height")
+        )
+        if self.spawn_height is not None:
+            object.__setattr__(self, "spawn_height", _finite(self.spawn_height, "scene.spawn_height"))
+        if self.gravity is not None:
+            g = tuple(_finite(c, f"scene.gravity[{i}]") for i, c in enumerate(self.gravity))
+            if len(g) != 3:
+                raise ValueError(f"scene.gravity: expected three numbers (m/s^2), got {self.gravity!r}")
+            object.__setattr__(self, "gravity", g)
+        if self.self_collisions is not None and not isinstance(self.self_collisions, bool):
+            raise TypeError(f"scene.self_collisions: expected true, false or None, got {self.self_collisions!r}")
+        object.__setattr__(self, "physx", MappingProxyType(dict(self.physx)))
+        solver = self.newton.get("solver")
+        if solver is not None and solver not in (*NEWTON_SOLVERS, "auto"):
+            raise ValueError(f"scene.newton.solver: expected one of {list(NEWTON_SOLVERS)} or 'auto', got {solver!r}")
+        object.__setattr__(self, "newton", MappingProxyType(dict(self.newton)))
+
+    @property
+    def spawn_lift(self) -> float:
+        """How far (m) the spawn raises the root link above where the asset authors it (0 without a spawn height)."""
+        return 0.0 if self.spawn_height is None else self.spawn_height - self.authored_root_height
