@@ -102,6 +102,13 @@ def starting_task(
     orders = _orders(asset)
     settings = read_asset_settings(asset)
     physx_joints = orders["physx"]
+    for convention, names in orders.items():
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            raise TaskFileError(
+                f"{asset}: the {convention} order names {', '.join(repeated)} more than once (joints with one name "
+                "under different parents); a task names joints by name: rename them apart in the asset"
+            )
     convention = None
     if source is not None:
         parsed = parse_ordering(source)
@@ -153,6 +160,12 @@ def starting_task(
         ["from the drives' maxForce (N·m or N)"] if max_force else ["null: the drives author no finite maxForce"]
     )
     comments["armature"] = ["from physxJoint:armature" if armature else "{}: the asset's (it authors none)"]
+    only = {c: sorted(set(v) - set(physx_joints)) for c, v in orders.items() if set(v) != set(physx_joints)}
+    for convention, names in only.items():
+        notes.append(
+            f"the {convention} order lists other joints than physx's (only in {convention}: {', '.join(names) or '-'}; "
+            f"only in physx: {', '.join(sorted(set(physx_joints) - set(orders[convention]))) or '-'})"
+        )
     velocities = {n: d.max_velocity for n, d in drives.items() if d and d.max_velocity is not None}
     if velocities:
         fastest = max(velocities.values())
