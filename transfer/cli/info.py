@@ -45,6 +45,43 @@ def _values(mapping: dict[str, float]) -> str:
     return ", ".join(f"{k} {v:g}" for k, v in mapping.items())
 
 
+def _settings(meta: dict[str, Any]) -> list[tuple[str, str]]:
+    """The simulation settings and actuator models the metadata records, one row each (unset: what replay uses)."""
+    sim = meta["sim"]
+    rows = [
+        (
+            "sim",
+            f"dt {sim['dt']:g} s, decimation {sim['decimation']} (policy {1 / (sim['dt'] * sim['decimation']):g} Hz)",
+        )
+    ]
+    gravity = meta.get("gravity")
+    rows.append(("gravity", "9.81 m/s^2 down (default)" if gravity is None else f"{tuple(gravity)} m/s^2"))
+    physx = meta.get("physx") or {}
+    iterations = (f"{physx.get('solver_position_iterations', 'asset')} position / "
+                  f"{physx.get('solver_velocity_iterations', 'asset')} velocity iterations")  # fmt: skip
+    rows.append(("physx", iterations if physx else "the asset's solver iterations"))
+    newton = meta.get("newton") or {}
+    options = newton.get("solver_options")
+    rows.append(("newton", f"{newton.get('solver', 'auto')}" + (f", options {dict(options)}" if options else "")))
+    ground = meta.get("ground")
+    g = ground or {"static_friction": 1.0, "dynamic_friction": 1.0, "restitution": 0.0, "friction_combine": "max",
+                   "restitution_combine": "max"}  # fmt: skip
+    rows.append(("ground", f"friction {g['static_friction']:g} static / {g['dynamic_friction']:g} dynamic "
+                 f"({g['friction_combine']} combine), restitution {g['restitution']:g} ({g['restitution_combine']})"
+                 + ("" if ground else " (default)")))  # fmt: skip
+    collisions = meta.get("self_collisions")
+    rows.append(("self-collisions", "the asset's" if collisions is None else ("on" if collisions else "off")))
+    groups = meta.get("actuators") or []
+    if not groups:
+        rows.append(("actuators", "implicit (the engine's PD) on every joint"))
+    for group in groups:
+        extra = {k: v for k, v in group.items() if k not in ("name", "model", "joints")}
+        shown = ", ".join(f"{k} {v:g}" if isinstance(v, float) else f"{k} {v}" for k, v in extra.items())
+        rows.append(("actuators", f"{group['name']}: {group['model']} on {len(group['joints'])} joints"
+                     + (f" ({shown})" if shown else "")))  # fmt: skip
+    return rows
+
+
 def _lines(info: dict[str, Any]) -> list[tuple[str, str]]:
     rows = [
         ("format", info["format"]),
@@ -73,15 +110,11 @@ def _lines(info: dict[str, Any]) -> list[tuple[str, str]]:
     offset = "default + " if action["use_default_offset"] else ""
     rows.append(("action", f"{action['kind']}: target = {offset}{action['scale']:g} x action, {joints}"))
     rows.append(("defaults", _values(meta["default_joint_pos"])))
-    for gain in ("stiffness", "damping", "armature"):
-        rows.append((gain, _values(meta[gain])))
-    sim = meta["sim"]
-    rows.append(
-        (
-            "sim",
-            f"dt {sim['dt']:g} s, decimation {sim['decimation']} (policy {1 / (sim['dt'] * sim['decimation']):g} Hz)",
-        )
-    )
+    for gain in ("stiffness", "damping", "armature", "friction"):
+        rows.append((gain, _values(meta.get(gain) or {})))
+    if meta.get("effort_limit"):
+        rows.append(("effort limit", _values(meta["effort_limit"])))
+    rows += _settings(meta)
     for entry in meta.get("history", []):
         rows.append(("history", ", ".join(f"{k} {v}" for k, v in entry.items())))
     return rows

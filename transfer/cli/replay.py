@@ -49,6 +49,10 @@ class Replay:
     """Print one JSON object on stdout (with --compare: {"runs": [...]})."""
     plot: Annotated[Path | None, tyro.conf.arg(metavar="FILE.png"), PLOT] = None
     """Write a PNG of commanded vs measured forward velocity and base height over time."""
+    settings: Annotated[tuple[str, ...], tyro.conf.arg(name="set", metavar="FIELD=VALUE")] = ()
+    """Change a task field for this replay, by dotted name (repeat the flag): the simulation settings without a task
+    file, e.g. --set physx.solver_position_iterations=8 --set ground.friction_combine=multiply --set
+    self_collisions=true --set 'actuators=[{name: legs, model: ideal_pd, joints: [".*"]}]' (values are YAML)."""
     verbose: bool = False
     """Show what the engines and Warp print, and the solver choices (kept off the terminal by default)."""
 
@@ -100,12 +104,33 @@ def _with_ratios(results: list[Any]) -> list[dict[str, Any]]:
     return rows
 
 
+def parse_settings(pairs: tuple[str, ...] | list[str]) -> dict[str, Any]:
+    """``FIELD=VALUE`` pairs (``--set``) as ``{field: value}``, each value read as YAML (numbers, true/false, lists)."""
+    import yaml
+
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--set {pair!r}: expected FIELD=VALUE, e.g. --set physx.solver_position_iterations=4")
+        try:
+            out[key.strip()] = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise ValueError(f"--set {key}: the value {text!r} is not YAML ({exc})") from None
+    return out
+
+
 def run_replay(cmd: Replay) -> int:
     from transfer.runs.replay import compare, plot, replay
 
+    try:
+        settings = parse_settings(cmd.settings)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     kwargs = dict(
         source=cmd.source, config=cmd.config, asset=cmd.asset, num_envs=cmd.num_envs, seconds=cmd.seconds,
-        command=cmd.command, seed=cmd.seed,
+        command=cmd.command, seed=cmd.seed, settings=settings,
     )  # fmt: skip
     try:
         with engine_output(cmd.verbose) as terminal:
@@ -122,11 +147,13 @@ def run_replay(cmd: Replay) -> int:
         return 2
     rows = _with_ratios(results) if cmd.compare else [r.to_dict() for r in results]
     if cmd.json:
-        print(json.dumps({"runs": rows} if cmd.compare else rows[0], indent=2))
+        print(json.dumps({"runs": rows, "baseline": rows[0]["baseline"]} if cmd.compare else rows[0], indent=2))
     elif cmd.compare:
         r = results[0]
         print(f"{Path(r.checkpoint).name} on {r.asset}: {r.num_envs} env(s), {r.seconds:.1f} s, command {r.command}")
         print_table(rows)
+        if r.baseline:
+            print(f"warning: {r.baseline}")
     else:
         row = rows[0]
         print_table([row])

@@ -13,7 +13,7 @@ import dataclasses
 import math
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -22,7 +22,16 @@ import numpy as np
 
 from transfer.ordering import OrderingConvention, parse_ordering
 
-__all__ = ["ReplayError", "ReplayResult", "compare", "native_backend", "plot", "replay", "resolve_inputs"]
+__all__ = [
+    "ReplayError",
+    "ReplayResult",
+    "baseline_failure",
+    "compare",
+    "native_backend",
+    "plot",
+    "replay",
+    "resolve_inputs",
+]
 
 _NATIVE_BACKEND = {OrderingConvention.PHYSX: "physx", OrderingConvention.MJWARP: "newton"}
 
@@ -56,6 +65,11 @@ class ReplayResult:
     nonfinite_envs: int
     checkpoint: str
     asset: str
+    settings: dict[str, Any] = field(default_factory=dict)
+    """The simulation settings in effect (:meth:`~transfer.Task.simulation_settings`)."""
+    baseline: str | None = None
+    """With :func:`compare`: why the native run is no baseline (it fell, or walked below half the command), else
+    ``None``."""
     trace: dict[str, list[float]] = field(default_factory=dict, repr=False)
 
     def to_dict(self, *, trace: bool = False) -> dict[str, Any]:
@@ -270,17 +284,23 @@ def replay(
     label: str | None = None,
     backend_options: dict[str, Any] | None = None,
     inputs: Inputs | None = None,
+    settings: Mapping[str, Any] | None = None,
 ) -> ReplayResult:
     """Run ``checkpoint`` on ``target`` (``"physx"`` or ``"newton"``) for ``seconds`` and measure it.
 
     ``source`` is the checkpoint's joint order (a convention, a list of names, or a file listing them; default: the
     task's); ``config`` the task (a task file or a Newton policy YAML); ``asset`` the robot's USD file (default:
     the task's asset hint). ``reorder=False`` feeds the checkpoint the target's own order instead (the control).
-    ``progress``: show a progress bar (on stderr, or on the stream given) for replays longer than two seconds.
+    ``progress``: show a progress bar (on stderr, or on the stream given) for replays longer than two seconds, on
+    a terminal (one plain line per run elsewhere). ``settings``: task fields to change by dotted name, e.g.
+    ``{"physx.solver_position_iterations": 8, "ground.friction_combine": "multiply"}``
+    (:meth:`~transfer.Task.with_settings`): the simulation settings without writing a task file.
     """
     from transfer.env import PolicyEnv
 
     inputs = inputs or resolve_inputs(checkpoint, source=source, config=config, asset=asset)
+    if settings:
+        inputs = dataclasses.replace(inputs, task=inputs.task.with_settings(settings, where="--set"))
     policy, task = inputs.policy, inputs.task
     ordering = inputs.source if reorder else None
     if not reorder:
@@ -325,13 +345,16 @@ def _run(env: Any, policy: Any, inputs: Inputs, target: str, reorder: bool, seco
     _torch_threads()
     start = time.perf_counter()
     stream = progress if hasattr(progress, "write") else sys.stderr
-    bar = tqdm(range(steps), desc=label or target, unit="step", file=stream, delay=2.0, disable=progress is False)
+    terminal = progress is not False and _is_terminal(stream)  # a bar on a terminal, one plain line elsewhere
+    bar = tqdm(range(steps), desc=label or target, unit="step", file=stream, delay=2.0, disable=not terminal)
     for _ in bar:
         actions = policy(obs)
         obs, nonfinite = env.step(actions)
         measure.nonfinite |= nonfinite
         measure.record(env.time, *env.root_state())
     wall = time.perf_counter() - start
+    if progress is not False and not terminal:
+        print(f"{label or target}: {steps} policy steps in {wall:.1f} s", file=stream)
     fallen = np.isfinite(measure.fallen_at)
     survival = np.where(fallen, measure.fallen_at, env.time)
     return ReplayResult(
@@ -352,8 +375,36 @@ def _run(env: Any, policy: Any, inputs: Inputs, target: str, reorder: bool, seco
         nonfinite_envs=int(measure.nonfinite.sum()),
         checkpoint=str(policy.path),
         asset=str(inputs.asset),
+        settings=env.task.simulation_settings(),
         trace=measure.trace,
     )
+
+
+def baseline_failure(native: ReplayResult) -> str | None:
+    """Why a native run (the checkpoint on its training engine) is no baseline to read a transfer against: it fell
+    in some env, or walked below half the commanded speed. ``None`` when it stands and walks."""
+    wanted = float(np.linalg.norm(native.command[:2]))
+    problems = []
+    if native.fall_fraction > 0:
+        problems.append(f"fell in {native.fall_fraction:.0%} of envs")
+    speed = native.forward_velocity
+    if wanted > 0 and not (math.isfinite(speed) and speed >= 0.5 * wanted):
+        problems.append(f"walked {speed:.2f} m/s, below half the commanded {wanted:.2f} m/s")
+    if not problems:
+        return None
+    s = native.settings
+    shown = (f"physx {dict(s.get('physx') or {}) or 'as authored'}, newton {dict(s.get('newton') or {})}, ground "
+             f"{s.get('ground')}, self-collisions {s.get('self_collisions')}, dt {s.get('sim_dt')} x "
+             f"{s.get('decimation')}, actuators {[a['model'] for a in s.get('actuators') or []] or 'implicit'}")  # fmt: skip
+    return (f"native run fails: the replay does not reproduce training ({'; '.join(problems)} on {native.target}). "
+            f"Settings in effect: {shown}. Set what training used (--config, --set).")  # fmt: skip
+
+
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
 
 
 def _torch_threads() -> None:
@@ -365,15 +416,19 @@ def _torch_threads() -> None:
 def compare(checkpoint: str | Path, target: str, **kwargs: Any) -> list[ReplayResult]:
     """Native (on the training backend), reordered on ``target``, naive on ``target``: three :func:`replay` runs."""
     progress = kwargs.pop("progress", True)
+    settings = kwargs.pop("settings", None)
     inputs = resolve_inputs(
         checkpoint,
         source=kwargs.pop("source", None),
         config=kwargs.pop("config", None),
         asset=kwargs.pop("asset", None),
     )
+    if settings:
+        inputs = dataclasses.replace(inputs, task=inputs.task.with_settings(settings, where="--set"))
     native = native_backend(inputs)
-    runs = [("native", native, True), ("reordered", target, True), ("naive", target, False)]
-    return [
+    same = "native" if target == native else "reordered"  # on its training engine, the checkpoint's order is native
+    runs = [("native", native, True), (same, target, True), ("naive", target, False)]
+    results = [
         replay(
             checkpoint,
             backend,
@@ -385,6 +440,10 @@ def compare(checkpoint: str | Path, target: str, **kwargs: Any) -> list[ReplayRe
         )  # fmt: skip
         for name, backend, reorder in runs
     ]
+    failure = baseline_failure(results[0])
+    for r in results:
+        r.baseline = failure
+    return results
 
 
 def plot(results: Sequence[ReplayResult], path: str | Path) -> Path:

@@ -443,6 +443,17 @@ class Task:
             node[parts[-1]] = value
         return Task.from_dict(data, source=self.source)
 
+    def simulation_settings(self) -> dict[str, Any]:
+        """The settings the checkpoint was trained under, as plain data (what ``transfer info`` prints and a replay
+        reports): timing, gravity, per-engine solver settings, ground material, self-collisions, joint armature and
+        friction, and the actuator groups. Unset values read ``None`` (the asset's, or the documented default)."""
+        d = self.to_dict()
+        keys = ("sim_dt", "decimation", "gravity", "physx", "newton", "ground", "self_collisions", "armature",
+                "friction", "actuators")  # fmt: skip
+        out = {k: d[k] for k in keys}
+        out["ground"] = out["ground"] or {**DEFAULT_GROUND.to_dict(), "default": True}
+        return out
+
     def scene(self, spawn_height: float | None = None, authored_root_height: float = 0.0) -> SceneDescription:
         """The world the backends build for this task: a ground plane at 0 with the task's material, the robot's
         root link ``spawn_height`` up, gravity, self-collisions and the solver settings. Newton's MuJoCo family

@@ -20,7 +20,14 @@ from typing import Any
 from transfer.task._checks import TaskError, _names, _number
 from transfer.task.model import FLAT_VELOCITY_OBSERVATION, TASK_FORMAT, ActionTerm, Task
 
-__all__ = ["NEWTON_POLICY_FIELDS", "load_task", "read_newton_policy_yaml", "read_task_yaml", "resolve_asset"]
+__all__ = [
+    "ISAACLAB_LEGGED_SETTINGS",
+    "NEWTON_POLICY_FIELDS",
+    "load_task",
+    "read_newton_policy_yaml",
+    "read_task_yaml",
+    "resolve_asset",
+]
 
 NEWTON_ASSET_PREFIX = "newton:"
 PACKAGE_ASSETS: Mapping[str, tuple[str, str]] = MappingProxyType(
@@ -37,13 +44,27 @@ def _package_hint(asset: str) -> str | None:
     return package if package in PACKAGE_ASSETS else None
 
 
+ISAACLAB_LEGGED_SETTINGS: Mapping[str, Any] = MappingProxyType(
+    {
+        "sim_dt": 0.005,
+        "decimation": 4,
+        "physx": MappingProxyType({"solver_position_iterations": 4, "solver_velocity_iterations": 0}),
+        "newton": MappingProxyType({"solver": "mujoco_warp"}),
+    }
+)
+"""The simulation settings Isaac Lab trains its legged robots under (the velocity-tracking tasks and the robot
+configs of ANYmal, Unitree and others), where a file describing an Isaac Lab-trained checkpoint says nothing else:
+physics at 200 Hz, policy at 50 Hz, PhysX articulations at 4 position / 0 velocity solver iterations (assets often
+author more: ANYmal C authors 32 / 16, under which the PhysX-trained policy falls), Newton's MuJoCo-Warp. The
+ground keeps :data:`~transfer.backends.scene.DEFAULT_GROUND` and self-collisions the asset's (docs/replay.md)."""
+
 #: Newton policy YAML fields: name -> required. The ``mjw_*`` lists follow ``mjw_joint_names``.
 NEWTON_POLICY_FIELDS: Mapping[str, bool] = MappingProxyType(
     {
         "num_dofs": True,
         "action_scale": True,
-        "mjw_joint_names": True,
-        "physx_joint_names": True,
+        "mjw_joint_names": False,
+        "physx_joint_names": False,
         "mjw_joint_pos": True,
         "mjw_joint_stiffness": False,
         "mjw_joint_damping": False,
@@ -155,11 +176,14 @@ def read_newton_policy_yaml(path: str | Path, data: Mapping[str, Any] | None = N
     """Read Newton's policy YAML (its ``examples/assets``-style ``anymal.yaml``, ``go2.yaml``) by joint name.
 
     The file lists both joint orders (``mjw_joint_names``, ``physx_joint_names``: kept in
-    ``joint_names_by_convention``; choose with :meth:`Task.with_convention`), and default positions and gains as
-    lists in ``mjw_joint_names`` order (read into mappings by name). It describes no observation, so the task
-    gets Isaac Lab's flat-terrain velocity layout (:data:`FLAT_VELOCITY_OBSERVATION`: 48 entries for 12
-    joints), physics at 200 Hz (``sim_dt`` 0.005) with decimation 4 (policy at 50 Hz), Newton's MuJoCo-Warp
-    solver, and a 1 m/s forward command. ``spawn_height`` and PhysX solver settings are left unset.
+    ``joint_names_by_convention``; choose with :meth:`Task.with_convention`), or only the one its checkpoint uses
+    (Newton's G1 file lists ``mjw_joint_names``): that order is then the task's ``convention`` (and its engine
+    ``trained_on``), and the other order comes from the asset. Default positions and gains are lists in
+    ``mjw_joint_names`` order (in ``physx_joint_names`` order when only that is listed), read into mappings by
+    name. It describes no observation, so the task gets Isaac Lab's flat-terrain velocity layout
+    (:data:`FLAT_VELOCITY_OBSERVATION`: 48 entries for 12 joints), a 1 m/s forward command, and the simulation
+    settings Isaac Lab trains legged robots under (:data:`ISAACLAB_LEGGED_SETTINGS`). ``spawn_height`` is left
+    unset (computed from the asset).
     """
     path = Path(path)
     data = _read_yaml(path) if data is None else data
@@ -170,8 +194,13 @@ def read_newton_policy_yaml(path: str | Path, data: Mapping[str, Any] | None = N
             f"{src}: unknown fields {unknown} for a Newton policy YAML; known: {list(NEWTON_POLICY_FIELDS)}"
         )
     missing = [k for k, required in NEWTON_POLICY_FIELDS.items() if required and k not in data]
+    if "mjw_joint_names" not in data and "physx_joint_names" not in data:
+        missing.insert(0, "mjw_joint_names or physx_joint_names")
     if missing:
-        raise TaskError(f"{src}: missing fields {missing}; a Newton policy YAML needs {list(NEWTON_POLICY_FIELDS)[:5]}")
+        raise TaskError(
+            f"{src}: missing fields {missing}; a Newton policy YAML needs num_dofs, action_scale, mjw_joint_pos and "
+            "the checkpoint's joint order (mjw_joint_names, physx_joint_names, or both)"
+        )
     num = data["num_dofs"]
     if isinstance(num, bool) or not isinstance(num, int) or num < 1:
         raise TaskError(f"{src}: field `num_dofs`: expected a positive integer, got {num!r}")
@@ -186,31 +215,40 @@ def read_newton_policy_yaml(path: str | Path, data: Mapping[str, Any] | None = N
             raise TaskError(f"{src}: field `{key}`: {len(value)} entries, but num_dofs is {num}; one per DoF")
         lists[key] = value
     try:
-        mjw = _names(lists["mjw_joint_names"], "field `mjw_joint_names`")
-        physx = _names(lists["physx_joint_names"], "field `physx_joint_names`")
+        orders = {
+            convention: _names(lists[key], f"field `{key}`")
+            for convention, key in (("mjwarp", "mjw_joint_names"), ("physx", "physx_joint_names"))
+            if key in lists
+        }
+        # The value lists follow mjw_joint_names; a file listing only physx_joint_names has them in that order.
+        values_order = orders.get("mjwarp", orders.get("physx"))
         scale = _number(data["action_scale"], "field `action_scale`")
         values = {
             field: {
-                n: _number(v, f"field `{key}`[{i}] ({n})") for i, (n, v) in enumerate(zip(mjw, lists[key], strict=True))
+                n: _number(v, f"field `{key}`[{i}] ({n})")
+                for i, (n, v) in enumerate(zip(values_order, lists[key], strict=True))
             }
             for key, field in _NEWTON_VALUES.items()
             if key in lists
         }
-        if set(physx) != set(mjw):
+        if len(orders) == 2 and set(orders["physx"]) != set(orders["mjwarp"]):
+            physx, mjw = orders["physx"], orders["mjwarp"]
             raise TaskError(
                 "physx_joint_names and mjw_joint_names must list the same joints; only in physx_joint_names: "
                 f"{sorted(set(physx) - set(mjw))}, only in mjw_joint_names: {sorted(set(mjw) - set(physx))}"
             )
+        # One listed order is the checkpoint's: its convention (and training engine) is the task's.
+        only = next(iter(orders)) if len(orders) == 1 else None
         return Task(
             name=path.stem,
             observation=FLAT_VELOCITY_OBSERVATION,
             action=ActionTerm(kind="joint_position", scale=scale, use_default_offset=True),
-            sim_dt=0.005,
-            decimation=4,
-            newton={"solver": "mujoco_warp"},
+            convention=only,
+            trained_on=None if only is None else {"mjwarp": "newton", "physx": "physx"}[only],
             command=(1.0, 0.0, 0.0),
-            joint_names_by_convention={"mjwarp": mjw, "physx": physx},
+            joint_names_by_convention=orders,
             source=src,
+            **ISAACLAB_LEGGED_SETTINGS,
             **values,
         )
     except TaskError as exc:

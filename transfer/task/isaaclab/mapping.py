@@ -22,7 +22,9 @@ from transfer.task.isaaclab.terms import (
 from transfer.task.isaaclab.yaml_safe import IsaacLabError
 from transfer.task.model import Task
 
-_ACTUATORS = {"ImplicitActuator": None, "IdealPDActuator": "an explicit PD law; replayed with the engine's PD drive"}
+_EXPLICIT_EFFORT = ("effort_limit", "effort_limit_sim")
+"""Where an explicit actuator's clip comes from (Isaac Lab's ``effort_limit``; ``effort_limit_sim`` is the engine's)."""
+_IMPLICIT_EFFORT = ("effort_limit_sim", "effort_limit")
 
 
 def fixed_command(ranges: Mapping[str, Any] | None) -> tuple[float, float, float]:
@@ -59,12 +61,30 @@ def _all_or_none(values: dict[str, float], names: Sequence[str], what: str, wher
     return {n: values[n] for n in names if n in values}
 
 
-def _actuators(robot: Mapping[str, Any], names: Sequence[str], where: str, notes: list[str]) -> dict[str, dict]:
+def _scalar(cfg: Mapping[str, Any], key: str, joints: Sequence[str], at: str) -> float | None:
+    """One value for the group (Isaac Lab allows ``{pattern: value}``; transfer's groups carry one)."""
+    value = cfg.get(key)
+    if value is None:
+        return None
+    values = set(_per_joint(value, joints, f"{at}.{key}").values())
+    if len(values) != 1:
+        raise IsaacLabError(f"{at}.{key}: different values per joint {sorted(values)}; transfer's actuator groups carry "
+                            "one value: split the group in a task file (--config)")  # fmt: skip
+    return values.pop()
+
+
+def _actuators(robot: Mapping[str, Any], names: Sequence[str], where: str, notes: list[str]) -> dict[str, Any]:
+    """The robot's actuator groups: per-joint gains, armature, friction and effort limits, and the groups whose
+    model is not the engine's PD (:class:`~transfer.actuators.ActuatorGroup`), as Isaac Lab applies them."""
+    from transfer.actuators import ActuatorError, ActuatorGroup
+    from transfer.actuators.spec import ISAACLAB_CLASSES
+
     actuators = robot.get("actuators") or {}
     if not isinstance(actuators, Mapping):
         raise IsaacLabError(f"{where}: scene.robot.actuators: expected a mapping of actuator groups")
     owner: dict[str, str] = {}
-    fields: dict[str, dict[str, float]] = {k: {} for k in ("stiffness", "damping", "armature", "effort", "velocity")}
+    fields: dict[str, Any] = {k: {} for k in ("stiffness", "damping", "armature", "friction", "effort", "velocity")}
+    fields["groups"] = []
     for group, cfg in actuators.items():
         if cfg is None:
             continue
@@ -72,36 +92,83 @@ def _actuators(robot: Mapping[str, Any], names: Sequence[str], where: str, notes
         if not isinstance(cfg, Mapping):
             raise IsaacLabError(f"{where}: {at}: expected an actuator configuration, got {cfg!r}")
         kind = str(cfg.get("class_type") or "").rpartition(":")[2]
-        if kind not in _ACTUATORS:
+        if kind not in ISAACLAB_CLASSES:
             raise IsaacLabError(
-                f"{where}: {at} is a {kind or 'class_type-less'} actuator; transfer drives the joints with the engines' "
-                f"own PD drive and replays {', '.join(_ACTUATORS)} groups only (a learned actuator network or a "
-                "motor model cannot be replayed by gains). Describe the gains to use in a task file (--config)."
+                f"{where}: {at} is a {kind or 'class_type-less'} actuator; transfer replays {', '.join(ISAACLAB_CLASSES)} "
+                "groups. Describe the joints' drive in a task file (--config: stiffness, damping, actuators)."
             )
-        if _ACTUATORS[kind]:
-            notes.append(f"{at} is an {kind} ({_ACTUATORS[kind]})")
+        model = ISAACLAB_CLASSES[kind]
         joints = _match(_patterns(cfg.get("joint_names_expr"), f"{at}.joint_names_expr"), names,
                         f"{at}.joint_names_expr")  # fmt: skip
         for j in joints:
             if j in owner:
                 raise IsaacLabError(f"{where}: joint {j!r} is driven by two actuator groups: {owner[j]} and {group}")
             owner[j] = group
-        sim_effort = "effort_limit_sim" if kind == "ImplicitActuator" else "effort_limit"
         keys = {
-            "stiffness": ("stiffness",), "damping": ("damping",), "armature": ("armature",),
-            "effort": (sim_effort, "effort_limit", "effort_limit_sim"),
+            "stiffness": ("stiffness",), "damping": ("damping",), "armature": ("armature",), "friction": ("friction",),
+            "effort": _IMPLICIT_EFFORT if model == "implicit" else _EXPLICIT_EFFORT,
             "velocity": ("velocity_limit_sim", "velocity_limit"),
         }  # fmt: skip
         for name, candidates in keys.items():
             key = next((k for k in candidates if cfg.get(k) is not None), None)
             if key is not None:
                 fields[name].update(_per_joint(cfg[key], joints, f"{at}.{key}"))
-        friction = cfg.get("friction")
-        if friction not in (None, 0, 0.0) and not (isinstance(friction, Mapping) and not any(friction.values())):
-            notes.append(f"{at}.friction is not applied at replay (the asset's joint friction stands)")
+        if model == "implicit":
+            continue
+        extra: dict[str, Any] = {}
+        if model in ("dc_motor", "mlp", "lstm"):
+            extra["saturation_effort"] = _scalar(cfg, "saturation_effort", joints, at)
+            extra["velocity_limit"] = _scalar(cfg, "velocity_limit", joints, at)
+        if model == "delayed_pd":
+            extra.update(min_delay=cfg.get("min_delay", 0), max_delay=cfg.get("max_delay", 0))
+        if model in ("mlp", "lstm"):
+            extra["network_file"] = cfg.get("network_file")
+        if model == "mlp":
+            extra.update({k: cfg[k] for k in ("input_order", "input_idx", "pos_scale", "vel_scale", "torque_scale")
+                          if cfg.get(k) is not None})  # fmt: skip
+            if isinstance(extra.get("input_idx"), (list, tuple)):
+                extra["input_idx"] = tuple(extra["input_idx"])
+        try:
+            fields["groups"].append(ActuatorGroup(str(group), model, tuple(joints), **extra))
+        except ActuatorError as exc:
+            raise IsaacLabError(f"{where}: {at} ({kind}): {exc}") from None
+        notes.append(f"{at} is an {kind}: replayed as explicit {model} torque on both engines")
     if fields["velocity"]:
-        notes.append("actuator velocity limits are read but not applied at replay (the asset's stand)")
+        notes.append(
+            "actuator velocity limits (velocity_limit_sim) are read but not applied at replay (the asset's stand)"
+        )
     return fields
+
+
+def _material(env: Mapping[str, Any], where: str) -> Any:
+    """The ground's material: the terrain's ``physics_material``, else ``sim.physics_material`` (what Isaac Lab
+    gives prims without one), as a :class:`~transfer.backends.scene.GroundMaterial`; ``None`` when neither is set."""
+    from transfer.backends.scene import GroundMaterial
+
+    scene = env.get("scene") if isinstance(env.get("scene"), Mapping) else {}
+    terrain = scene.get("terrain") if isinstance(scene.get("terrain"), Mapping) else {}
+    sim = env.get("sim") if isinstance(env.get("sim"), Mapping) else {}
+    for at, cfg in (("scene.terrain.physics_material", terrain.get("physics_material")),
+                    ("sim.physics_material", sim.get("physics_material"))):  # fmt: skip
+        if not isinstance(cfg, Mapping):
+            continue
+        values = {"static_friction": cfg.get("static_friction"), "dynamic_friction": cfg.get("dynamic_friction"),
+                  "restitution": cfg.get("restitution"), "friction_combine": cfg.get("friction_combine_mode"),
+                  "restitution_combine": cfg.get("restitution_combine_mode")}  # fmt: skip
+        try:
+            return GroundMaterial(**{k: v for k, v in values.items() if v is not None})
+        except ValueError as exc:
+            raise IsaacLabError(f"{where}: {at}: {exc}") from None
+    return None
+
+
+def _gravity(sim: Mapping[str, Any], where: str) -> tuple[float, float, float] | None:
+    g = sim.get("gravity")
+    if g is None:
+        return None
+    if isinstance(g, (str, bytes)) or not isinstance(g, Sequence) or len(g) != 3:
+        raise IsaacLabError(f"{where}: sim.gravity: expected (gx, gy, gz), got {g!r}")
+    return tuple(_number(c, f"{where}: sim.gravity[{i}]") for i, c in enumerate(g))  # type: ignore[return-value]
 
 
 def isaaclab_task(
@@ -158,6 +225,10 @@ def isaaclab_task(
                          ("solver_velocity_iterations", "solver_velocity_iteration_count")):  # fmt: skip
         if isinstance(props.get(theirs), int) and not isinstance(props.get(theirs), bool):
             physx[ours] = props[theirs]
+    self_collisions = props.get("enabled_self_collisions")
+    if self_collisions is not None and not isinstance(self_collisions, bool):
+        raise IsaacLabError(f"{where}: {at[:-len('init_state')]}spawn.articulation_props.enabled_self_collisions: "
+                            f"expected true, false or null, got {self_collisions!r}")  # fmt: skip
     pos = init.get("pos")
     if isinstance(pos, (list, tuple)) and len(pos) == 3:
         notes.append(
@@ -185,7 +256,12 @@ def isaaclab_task(
         stiffness=_all_or_none(gains["stiffness"], names, "stiffness", where),
         damping=_all_or_none(gains["damping"], names, "damping", where),
         armature=_all_or_none(gains["armature"], names, "armature", where),
+        friction=_all_or_none(gains["friction"], names, "friction", where),
         effort_limit=_all_or_none(gains["effort"], names, "effort_limit", where) or None,
+        actuators=tuple(gains["groups"]),
+        gravity=_gravity(sim, where),
+        ground=_material(env, where),
+        self_collisions=self_collisions,
         sim_dt=dt,
         decimation=decimation,
         physx=physx,
