@@ -19,6 +19,7 @@ POSITIONALS = {  # subcommand -> its positional argument (None: flags only)
     "convert": "CHECKPOINT",
     "train": None,
     "validate": "ASSET",
+    "task": "ASSET",
 }
 
 
