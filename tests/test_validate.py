@@ -566,3 +566,27 @@ def test_signed_motion_along_the_joint_axis_follows_the_parent_joint_frame():
     np.testing.assert_allclose(along_axis(turn[:2], rolled), [0, 100], atol=1e-9)
     slide = np.array([[0, 0, 0, 0, 0, 0, 1], [-0.3, 0.1, 0, 0, 0, 0, 1]])
     np.testing.assert_allclose(along_axis(slide, _J("prismatic", axis="X")), [0, -0.3], atol=1e-12)
+
+
+def test_mujoco_warnings_go_to_logging_not_to_a_file_in_the_working_directory(tmp_path, monkeypatch, caplog):
+    """Every Newton path imports transfer.backends.newton, which routes MuJoCo's warnings (replay, inspect, verify,
+    train too): an unstable MuJoCo step logs at ERROR under transfer.backends and writes no MUJOCO_LOG.TXT."""
+    pytest.importorskip("newton")
+    import logging
+
+    import mujoco
+
+    import transfer.backends.newton  # noqa: F401  (installs the handler)
+    from transfer.backends.newton._mujoco_log import LOGGER
+
+    monkeypatch.chdir(tmp_path)
+    model = mujoco.MjModel.from_xml_string(
+        '<mujoco><worldbody><body><joint type="hinge"/><geom size=".1"/></body></worldbody></mujoco>'
+    )
+    data = mujoco.MjData(model)
+    data.qpos[:] = float("nan")
+    with caplog.at_level(logging.WARNING, logger=LOGGER):
+        mujoco.mj_step(model, data)
+    (record,) = [r for r in caplog.records if r.name == LOGGER]
+    assert record.levelno == logging.ERROR and "The simulation is unstable" in record.getMessage()
+    assert not list(tmp_path.iterdir())
