@@ -18,6 +18,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from transfer.task.isaaclab import (
@@ -286,9 +287,7 @@ def write_run(
     dump_yaml(folder / "params/agent.yaml", isaaclab_agent() if agent is None else agent)
     marker = folder / "PICKLE_RAN"
     for name in ("env.pkl", "agent.pkl"):  # what pickle.load would run: os.system("touch PICKLE_RAN")
-        (folder / "params" / name).write_bytes(
-            b"cos\nsystem\n(V" + f"touch {marker}".encode() + b"\ntR."
-        )
+        (folder / "params" / name).write_bytes(b"cos\nsystem\n(V" + f"touch {marker}".encode() + b"\ntR.")
     if exported is not None:
         (folder / "exported").mkdir(parents=True, exist_ok=True)
         shutil.copyfile(exported, folder / "exported" / f"policy{exported.suffix}")
@@ -343,7 +342,7 @@ def test_the_dump_carries_isaac_labs_python_tags_and_reads_back_as_plain_values(
         "!!python/object:isaaclab.utils.noise.noise_cfg.UniformNoiseCfg {{n_min: -0.1, n_max: 0.1}}",
         "!!python/name:builtins.eval ''",
         "!!python/module:os ''",
-        "!!python/object/apply:builtins.eval ['open(\"{marker}\", \"w\")']",
+        '!!python/object/apply:builtins.eval [\'open("{marker}", "w")\']',
         "!!python/object/apply:torch._utils._rebuild_tensor_v2 [1, 2]",
         "!custom_tag {{kind: robot}}",
     ],
@@ -553,8 +552,11 @@ def test_patterns_gains_scales_and_limits_are_expanded_the_isaac_lab_way(tmp_pat
         ("observations.policy.base_lin_vel.history_length", 3, "history"),
         ("observations.policy.history_length", 5, "history"),
         ("observations.policy.base_lin_vel.scale", (1.0, 2.0, 3.0), "per-entry scale"),
-        ("actions.joint_pos.class_type", "isaaclab.envs.mdp.actions.joint_actions:RelativeJointPositionAction",
-         "RelativeJointPositionAction"),
+        (
+            "actions.joint_pos.class_type",
+            "isaaclab.envs.mdp.actions.joint_actions:RelativeJointPositionAction",
+            "RelativeJointPositionAction",
+        ),
         ("actions.joint_pos.offset", 0.1, "offset"),
         ("actions.joint_pos.clip", {".*": (-1.0, 1.0)}, "clip"),
         ("scene.robot.actuators.legs.class_type", "isaaclab.actuators.actuator_net:ActuatorNetLSTM", "ActuatorNetLSTM"),
@@ -628,8 +630,70 @@ def test_verify_and_convert_take_the_run_folder(runs, anymal, tmp_path, capsys):
     dst = tmp_path / "anymal_physx.pt"
     assert main(["convert", str(runs["newton"]), "--to", "physx", "--asset", asset, "-o", str(dst)]) == 0
     meta = read_metadata(dst)
-    assert meta["convention"] == "physx" and meta["trained_on"] == "newton" and meta["asset"] == str(anymal["asset"].resolve())
+    assert (
+        meta["convention"] == "physx"
+        and meta["trained_on"] == "newton"
+        and meta["asset"] == str(anymal["asset"].resolve())
+    )
     assert meta["history"][-1]["input"] == "policy.pt" and meta["history"][-1]["run"] == str(runs["newton"])
     capsys.readouterr()
     assert main(["info", str(dst), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["metadata"]["joint_names"] == meta["joint_names"]
+
+
+# ---------------------------------------------------------------------------------------------------- actuator models
+
+
+def go2_env() -> dict[str, Any]:
+    """A Go2 flat-velocity run trained on PhysX, as Isaac Lab configures Unitree quadrupeds: one DCMotor group
+    (UNITREE_GO2_CFG: stiffness 25, damping 0.5, effort limit and saturation 23.5 N·m, velocity limit 30 rad/s)."""
+    env = isaaclab_env("physx")
+    robot = env["scene"]["robot"]
+    robot["spawn"]["usd_path"] = "go2_flat.usda"
+    robot["spawn"]["articulation_props"]["enabled_self_collisions"] = False
+    robot["init_state"]["joint_pos"] = {".*L_hip_joint": 0.1, ".*R_hip_joint": -0.1, "F[L,R]_thigh_joint": 0.8,
+                                        "R[L,R]_thigh_joint": 1.0, ".*_calf_joint": -1.5}  # fmt: skip
+    robot["actuators"] = {
+        "base_legs": {
+            "class_type": "isaaclab.actuators.actuator_pd:DCMotor",
+            "joint_names_expr": [".*_hip_joint", ".*_thigh_joint", ".*_calf_joint"], "effort_limit": 23.5,
+            "velocity_limit": 30.0, "effort_limit_sim": None, "velocity_limit_sim": None, "stiffness": 25.0,
+            "damping": 0.5, "armature": None, "friction": 0.0, "dynamic_friction": None, "viscous_friction": None,
+            "saturation_effort": 23.5,
+        },
+    }  # fmt: skip
+    env["actions"]["joint_pos"]["scale"] = 0.25
+    return env
+
+
+@pytest.mark.engines
+def test_a_go2_run_with_a_dc_motor_is_read_shown_verified_and_replayed_on_both_engines(shared, tmp_path, capsys):
+    """The DCMotor group maps to a dc_motor actuator with its numbers; info shows it; verify passes; the replay runs
+    on both engines with the motor computing the torque (the shared Go2 has no colliders, so it cannot stand: the
+    replay is checked to run and to hand the engine motor-limited efforts, not to walk)."""
+    from transfer.cli import main
+    from transfer.env import PolicyEnv
+    from transfer.runs.replay import resolve_inputs
+
+    asset = shared / "assets/unitree_go2/usd/go2_flat.usda"
+    run = write_run(tmp_path / "go2_run", "physx", env=go2_env(),
+                    exported=shared / "policies/unitree_go2/rl_policies/physx_go2.pt")  # fmt: skip
+    inputs = resolve_inputs(run, asset=asset)
+    (group,) = inputs.task.actuators
+    assert (group.model, group.saturation_effort, group.velocity_limit) == ("dc_motor", 23.5, 30.0)
+    assert set(inputs.task.effort_limit.values()) == {23.5} and set(inputs.task.stiffness.values()) == {25.0}
+    assert inputs.task.self_collisions is False and inputs.task.ground.friction_combine == "multiply"
+    assert main(["info", str(run), "--asset", str(asset)]) == 0
+    out = capsys.readouterr().out
+    assert "base_legs: dc_motor on 12 joints (saturation_effort 23.5, velocity_limit 30)" in out
+    assert "0 velocity iterations" in out and "multiply combine" in out
+    assert main(["verify", str(run), "--asset", str(asset), "--samples", "2"]) == 0
+    capsys.readouterr()
+    for engine in ("physx", "newton"):
+        with PolicyEnv(inputs.task, asset, engine, inputs.source, num_envs=2) as env:
+            assert env.art.actuators is not None and env.art.data.joint_stiffness.numpy().max() == 0.0
+            env.step(np.full((2, 12), 8.0, np.float32))  # targets 2 rad away: the PD asks ~50 N·m
+            effort = env.art.applied_effort.numpy()  # the last physics step's: within the motor's 23.5 N·m box
+            assert np.isfinite(effort).all() and 10.0 < np.abs(effort).max() <= 23.5 + 1e-3
+        assert main(["replay", str(run), "--target", engine, "--asset", str(asset), "--seconds", "0.5"]) == 0
+        capsys.readouterr()
