@@ -48,7 +48,15 @@ CASES = {  # backend: (checkpoint, its joint order)
 }
 
 
-def measure(backend: str, num_envs: int, min_time: float, trials: int) -> dict:
+ACTUATORS = {  # --actuator: the task settings that replace the engine's PD with an explicit model
+    "implicit": {},
+    "ideal_pd": {"actuators": [{"name": "legs", "model": "ideal_pd", "joints": [".*"]}], "effort_limit": {".*": 80.0}},
+    "dc_motor": {"actuators": [{"name": "legs", "model": "dc_motor", "joints": [".*"], "saturation_effort": 120.0,
+                                "velocity_limit": 7.5}], "effort_limit": {".*": 80.0}},
+}  # fmt: skip
+
+
+def measure(backend: str, num_envs: int, min_time: float, trials: int, actuator: str = "implicit") -> dict:
     import torch
 
     from transfer.env import Measure, PolicyEnv
@@ -59,7 +67,8 @@ def measure(backend: str, num_envs: int, min_time: float, trials: int) -> dict:
     checkpoint, source = CASES[backend]
     inputs = resolve_inputs(checkpoint, source=source, config=TASK, asset=ASSET)
     policy = load_policy(checkpoint)
-    env = PolicyEnv(inputs.task, ASSET, backend, inputs.source, num_envs=num_envs)
+    task = inputs.task.with_settings(ACTUATORS[actuator]) if ACTUATORS[actuator] else inputs.task
+    env = PolicyEnv(task, ASSET, backend, inputs.source, num_envs=num_envs)
     try:
         art, dt = env.art, env.task.sim_dt
         target = np.tile(stand_pose(art.joint_names), (num_envs, 1)).astype(np.float32)
@@ -91,6 +100,7 @@ def measure(backend: str, num_envs: int, min_time: float, trials: int) -> dict:
             "replay_env_steps_per_s": replay_rate,
             "ratio": replay_rate / bare_rate,
             "policy": checkpoint.name,
+            "actuator": actuator,
         }
     finally:
         env.close()
@@ -103,6 +113,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--min-time", type=float, default=2.0, help="seconds per timing (default 2)")
     parser.add_argument("--trials", type=int, default=3)
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument(
+        "--actuator",
+        nargs="*",
+        choices=sorted(ACTUATORS),
+        default=["implicit"],
+        help="actuator models to replay with (explicit ones compute torque every physics step)",
+    )
     args = parser.parse_args(argv)
     if not (ASSET.is_file() and POLICIES.is_dir()):
         print(f"needs the shared ANYmal C asset and checkpoints at {SHARED}", file=sys.stderr)
@@ -112,17 +129,19 @@ def main(argv: list[str] | None = None) -> int:
         warnings.simplefilter("ignore")
         for backend, counts in (("physx", args.physx), ("newton", args.newton)):
             for n in counts:
-                rows.append(measure(backend, n, args.min_time, args.trials))
+                for actuator in args.actuator:
+                    rows.append(measure(backend, n, args.min_time, args.trials, actuator))
     meta = {"cpu": cpu_name(), "cpu_count": os.cpu_count(), "load": os.getloadavg()[0]}
     if args.json:
         print(json.dumps({"meta": meta, "rows": rows}, indent=2))
         return 0
     print(f"ANYmal C replay vs bare loop (CPU {meta['cpu']}, {meta['cpu_count']} cores, load {meta['load']:.1f})")
-    print(f"{'backend':<8} {'solver':<12} {'envs':>5} {'bare env-steps/s':>17} {'replay env-steps/s':>19} {'ratio':>6}")
+    print(f"{'backend':<8} {'solver':<12} {'actuator':<9} {'envs':>5} {'bare env-steps/s':>17} "
+          f"{'replay env-steps/s':>19} {'ratio':>6}")  # fmt: skip
     for r in rows:
         print(
-            f"{r['backend']:<8} {r['solver']:<12} {r['num_envs']:>5} {r['bare_env_steps_per_s']:>17.0f} "
-            f"{r['replay_env_steps_per_s']:>19.0f} {r['ratio']:>6.2f}"
+            f"{r['backend']:<8} {r['solver']:<12} {r['actuator']:<9} {r['num_envs']:>5} "
+            f"{r['bare_env_steps_per_s']:>17.0f} {r['replay_env_steps_per_s']:>19.0f} {r['ratio']:>6.2f}"
         )
     return 0
 

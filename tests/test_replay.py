@@ -136,7 +136,9 @@ def test_a_pickle_that_needs_code_is_refused(anymal, tmp_path, capsys):
     torch = pytest.importorskip("torch")
     evil = tmp_path / "model_1.pt"
     torch.save({"actor": _Opaque()}, evil)
-    err = _cli_error(capsys, evil, "--target", "physx", "--source", "mjwarp", "--config", TASK, "--asset", anymal["asset"])
+    err = _cli_error(
+        capsys, evil, "--target", "physx", "--source", "mjwarp", "--config", TASK, "--asset", anymal["asset"]
+    )
     assert "weights_only" in err and "model_1.pt" in err
 
 
@@ -214,7 +216,27 @@ def test_quiet_by_default_verbose_on_request(anymal):
     quiet = subprocess.run(args, capture_output=True, text=True, timeout=300)
     assert quiet.returncode == 0, quiet.stderr[-2000:]
     json.loads(quiet.stdout)
-    assert "Module " not in quiet.stderr and "Warp " not in quiet.stderr and "[Warning]" not in quiet.stderr, quiet.stderr
+    assert "Module " not in quiet.stderr and "Warp " not in quiet.stderr and "[Warning]" not in quiet.stderr, (
+        quiet.stderr
+    )
     loud = subprocess.run([*args, "--verbose"], capture_output=True, text=True, timeout=300)
     assert loud.returncode == 0 and "Warp " in loud.stderr  # the same run, with what the engines said
     json.loads(loud.stdout)
+
+
+def test_set_changes_settings_without_a_task_file_and_names_an_unknown_field(anymal_files, capsys):
+    """Every --set is applied (repeatable), reported in --json's settings; an unknown field is one error line."""
+    from transfer.cli import main
+
+    a = anymal_files
+    base = ["replay", str(a["mjw_pt"]), "--target", "physx", "--source", "mjwarp", "--config", str(a["yaml"]),
+            "--asset", str(a["asset"]), "--seconds", "0.2"]  # fmt: skip
+    assert main([*base, "--set", "physx.solver_position_iterations=8", "--set", "ground.friction_combine=multiply",
+                 "--set", "self_collisions=true", "--json"]) == 0  # fmt: skip
+    settings = json.loads(capsys.readouterr().out)["settings"]
+    assert settings["physx"] == {"solver_position_iterations": 8, "solver_velocity_iterations": 0}
+    assert settings["ground"]["friction_combine"] == "multiply" and settings["self_collisions"] is True
+    assert main([*base, "--set", "physx.iterations=8"]) == 2
+    assert "physx" in capsys.readouterr().err
+    assert main([*base, "--set", "nonsense=1"]) == 2
+    assert "'nonsense' names no task field" in capsys.readouterr().err

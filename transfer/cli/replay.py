@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 import tyro
 
 from transfer._console import engine_output
-from transfer.cli._checks import ASSET, AT_LEAST_ONE, CONFIG, FINITE, ORDER, PLOT, POSITIVE, SEED
+from transfer.cli._checks import ASSET, CONFIG, DURATION, ENVS, ORDER, PLOT, SEED, VELOCITY
 
 
 @dataclass(frozen=True)
@@ -33,11 +33,11 @@ class Replay:
     """Task file (presets/tasks/*.yaml) or Newton policy YAML: observation, action, defaults and gains by name."""
     asset: Annotated[Path | None, tyro.conf.arg(metavar="ROBOT.usd"), ASSET] = None
     """The robot's USD file (default: the task's asset; for a run folder, its usd_path when that is a local file)."""
-    num_envs: Annotated[int, AT_LEAST_ONE] = 1
+    num_envs: Annotated[int, ENVS] = 1
     """Environments run at once."""
-    seconds: Annotated[float, POSITIVE] = 10.0
+    seconds: Annotated[float, DURATION] = 10.0
     """Simulated seconds per replay."""
-    command: Annotated[tuple[float, float, float] | None, tyro.conf.arg(metavar="VX VY WZ"), FINITE] = None
+    command: Annotated[tuple[float, float, float] | None, tyro.conf.arg(metavar="VX VY WZ"), VELOCITY] = None
     """Velocity command (m/s, m/s, rad/s); default: the task's."""
     seed: Annotated[int, SEED] = 0
     """Seeds the small initial joint-position noise that makes environments differ."""
@@ -49,7 +49,9 @@ class Replay:
     """Print one JSON object on stdout (with --compare: {"runs": [...]})."""
     plot: Annotated[Path | None, tyro.conf.arg(metavar="FILE.png"), PLOT] = None
     """Write a PNG of commanded vs measured forward velocity and base height over time."""
-    settings: Annotated[tuple[str, ...], tyro.conf.arg(name="set", metavar="FIELD=VALUE")] = ()
+    settings: Annotated[
+        tuple[str, ...], tyro.conf.UseAppendAction, tyro.conf.arg(name="set", metavar="FIELD=VALUE")
+    ] = ()
     """Change a task field for this replay, by dotted name (repeat the flag): the simulation settings without a task
     file, e.g. --set physx.solver_position_iterations=8 --set ground.friction_combine=multiply --set
     self_collisions=true --set 'actuators=[{name: legs, model: ideal_pd, joints: [".*"]}]' (values are YAML)."""
@@ -83,6 +85,15 @@ def print_table(rows: list[dict[str, Any]], out: Any = None) -> None:
     for row in cells:
         print(
             "  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))),
+            file=out,
+        )
+    from transfer.env import Measure
+
+    short = [r for r in rows if r.get("forward_velocity") is None and (r.get("seconds") or 0.0) <= Measure.warmup]
+    if short:
+        print(
+            f"n/a: velocities count after a {Measure.warmup:g} s warm-up; {short[0]['seconds']:.2f} s leaves none "
+            f"(give --seconds over {Measure.warmup:g})",
             file=out,
         )
     for r in rows:

@@ -358,7 +358,7 @@ def _run(env: Any, policy: Any, inputs: Inputs, target: str, reorder: bool, seco
     fallen = np.isfinite(measure.fallen_at)
     survival = np.where(fallen, measure.fallen_at, env.time)
     return ReplayResult(
-        label=label or f"{'reordered' if reorder else 'naive'} on {target}",
+        label=label or f"{_kind(inputs, target, reorder)} on {target}",
         target=target,
         source=inputs.source_label,
         reordered=reorder,
@@ -398,6 +398,16 @@ def baseline_failure(native: ReplayResult) -> str | None:
              f"{s.get('decimation')}, actuators {[a['model'] for a in s.get('actuators') or []] or 'implicit'}")  # fmt: skip
     return (f"native run fails: the replay does not reproduce training ({'; '.join(problems)} on {native.target}). "
             f"Settings in effect: {shown}. Set what training used (--config, --set).")  # fmt: skip
+
+
+def _kind(inputs: Inputs, target: str, reorder: bool) -> str:
+    """``native`` (the checkpoint's order on its training engine), ``reordered`` or ``naive``."""
+    if not reorder:
+        return "naive"
+    try:
+        return "native" if native_backend(inputs) == target else "reordered"
+    except ReplayError:
+        return "reordered"
 
 
 def _is_terminal(stream: Any) -> bool:
