@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 from tests.conftest import SHARED
 from transfer.actuators import ActuatorGroup
 from transfer.backends.scene import COMBINE_MODES, GroundMaterial
-from transfer.task.model import MAX_SIM_DT
 from transfer.task import (
     FLAT_VELOCITY_OBSERVATION,
     OBS_TERMS,
@@ -28,6 +27,7 @@ from transfer.task import (
     load_task,
     resolve_asset,
 )
+from transfer.task.model import MAX_SIM_DT
 
 ROOT = Path(__file__).resolve().parents[1]
 PRESET = ROOT / "presets/tasks/anymal_c_flat_velocity.yaml"
