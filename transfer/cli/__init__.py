@@ -97,15 +97,34 @@ def main(argv: list[str] | None = None) -> int:
     return code
 
 
+ENGINE_HINTS = (
+    (
+        "composition errors",
+        "Newton refuses a stage whose references, payloads or sublayers do not resolve: copy the referenced files "
+        "(e.g. the asset's Props/ folder) along with it, keeping the layout, or use a flattened copy.",
+    ),
+)
+"""Engine refusals that reach the command line as bare exceptions, by a phrase of their message: what to do."""
+
+MAX_LINES = 6
+"""Lines of an error message shown; the rest is counted (``TRANSFER_DEBUG=1`` shows it all)."""
+
+
 def _describe(exc: BaseException) -> str:
-    """One error as the user should read it: OS errors by file and reason, others by their message (and the
-    exception's type when that message is empty or the error was not one of the expected kinds)."""
+    """One error as the user should read it: OS errors by file and reason, others by their message (at most
+    :data:`MAX_LINES` lines), with the exception's type and a hint when it is not one of the expected kinds."""
     if isinstance(exc, OSError) and exc.strerror:
         where = f"{exc.filename}: " if exc.filename is not None else ""
         return f"{where}{exc.strerror}"
-    text = str(exc).strip() or "(no message)"
+    lines = [line for line in str(exc).strip().splitlines() if line.strip()] or ["(no message)"]
+    if len(lines) > MAX_LINES:
+        lines = [*lines[: MAX_LINES - 1], f"(and {len(lines) - MAX_LINES + 1} more lines)"]
+    text = "\n".join(lines)
     if isinstance(exc, (ValueError, NotImplementedError, LookupError)):
         return text
+    hint = next((h for phrase, h in ENGINE_HINTS if phrase in text), None)
+    if hint is not None:
+        return f"{text}\n{hint}"
     return f"{type(exc).__name__}: {text} (unexpected; TRANSFER_DEBUG=1 shows the traceback)"
 
 

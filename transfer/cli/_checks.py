@@ -3,7 +3,7 @@
 A field of a command's dataclass declares what its value must be with one marker in its annotation, beside tyro's
 own ``tyro.conf.arg``::
 
-    seconds: Annotated[float, POSITIVE] = 10.0
+    seconds: Annotated[float, DURATION] = 10.0
     plot: Annotated[Path | None, tyro.conf.arg(metavar="FILE.png"), PLOT] = None
 
 :func:`check_command` reads the markers and raises :class:`UsageError` naming the flag (``--seconds``, ``-o``, or
@@ -28,14 +28,17 @@ import tyro
 
 __all__ = [
     "ASSET",
-    "AT_LEAST_ONE",
     "CONFIG",
-    "FINITE",
-    "NON_NEGATIVE",
+    "DURATION",
+    "ENVS",
+    "ITERATIONS",
     "ORDER",
     "PLOT",
-    "POSITIVE",
+    "SAMPLES",
+    "SCALE",
     "SEED",
+    "TRACE",
+    "VELOCITY",
     "InputFile",
     "Number",
     "Order",
@@ -82,14 +85,20 @@ class Number:
         return f"{kind}{' ' + ' and '.join(bounds) if bounds else ''}"
 
 
-AT_LEAST_ONE = Number(1, integer=True)
-"""Counts: environments, iterations, samples."""
-POSITIVE = Number(0, above=True)
-"""Durations that must be longer than zero."""
-NON_NEGATIVE = Number(0)
-"""Scales and durations where 0 turns the thing off."""
-FINITE = Number()
-"""Any finite number (velocity commands)."""
+ENVS = Number(1, high=65_536, integer=True)
+"""Environments simulated at once (the bound keeps a typo from exhausting memory before anything runs)."""
+ITERATIONS = Number(1, high=1_000_000, integer=True)
+"""PPO iterations."""
+SAMPLES = Number(1, high=10_000, integer=True)
+"""Random states written one by one into both engines."""
+DURATION = Number(0, above=True, high=86_400)
+"""Simulated seconds that must be longer than zero (at most a simulated day)."""
+TRACE = Number(0, high=86_400)
+"""Simulated seconds where 0 turns the thing off."""
+VELOCITY = Number(-100, high=100)
+"""A velocity command entry (m/s or rad/s): finite, and of a size a robot can track."""
+SCALE = Number(0, high=100)
+"""A scale where 0 turns the thing off and 1 is the default."""
 SEED = Number(0, high=2**32 - 1, integer=True)
 """Seeds numpy and torch accept alike."""
 

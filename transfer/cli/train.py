@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 import tyro
 
 from transfer._console import engine_output
-from transfer.cli._checks import ASSET, AT_LEAST_ONE, NON_NEGATIVE, POSITIVE, SEED, InputFile, OutputDir
+from transfer.cli._checks import ASSET, DURATION, ENVS, ITERATIONS, SCALE, SEED, InputFile, OutputDir
 
 
 @dataclass(frozen=True)
@@ -31,15 +31,15 @@ class Train:
     force: bool = False
     """Replace the run in a non-empty -o DIR: its model_*.pt, exported/policy.pt, train.json and rewards.png are
     deleted first (other files are kept)."""
-    num_envs: Annotated[int, AT_LEAST_ONE] = 64
+    num_envs: Annotated[int, ENVS] = 64
     """Environments simulated at once."""
-    iterations: Annotated[int, AT_LEAST_ONE] = 300
+    iterations: Annotated[int, ITERATIONS] = 300
     """PPO iterations (24 policy steps per environment each)."""
     seed: Annotated[int, SEED] = 0
     """Seeds torch, the initial-state noise and the run."""
-    episode_seconds: Annotated[float, POSITIVE] = 10.0
+    episode_seconds: Annotated[float, DURATION] = 10.0
     """Episode length before a time-out reset."""
-    obs_noise: Annotated[float, NON_NEGATIVE] = 1.0
+    obs_noise: Annotated[float, SCALE] = 1.0
     """Scale of the training observation noise (Isaac Lab's ranges; 0 turns it off)."""
     json: bool = False
     """Print the run's summary as one JSON object on stdout."""

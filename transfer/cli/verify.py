@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import tyro
 
 from transfer._console import engine_output
-from transfer.cli._checks import ASSET, AT_LEAST_ONE, CONFIG, NON_NEGATIVE, ORDER, PLOT, SEED, UsageError
+from transfer.cli._checks import ASSET, CONFIG, ORDER, PLOT, SAMPLES, SEED, TRACE, UsageError
 
 
 @dataclass(frozen=True)
@@ -36,11 +36,11 @@ class Verify:
     """The robot's USD file (default: the task's asset; for a run folder, its usd_path when that is a local file)."""
     json: bool = False
     """Print one JSON object on stdout ({"ok": ..., "largest": ..., ...}) instead of the report."""
-    trace: Annotated[float, tyro.conf.arg(metavar="SECONDS"), NON_NEGATIVE] = 0.0
+    trace: Annotated[float, tyro.conf.arg(metavar="SECONDS"), TRACE] = 0.0
     """Also run the policy closed-loop on both backends for SECONDS and report the per-joint divergence."""
     plot: Annotated[Path | None, tyro.conf.arg(metavar="FILE.png"), PLOT] = None
     """Write a PNG of the trace: per-joint divergence over time, its maximum, both base heights (needs --trace)."""
-    samples: Annotated[int, AT_LEAST_ONE] = 8
+    samples: Annotated[int, SAMPLES] = 8
     """Random named states written into both backends (check 2)."""
     seed: Annotated[int, SEED] = 0
     """Seeds the random states."""

@@ -249,6 +249,11 @@ def train(
     out = Path(out_dir)
     check_run_folder(out, force)
     spec = load_task(task)
+    if not episode_seconds >= spec.policy_dt:
+        raise ValueError(
+            f"episode_seconds: {episode_seconds:g} s is shorter than one policy step ({spec.policy_dt:g} s) of "
+            f"{spec.name}; give --episode-seconds of a few seconds (the default is 10)"
+        )
     path = Path(asset) if asset is not None else (resolve_asset(spec.asset) if spec.asset else None)
     if path is None:
         raise ValueError(
