@@ -162,7 +162,7 @@ def test_bad_input_exits_2(paths, capsys):
     assert main(["verify", str(paths["mjw_pt"]), *common]) == 2
     assert "--source is needed" in capsys.readouterr().err
     assert main(["verify", str(paths["mjw_pt"]), "--source", "mjwarp", *common, "--plot", "x.png"]) == 2
-    assert "give trace SECONDS" in capsys.readouterr().err
+    assert "give --trace SECONDS" in capsys.readouterr().err
     assert (
         main(["verify", str(paths["mjw_pt"]), "--source", "mjwarp", "--config", TASK, "--asset", "/no/robot.usda"]) == 2
     )

@@ -194,7 +194,7 @@ def check_input_file(flag: str, path: Path, what: str) -> None:
         raise UsageError(f"{flag} {_shown(path)} is a folder; give {what}")
     if not path.exists():
         where = "" if path.is_absolute() else f" (relative paths start at {Path.cwd()})"
-        raise UsageError(f"{flag} {path}: no such file{where}; give {what}")
+        raise UsageError(f"{flag} {path}: file not found{where}; give {what}")
 
 
 def _writable(folder: Path) -> str | None:
