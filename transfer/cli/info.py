@@ -70,7 +70,7 @@ def _settings(meta: dict[str, Any]) -> list[tuple[str, str]]:
                  f"({g['friction_combine']} combine), restitution {g['restitution']:g} ({g['restitution_combine']})"
                  + ("" if ground else " (default)")))  # fmt: skip
     collisions = meta.get("self_collisions")
-    rows.append(("self-collisions", "the asset's" if collisions is None else ("on" if collisions else "off")))
+    rows.append(("collisions", "the asset's" if collisions is None else ("on" if collisions else "off")))
     groups = meta.get("actuators") or []
     if not groups:
         rows.append(("actuators", "implicit (the engine's PD) on every joint"))
@@ -113,7 +113,7 @@ def _lines(info: dict[str, Any]) -> list[tuple[str, str]]:
     for gain in ("stiffness", "damping", "armature", "friction"):
         rows.append((gain, _values(meta.get(gain) or {})))
     if meta.get("effort_limit"):
-        rows.append(("effort limit", _values(meta["effort_limit"])))
+        rows.append(("max effort", _values(meta["effort_limit"])))
     rows += _settings(meta)
     for entry in meta.get("history", []):
         rows.append(("history", ", ".join(f"{k} {v}" for k, v in entry.items())))
