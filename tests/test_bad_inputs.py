@@ -334,6 +334,8 @@ def test_a_truncated_or_empty_checkpoint_says_so(tmp_path, capsys):
         ["inspect", "{dir}"],
         ["replay", POLICY, "--target", "physx", "--config", "{dir}"],
         ["train", "--task", "{dir}", "-o", "{dir}/run"],
+        ["convert", "{dir}", "--to", "mjwarp", "-o", "{dir}/x.pt"],
+        ["task", "{dir}", "-o", "{dir}/task.yaml"],
     ],
     ids=lambda c: " ".join(str(a) for a in c[:1] + c[-2:]),
 )
@@ -346,6 +348,22 @@ def test_a_folder_without_params_env_yaml_names_that_file(tmp_path, capsys):
     (tmp_path / "model_0.pt").write_bytes(POLICY.read_bytes())
     assert "params/env.yaml" in refused(capsys, "info", tmp_path)
     assert "params/env.yaml" in refused(capsys, "replay", tmp_path, "--target", "physx")
+
+
+def test_a_file_that_is_not_usd_says_so_in_one_line(capsys):
+    err = refused(capsys, "inspect", POLICY)
+    assert "Could not open USD file" in err and "Give a USD file" in err and "Error in '" not in err
+
+
+def test_inspect_root_must_be_a_prim_path(capsys):
+    assert "starting with /" in refused(capsys, "inspect", "--root", "")
+
+
+def test_info_says_when_asset_is_not_used(tmp_path, capsys):
+    usd = tmp_path / "robot.usda"
+    usd.write_text("#usda 1.0\n")
+    assert main(["info", str(POLICY), "--asset", str(usd)]) == 0
+    assert f"note: --asset {usd} is not used" in capsys.readouterr().out
 
 
 def test_train_on_a_task_without_an_asset_names_trains_flag(tmp_path, capsys):

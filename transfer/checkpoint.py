@@ -376,6 +376,8 @@ def checkpoint_info(path: str | Path, *, asset: str | Path | None = None) -> dic
             meta = _run_metadata(run, asset, notes)
         else:
             notes.append(f"{file.name} carries its own metadata; params/env.yaml is not used")
+    if run is None and asset is not None:
+        notes.append(f"--asset {asset} is not used: it names the robot of a run folder, and {path.name} is a file")
     obs_size = None
     if meta is not None:
         obs_size = sum(int(t["size"]) for t in meta["observation"])

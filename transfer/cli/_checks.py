@@ -7,7 +7,7 @@ own ``tyro.conf.arg``::
     plot: Annotated[Path | None, tyro.conf.arg(metavar="FILE.png"), PLOT] = None
 
 :func:`check_command` reads the markers and raises :class:`UsageError` naming the flag (``--seconds``, ``-o``, or
-the positional's metavar), the value and what to give instead. Numbers are finite and in range; input files
+a positional's value alone), the value and what to give instead. Numbers are finite and in range; input files
 exist and are files, not folders; output files and folders can be written where they are named (their folder
 exists and is writable, a file is not an existing folder, nor a folder an existing file) and carry a suffix
 that says their format. Only the standard library and ``tyro`` are imported here (``yaml`` inside the one
@@ -53,6 +53,9 @@ __all__ = [
 
 class UsageError(ValueError):
     """A command-line value that cannot be right, found before any work started."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message.strip())  # a positional has no flag: its message starts with the value
 
 
 @dataclass(frozen=True)
@@ -138,10 +141,10 @@ ORDER = Order()
 
 
 def _label(field: dataclasses.Field, metadata: tuple[Any, ...]) -> str:
-    """How the user spelt the field: ``--num-envs``, ``-o``, or a positional's metavar."""
+    """How the user spelt the field: ``--num-envs``, ``-o``; nothing for a positional (the value speaks)."""
     config = next((m for m in metadata if hasattr(m, "aliases") and hasattr(m, "metavar")), None)
     if any(m is tyro.conf.Positional for m in metadata):
-        return (config.metavar if config is not None and config.metavar else field.name.upper()).split("|")[0]
+        return ""
     if config is not None and config.aliases:
         return config.aliases[0]
     return "--" + field.name.replace("_", "-")

@@ -167,6 +167,10 @@ def _print_table(kind: str, columns: list[tuple[str, dict[str, Any] | None]]) ->
 def run_inspect(cmd: Inspect) -> int:
     from transfer.orders import OrderingError
 
+    if cmd.root is not None and not cmd.root.startswith("/"):
+        print(f"error: --root {cmd.root!r}: give the articulation root's prim path, starting with / (e.g. /ant)",
+              file=sys.stderr)  # fmt: skip
+        return 2
     asset = cmd.asset or default_asset()
     try:
         report = inspect_asset(asset, cmd.root, cmd.truth, cmd.verbose)

@@ -10,6 +10,8 @@ from typing import Annotated
 
 import tyro
 
+from transfer.cli._checks import InputFile
+
 
 @dataclass(frozen=True)
 class TaskFile:
@@ -18,7 +20,7 @@ class TaskFile:
     observation and action sized for the robot, the simulation settings in effect, and '# DECIDE:' comments where a
     human must choose. Exit 2 on bad input or sizes that disagree with --checkpoint."""
 
-    asset: Annotated[tyro.conf.Positional[Path], tyro.conf.arg(metavar="ASSET")]
+    asset: Annotated[tyro.conf.Positional[Path], tyro.conf.arg(metavar="ASSET"), InputFile("the robot's USD file")]
     """The robot's USD file (read only)."""
     output: Annotated[Path, tyro.conf.arg(name="output", aliases=("-o",), metavar="TASK.yaml")]
     """The task file to write (refused when it exists, unless --force). (required)"""

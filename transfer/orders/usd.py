@@ -14,6 +14,7 @@ selection and the refusals.
 from __future__ import annotations
 
 import os
+import re
 import threading
 import time
 import warnings
@@ -52,8 +53,11 @@ def open_stage(asset: Any):
         raise FileNotFoundError(f"USD file not found: {path}. Check the path (relative paths start at {Path.cwd()}).")
     try:
         stage = Usd.Stage.Open(str(path))
-    except Exception as exc:  # pxr raises Tf.ErrorException
-        raise OrderingError(f"Could not open USD file {path}: {exc}") from exc
+    except Exception as exc:  # pxr raises Tf.ErrorException: "Error in '<function>' at line N in file F : 'why'"
+        why = re.findall(r" : '(.*)'\s*$", str(exc), flags=re.MULTILINE) or [str(exc).strip()]
+        raise OrderingError(
+            f"Could not open USD file {path}: {why[0]}. Give a USD file (.usd, .usda, .usdc) that USD can open."
+        ) from exc
     if stage is None:
         raise OrderingError(f"Could not open USD file {path}: not a USD layer.")
     return stage

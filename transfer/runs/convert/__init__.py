@@ -130,6 +130,11 @@ def convert(
     if find_run(checkpoint) is not None and (config is None or Path(checkpoint).is_dir()):
         return _convert_run(checkpoint, to, out=out, source=source, config=config, asset=asset, force=force)
     checkpoint = Path(checkpoint)
+    if checkpoint.is_dir():
+        raise ConvertError(
+            f"{checkpoint} is a folder without params/env.yaml, so not an Isaac Lab run folder; pass the checkpoint "
+            "file (policy.pt, policy.onnx, model_<iter>.pt), or a run folder that holds params/env.yaml"
+        )
     if not checkpoint.is_file():
         raise FileNotFoundError(f"Checkpoint not found: {checkpoint}")
     fmt = detect_format(checkpoint)
