@@ -69,7 +69,7 @@ def test_an_existing_file_is_kept_unless_force(tmp_path, capsys):
     assert main(["task", str(asset), "-o", str(out), "--force"]) == 0
     assert out.read_text().startswith("format: transfer-task/1")
     assert main(["task", str(asset) + ".missing", "-o", str(tmp_path / "other.yaml")]) == 2
-    assert "no such USD file" in capsys.readouterr().err and not (tmp_path / "other.yaml").exists()
+    assert "file not found" in capsys.readouterr().err and not (tmp_path / "other.yaml").exists()
 
 
 def test_a_checkpoint_that_does_not_fit_is_refused_naming_both_sizes(tmp_path, capsys):
