@@ -262,7 +262,7 @@ class Task:
         for name in _NON_NEGATIVE:
             negative = {k: v for k, v in getattr(self, name).items() if v < 0}
             if negative:
-                raise TaskError(f"{name}: negative values {negative}; a {name} is >= 0")
+                raise TaskError(f"{name}: negative values {negative}; {name} values are >= 0")
         if self.effort_limit is not None:
             put(self, "effort_limit", _values(self.effort_limit, "effort_limit"))
             bad = {k: v for k, v in self.effort_limit.items() if v <= 0}
