@@ -82,9 +82,9 @@ class NewtonBackend(Backend):
             DoFs apart cannot be expressed per joint and keeps Newton's order (the public layer then permutes).
         scene: The world around the robot (:class:`~transfer.backends.scene.SceneDescription`): a ground plane
             (MuJoCo has no friction combine mode: a contact takes the larger of the two geoms' frictions, the
-            ground's being the material's ``dynamic_friction``), the spawn height, gravity, self-collisions (authored
-            on the articulation root in an in-memory layer, which Newton's importer reads), the solver and its
-            options. The explicit arguments above win where both are given.
+            ground's being the material's ``dynamic_friction``), the spawn height, gravity, self-collisions
+            (``None``: what the asset authors in ``physxArticulation:enabledSelfCollisions``, as PhysX reads it;
+            Newton's importer takes it as ``enable_self_collisions``), the solver and its options. The explicit arguments above win where both are given.
 
     Raises:
         ValueError: ``solver="mujoco_cpu"`` with ``num_envs > 1``, unknown solver, an asset without (or with
@@ -132,8 +132,12 @@ class NewtonBackend(Backend):
         ground_plane = ground_plane or world.ground is not None
         if initial_root_pose is None and world.spawn_height is not None:
             initial_root_pose = (0.0, 0.0, world.spawn_height, 0.0, 0.0, 0.0, 1.0)
-        if world.self_collisions is not None:
-            usd_path = _with_self_collisions(usd_path, world.self_collisions)
+        import_options = dict(import_options or {})
+        if "enable_self_collisions" not in import_options:
+            collide = world.self_collisions
+            import_options["enable_self_collisions"] = (
+                _authored_self_collisions(usd_path) if collide is None else collide
+            )
         if solver == "auto":
             solver = "mujoco_cpu" if num_envs == 1 and not str(device).startswith("cuda") else "mujoco_warp"
             logging.getLogger("transfer").info(
@@ -152,12 +156,12 @@ class NewtonBackend(Backend):
         self.device = str(wp.get_device(device))
         self.num_envs = int(num_envs)
         self.solver_name = solver
-        self.usd_path = str(usd_path if isinstance(usd_path, str | os.PathLike) else usd_path.GetRootLayer().identifier)
+        self.usd_path = str(usd_path)
 
         sub = newton.ModelBuilder()
         if solver.startswith("mujoco"):
             newton.solvers.SolverMuJoCo.register_custom_attributes(sub)
-        sub, summary = import_usd(usd_path, rootless_articulation_policy, builder=sub, **dict(import_options or {}))
+        sub, summary = import_usd(usd_path, rootless_articulation_policy, builder=sub, **import_options)
         self.import_summary: ImportSummary = summary
         label = self._pick_articulation(sub, root, rootless_articulation_policy)
         self.articulation_label = label
@@ -466,16 +470,17 @@ def _joint_order(dof_order: Sequence[str] | None) -> list[str] | None:
     return joints if rebuilt == list(dof_order) and len(set(joints)) == len(joints) else None
 
 
-def _with_self_collisions(usd_path: Any, enabled: bool) -> Any:
-    """A stage over ``usd_path`` (an in-memory layer; the file is not written) whose articulation roots author
-    ``physxArticulation:enabledSelfCollisions = enabled``, the attribute Newton's importer reads."""
-    from pxr import Sdf, UsdPhysics
+def _authored_self_collisions(usd_path: Any) -> bool:
+    """Whether the asset's articulation root lets its links collide (``physxArticulation:enabledSelfCollisions``,
+    what PhysX reads; Newton 1.8's importer does not read it and takes ``enable_self_collisions``, default on)."""
+    from pxr import UsdPhysics
 
-    from transfer.backends._usd import overlay_stage
+    from transfer.orders.usd import open_stage
 
-    stage = overlay_stage(os.fspath(usd_path), "transfer_newton.usda")
+    stage = open_stage(os.fspath(usd_path))
     for prim in stage.Traverse():
         if prim.HasAPI(UsdPhysics.ArticulationRootAPI):
-            prim.AddAppliedSchema("PhysxArticulationAPI")
-            prim.CreateAttribute("physxArticulation:enabledSelfCollisions", Sdf.ValueTypeNames.Bool).Set(enabled)
-    return stage
+            value = prim.GetAttribute("physxArticulation:enabledSelfCollisions").Get()
+            if value is not None:
+                return bool(value)
+    return True
