@@ -47,6 +47,8 @@ def _values(mapping: dict[str, float]) -> str:
 
 def _settings(meta: dict[str, Any]) -> list[tuple[str, str]]:
     """The simulation settings and actuator models the metadata records, one row each (unset: what replay uses)."""
+    from transfer.backends.scene import DEFAULT_GROUND
+
     sim = meta["sim"]
     rows = [
         (
@@ -64,8 +66,7 @@ def _settings(meta: dict[str, Any]) -> list[tuple[str, str]]:
     options = newton.get("solver_options")
     rows.append(("newton", f"{newton.get('solver', 'auto')}" + (f", options {dict(options)}" if options else "")))
     ground = meta.get("ground")
-    g = ground or {"static_friction": 1.0, "dynamic_friction": 1.0, "restitution": 0.0, "friction_combine": "max",
-                   "restitution_combine": "max"}  # fmt: skip
+    g = ground or DEFAULT_GROUND.to_dict()
     rows.append(("ground", f"friction {g['static_friction']:g} static / {g['dynamic_friction']:g} dynamic "
                  f"({g['friction_combine']} combine), restitution {g['restitution']:g} ({g['restitution_combine']})"
                  + ("" if ground else " (default)")))  # fmt: skip
