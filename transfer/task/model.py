@@ -441,7 +441,8 @@ class Task:
                     raise TaskError(f"{where}: {key!r}: {part!r} is not a mapping of settings")
                 node = node[part]
             node[parts[-1]] = value
-        return Task.from_dict(data, source=self.source)
+        changed = Task.from_dict(data, source=f"{where} (on {self.source or self.name})")  # errors name the flag
+        return dataclasses.replace(changed, source=self.source)
 
     def simulation_settings(self) -> dict[str, Any]:
         """The settings the checkpoint was trained under, as plain data (what ``transfer info`` prints and a replay
