@@ -194,6 +194,7 @@ class PolicyEnv:
         action_joints = t.action.joints if t.action.joints is not None else names
         self.action_ids = [names.index(n) for n in action_joints]
         self.action_size = len(self.action_ids)
+        self.action_scale = np.asarray(t.action.scale_vector([names[i] for i in self.action_ids]), np.float32)
         self.slices = t.term_slices(art.num_joints, art.num_bodies)
         self.observation_size = t.observation_size(art.num_joints, art.num_bodies)
         self.command = np.tile(np.asarray(command if command is not None else t.command, np.float32), (num_envs, 1))
@@ -282,7 +283,7 @@ class PolicyEnv:
         self.last_action[:] = actions
         t = self.task
         targets = self.default_joint_pos[:, self.action_ids] if t.action.use_default_offset else 0.0
-        targets = targets + t.action.scale * actions
+        targets = targets + self.action_scale * actions
         self.art.set_joint_position_target(targets.astype(np.float32), joint_ids=self.action_ids)
         for _ in range(t.decimation):
             self.art.step(t.sim_dt)

@@ -151,12 +151,14 @@ class ObsTerm:
 class ActionTerm:
     """The action term. ``joint_position``: target = default (when ``use_default_offset``) + ``scale`` * action.
 
+    ``scale``: one number for every joint, or a mapping by joint name or full-match pattern (Isaac Lab's and
+    mjlab's per-joint scales; :meth:`Task.with_joint_names` expands it to one value per action joint).
     ``joints``: the joints the action drives, by name or full-match pattern, in the task's joint order; ``None``
     means every joint. Until :meth:`Task.with_joint_names` expands them, patterns do not say how many there are.
     """
 
     kind: str = "joint_position"
-    scale: float = 1.0
+    scale: float | Mapping[str, float] = 1.0
     use_default_offset: bool = True
     joints: tuple[str, ...] | None = None
 
@@ -165,12 +167,32 @@ class ActionTerm:
             raise TaskError(f"action.kind: unknown kind {self.kind!r}; known kinds: {list(ACTION_KINDS)}")
         if not isinstance(self.use_default_offset, bool):
             raise TaskError(f"action.use_default_offset: expected true or false, got {self.use_default_offset!r}")
-        object.__setattr__(self, "scale", _number(self.scale, "action.scale"))
+        if isinstance(self.scale, Mapping):
+            scale: Any = _values(self.scale, "action.scale")
+            if not scale:
+                raise TaskError("action.scale: an empty mapping; give a number or {joint name or pattern: number}")
+        else:
+            scale = _number(self.scale, "action.scale")
+        object.__setattr__(self, "scale", scale)
         if self.joints is not None:
             object.__setattr__(self, "joints", _names(self.joints, "action.joints"))
 
+    def __hash__(self) -> int:
+        return hash((self.kind, _freeze(self.scale), self.use_default_offset, self.joints))
+
+    def scale_vector(self, joint_names: Sequence[str]) -> float | tuple[float, ...]:
+        """The scale for actions over ``joint_names`` (the action's joints, in action order): the number, or one
+        value per joint read from the expanded mapping by name (:meth:`Task.with_joint_names` expands it)."""
+        if not isinstance(self.scale, Mapping):
+            return self.scale
+        missing = [n for n in joint_names if n not in self.scale]
+        if missing:
+            raise TaskError(f"action.scale names no value for {missing}: expand the task for its joints first")
+        return tuple(self.scale[n] for n in joint_names)
+
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "scale": self.scale, "use_default_offset": self.use_default_offset,
+        scale = dict(self.scale) if isinstance(self.scale, Mapping) else self.scale
+        return {"kind": self.kind, "scale": scale, "use_default_offset": self.use_default_offset,
                 "joints": None if self.joints is None else list(self.joints)}  # fmt: skip
 
 
@@ -392,6 +414,10 @@ class Task:
                 dict.fromkeys(action.joints, 0.0), names, field="action.joints", source=src, require_all=False
             )
             action = dataclasses.replace(action, joints=tuple(picked))
+        if isinstance(action.scale, Mapping):
+            driven = names if action.joints is None else action.joints
+            scale = expand_joint_values(action.scale, driven, field="action.scale", source=src)
+            action = dataclasses.replace(action, scale=scale)
         return dataclasses.replace(self, joint_names=names, action=action, **expanded)
 
     # ------------------------------------------------------------------------------------------- dict form

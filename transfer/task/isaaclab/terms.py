@@ -225,10 +225,9 @@ def _action(env: Mapping[str, Any], names: Sequence[str], where: str) -> tuple[s
             f"{where}: {at} lists its joints in pattern order (preserve_order: true) as {joints}, which is not the "
             f"robot's order {ordered}; transfer's actions follow the checkpoint's joint order"
         )
-    scales = set(_per_joint(cfg.get("scale", 1.0), joints, f"{at}.scale").values())
-    if len(scales) != 1:
-        raise IsaacLabError(f"{where}: {at}.scale differs between joints ({sorted(scales)}); one scale per action "
-                            "is supported")  # fmt: skip
+    per_joint = _per_joint(cfg.get("scale", 1.0), joints, f"{at}.scale")
+    scales = set(per_joint.values())
+    scale: float | dict[str, float] = scales.pop() if len(scales) == 1 else dict(per_joint)
     offsets = set(_per_joint(cfg.get("offset", 0.0), joints, f"{at}.offset").values())
     if offsets != {0.0}:
         raise IsaacLabError(f"{where}: {at}.offset {sorted(offsets)}: a constant offset is not supported (only the "
@@ -239,7 +238,7 @@ def _action(env: Mapping[str, Any], names: Sequence[str], where: str) -> tuple[s
     if not isinstance(use_default, bool):
         raise IsaacLabError(f"{where}: {at}.use_default_offset: expected true or false, got {use_default!r}")
     action = ActionTerm(
-        kind="joint_position", scale=scales.pop(), use_default_offset=use_default,
+        kind="joint_position", scale=scale, use_default_offset=use_default,
         joints=None if joints == list(names) else tuple(joints),
     )  # fmt: skip
     return key, action
