@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from transfer.task import ActionTerm, ObsTerm, Task, TaskError
+from transfer.task.terms import mjlab_names
 
 __all__ = [
     "MJLAB_DEFAULTS",
@@ -51,21 +52,10 @@ MJLAB_KEYS: Mapping[str, bool] = {
 }
 """The ``metadata_props`` keys mjlab writes: name -> required."""
 
-MJLAB_TERMS: Mapping[str, str] = {
-    "base_lin_vel": "base_lin_vel",
-    "base_ang_vel": "base_ang_vel",
-    "projected_gravity": "projected_gravity",
-    "command": "velocity_commands",
-    "velocity_commands": "velocity_commands",
-    "joint_pos": "joint_pos_rel",
-    "joint_pos_rel": "joint_pos_rel",
-    "joint_vel": "joint_vel_rel",
-    "joint_vel_rel": "joint_vel_rel",
-    "actions": "last_action",
-    "last_action": "last_action",
-}
-"""mjlab observation term name -> transfer's (mjlab's velocity task: ``joint_pos`` is ``joint_pos_rel``,
-``joint_vel`` is ``joint_vel_rel``, ``actions`` the last action, ``command`` the twist command)."""
+MJLAB_TERMS: Mapping[str, str] = mjlab_names()
+"""mjlab observation term name -> transfer's (the ``mjlab`` names of :data:`transfer.task.terms.OBS_TERMS`: in
+mjlab's velocity task ``joint_pos`` is ``joint_pos_rel``, ``joint_vel`` is ``joint_vel_rel``, ``actions`` the last
+action, ``command`` the twist command)."""
 
 MJLAB_DEFAULTS: Mapping[str, Any] = {
     "sim_dt": 0.005,

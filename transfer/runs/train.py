@@ -26,6 +26,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from transfer.env import fallen
+from transfer.task.terms import OBS_TERMS
 
 __all__ = ["REWARDS", "PPO_CONFIG", "RUN_FILES", "TrainEnv", "TrainResult", "check_run_folder", "train"]
 
@@ -61,9 +62,7 @@ REWARDS: dict[str, tuple[float, Callable[[dict[str, np.ndarray]], np.ndarray]]] 
 }
 """Velocity-tracking rewards (Isaac Lab's flat locomotion terms, by the same names)."""
 
-OBS_NOISE: dict[str, float] = {
-    "base_lin_vel": 0.1, "base_ang_vel": 0.2, "projected_gravity": 0.05, "joint_pos_rel": 0.01, "joint_vel_rel": 1.5,
-}  # fmt: skip
+OBS_NOISE: dict[str, float] = {name: term.noise for name, term in OBS_TERMS.items() if term.noise}
 """Uniform noise (+/- this, in the term's units, before its scale) on the observation while training, as Isaac Lab
 adds it: a policy that does not rely on exact values transfers better. Replay and verify add none."""
 

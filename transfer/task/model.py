@@ -11,7 +11,7 @@ import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any
 
 from transfer.actuators.spec import ActuatorError, ActuatorGroup
 from transfer.backends.scene import DEFAULT_GROUND, GroundMaterial, SceneDescription
@@ -31,6 +31,7 @@ from transfer.task._checks import (
     _values,
 )
 from transfer.task.names import check_listed_order, expand_joint_values
+from transfer.task.terms import OBS_TERMS, Axis, KnownTerm
 
 __all__ = [
     "ACTION_KINDS",
@@ -46,36 +47,9 @@ __all__ = [
 TASK_FORMAT = "transfer-task/1"
 """The ``format`` marker of the project's task files and of :meth:`Task.to_dict` (bump on incompatible change)."""
 
-Axis = Literal["joint", "body", "none"]
 AXES: tuple[str, ...] = ("joint", "body", "none")
 ACTION_KINDS: tuple[str, ...] = ("joint_position",)
 """Action kinds a task may name. ``joint_position``: target = default (if offset) + scale * action."""
-
-
-@dataclass(frozen=True)
-class KnownTerm:
-    """What the registry knows about an observation term: the axis it indexes and, for ``none``, its size."""
-
-    axis: Axis
-    size: int | None
-    doc: str
-
-
-OBS_TERMS: Mapping[str, KnownTerm] = MappingProxyType(
-    {
-        "base_lin_vel": KnownTerm("none", 3, "root linear velocity in the base frame (m/s)"),
-        "base_ang_vel": KnownTerm("none", 3, "root angular velocity in the base frame (rad/s)"),
-        "projected_gravity": KnownTerm("none", 3, "unit gravity direction in the base frame"),
-        "velocity_commands": KnownTerm("none", 3, "commanded vx, vy (m/s, base frame) and yaw rate wz (rad/s)"),
-        "joint_pos_rel": KnownTerm("joint", None, "joint position minus the default joint position"),
-        "joint_vel_rel": KnownTerm("joint", None, "joint velocity minus the default joint velocity (0)"),
-        "last_action": KnownTerm("joint", None, "the previous raw action (action-sized: the action term's joints)"),
-        "joint_pos": KnownTerm("joint", None, "joint position (absolute, rad or m)"),
-        "joint_vel": KnownTerm("joint", None, "joint velocity (absolute)"),
-    }
-)
-"""Observation terms by name (Isaac Lab's names). Joint terms follow the articulation's joint count, except
-``last_action``, which follows the action term (all joints unless it names some)."""
 
 
 def _known_terms() -> str:

@@ -7,28 +7,17 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from types import MappingProxyType
 from typing import Any
 
 from transfer.task._checks import TaskError
 from transfer.task.isaaclab.yaml_safe import IsaacLabError
 from transfer.task.model import ActionTerm, ObsTerm
 from transfer.task.names import expand_joint_values as _expand_joint_values
+from transfer.task.terms import isaaclab_names
 
-OBSERVATION_FUNCS: Mapping[str, str] = MappingProxyType(
-    {
-        "base_lin_vel": "base_lin_vel",
-        "base_ang_vel": "base_ang_vel",
-        "projected_gravity": "projected_gravity",
-        "generated_commands": "velocity_commands",
-        "joint_pos_rel": "joint_pos_rel",
-        "joint_vel_rel": "joint_vel_rel",
-        "joint_pos": "joint_pos",
-        "joint_vel": "joint_vel",
-        "last_action": "last_action",
-    }
-)
-"""Isaac Lab observation functions (``isaaclab.envs.mdp.observations``) -> the task's observation term."""
+OBSERVATION_FUNCS: Mapping[str, str] = isaaclab_names()
+"""Isaac Lab observation functions (``isaaclab.envs.mdp.observations``) -> the task's observation term (the
+``isaaclab`` names of :data:`transfer.task.terms.OBS_TERMS`)."""
 
 _FUNC_MODULES = ("isaaclab.", "isaaclab_tasks.", "omni.isaac.lab.", "omni.isaac.lab_tasks.")
 """Modules whose functions of those names are Isaac Lab's own (the task modules re-export them)."""
