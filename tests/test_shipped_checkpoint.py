@@ -77,3 +77,13 @@ def test_the_rsl_rl_checkpoint_and_the_export_are_one_policy():
     rsl, jit = load_policy(model), load_policy(EXPORTED)
     obs = np.random.default_rng(1).normal(size=(32, rsl.input_size)).astype(np.float32)
     np.testing.assert_allclose(rsl(obs), jit(obs), atol=1e-5)
+
+
+def test_progress_in_a_log_is_one_plain_line():
+    """A replay writing its progress to a file or pipe (no terminal) prints one line, no carriage-return frames."""
+    import io
+
+    log = io.StringIO()
+    replay(EXPORTED, "physx", seconds=2.5, progress=log)
+    assert "\r" not in log.getvalue() and log.getvalue().count("\n") == 1
+    assert "policy steps in" in log.getvalue()

@@ -20,6 +20,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from transfer._console import is_terminal, progress_bar
 from transfer.ordering import OrderingConvention, parse_ordering
 
 __all__ = [
@@ -323,7 +324,6 @@ def _without_listed_order(task: Any) -> Any:
 
 
 def _run(env: Any, policy: Any, inputs: Inputs, target: str, reorder: bool, seconds: float, progress: bool, label):
-    from tqdm import tqdm
 
     from transfer.env import Measure
 
@@ -345,8 +345,8 @@ def _run(env: Any, policy: Any, inputs: Inputs, target: str, reorder: bool, seco
     _torch_threads()
     start = time.perf_counter()
     stream = progress if hasattr(progress, "write") else sys.stderr
-    terminal = progress is not False and _is_terminal(stream)  # a bar on a terminal, one plain line elsewhere
-    bar = tqdm(range(steps), desc=label or target, unit="step", file=stream, delay=2.0, disable=not terminal)
+    terminal = progress is not False and is_terminal(stream)  # a bar on a terminal, one plain line elsewhere
+    bar = progress_bar(range(steps), progress, label or target, "step", delay=2.0)
     for _ in bar:
         actions = policy(obs)
         obs, nonfinite = env.step(actions)
@@ -408,13 +408,6 @@ def _kind(inputs: Inputs, target: str, reorder: bool) -> str:
         return "native" if native_backend(inputs) == target else "reordered"
     except ReplayError:
         return "reordered"
-
-
-def _is_terminal(stream: Any) -> bool:
-    try:
-        return bool(stream.isatty())
-    except (AttributeError, ValueError):
-        return False
 
 
 def _torch_threads() -> None:

@@ -25,6 +25,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from transfer._console import is_terminal, progress_bar
 from transfer.env import fallen
 from transfer.task.terms import OBS_TERMS
 
@@ -238,7 +239,6 @@ def train(
 
     import torch
     from rsl_rl.runners import OnPolicyRunner
-    from tqdm import tqdm
 
     from transfer.env import PolicyEnv
     from transfer.task import load_task, resolve_asset
@@ -272,8 +272,7 @@ def train(
         curve: dict[str, list[float]] = {"iteration": [], "reward": [], "episode_length": [], "seconds": []}
         interval = save_interval or max(1, iterations // 4)
         stream = progress if hasattr(progress, "write") else sys.stderr
-        bar = tqdm(range(iterations), desc=f"train {spec.name} on {backend}", unit="it", file=stream,
-                   disable=progress is False)  # fmt: skip
+        bar = progress_bar(range(iterations), progress, f"train {spec.name} on {backend}", "it")
         _remove_previous_run(out)
         start = time.perf_counter()
         for it in bar:
@@ -289,6 +288,9 @@ def train(
             if (it + 1) % interval == 0 and it + 1 < iterations:
                 _save(runner, out / f"model_{it}.pt", metadata)
         wall = time.perf_counter() - start
+        if progress is not False and not is_terminal(stream):
+            print(f"train {spec.name} on {backend}: {iterations} iterations in {wall:.0f} s, "
+                  f"final reward {curve['reward'][-1]:.2f}", file=stream)  # fmt: skip
         last = iterations - 1
         checkpoint = out / f"model_{last}.pt"
         _save(runner, checkpoint, metadata)
