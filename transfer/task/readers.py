@@ -34,9 +34,11 @@ PACKAGE_ASSETS: Mapping[str, tuple[str, str]] = MappingProxyType(
     {
         "newton": ("examples/assets", "transfer[newton]"),
         "ovphysx": ("samples/data", "transfer[physx]"),
+        "transfer": ("data", "transfer"),
     }
 )
-"""Asset hints ``<package>:<name>``: the folder inside the installed package, and the extra that installs it."""
+"""Asset hints ``<package>:<name>``: the folder inside the installed package, and the extra that installs it
+(``transfer:quadruped`` is the project's own demo robot, ``transfer/data/quadruped.usda``)."""
 
 
 def _package_hint(asset: str) -> str | None:
