@@ -459,7 +459,10 @@ def plot(results: Sequence[ReplayResult], path: str | Path) -> Path:
     fig, (ax_v, ax_h) = plt.subplots(2, 1, figsize=(9, 6), sharex=True)
     for r in results:
         t = r.trace["time"]
-        ax_v.plot(t, r.trace["forward"], label=f"{r.label}: {r.forward_velocity:.2f} m/s")
+        speed = f"{r.forward_velocity:.2f} m/s" if np.isfinite(r.forward_velocity) else "fell, every env"
+        if np.isfinite(r.forward_velocity) and r.fall_fraction > 0:
+            speed += f", {r.fall_fraction:.0%} fell"
+        ax_v.plot(t, r.trace["forward"], label=f"{r.label}: {speed}")
         ax_h.plot(t, r.trace["height"], label=r.label)
     for ax in (ax_v, ax_h):
         ax.axvspan(0.0, 1.0, color="0.92", zorder=0)
