@@ -182,7 +182,6 @@ KNOWN_PRIVATE = {"_NATIVE_BACKEND", "_parse_source"}
 KNOWN_BACKEND_NAMES = {"transfer.runs.replay"}
 KNOWN_LONG = {
     "transfer.backends.physx.scene:compose_scene",
-    "transfer.runs.task_file:starting_task",
     "transfer.backends.newton.backend:__init__",
     "transfer.backends.physx.backend:__init__",
     "transfer.task.isaaclab.mapping:isaaclab_task",
