@@ -184,7 +184,6 @@ KNOWN_LONG = {
     "transfer.backends.physx.scene:compose_scene",
     "transfer.backends.newton.backend:__init__",
     "transfer.backends.physx.backend:__init__",
-    "transfer.backends.newton.movement:probe",
     "transfer.runs.train:train",
     "transfer.runs.convert.onnx_graph:edit",
     "transfer.runs.validate:joint_movement",
