@@ -185,7 +185,6 @@ KNOWN_LONG = {
     "transfer.backends.newton.backend:__init__",
     "transfer.backends.physx.backend:__init__",
     "transfer.runs.train:train",
-    "transfer.runs.convert.onnx_graph:edit",
     "transfer.backends.newton.importer:import_usd",
     "transfer.backends.newton.mechanism:__init__",
     "transfer.task.readers:read_newton_policy_yaml",
