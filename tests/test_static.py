@@ -186,7 +186,6 @@ KNOWN_LONG = {
     "transfer.backends.physx.backend:__init__",
     "transfer.runs.train:train",
     "transfer.backends.newton.importer:import_usd",
-    "transfer.backends.newton.mechanism:__init__",
     "transfer.task.readers:read_newton_policy_yaml",
     "transfer.runs.convert:convert",
 }
