@@ -63,7 +63,9 @@ def test_naive_on_newton_lurches(runs):
     import numpy as np
 
     native, reordered, naive = runs["native"], runs["reordered"], runs["naive"]
-    assert naive.fall_fraction > 0.0 or naive.forward_velocity < 0.3 * native.forward_velocity, (naive, native)
+    # the Ant's symmetry lets a scrambled gait creep on (measured 0.25x to 0.49x native, with the engine versions
+    # installed on 2026-12-01 0.34x at 1 env): its failure is the lurch, not the speed (the quadruped's is a fall)
+    assert naive.fall_fraction > 0.0 or naive.forward_velocity < 0.6 * native.forward_velocity, (naive, native)
 
     def swing(run) -> float:  # spread of the forward velocity after the warm-up second
         t, v = np.asarray(run.trace["time"]), np.asarray(run.trace["forward"])
