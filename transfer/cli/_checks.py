@@ -34,6 +34,7 @@ __all__ = [
     "ITERATIONS",
     "ORDER",
     "PLOT",
+    "ROBOT",
     "SAMPLES",
     "SCALE",
     "SEED",
@@ -133,7 +134,9 @@ class Order:
     """A joint order: a convention name, or a file listing joint names (YAML list)."""
 
 
-ASSET = InputFile("the robot's USD file")
+ASSET = InputFile("the robot's USD, MJCF (.xml) or URDF (.urdf) file")
+ROBOT = ASSET
+"""A positional robot file (inspect, validate, task): USD, or MJCF/URDF converted by ``transfer.assets``."""
 CONFIG = InputFile("a task file (presets/tasks/*.yaml) or a Newton policy YAML")
 PLOT = OutputFile((".png", ".pdf", ".svg", ".jpg", ".jpeg"), "plot")
 """A plot: matplotlib writes the format its suffix names (without one it would add ``.png`` behind your back)."""

@@ -92,6 +92,7 @@ def starting_task(
     """The starting task for ``asset`` (see the module docstring). ``source``: the convention the checkpoint was
     trained in (``physx``, ``mjwarp``, ``robot_schema``); ``output``: where the file will be written (the task's
     ``asset`` is then relative to it). Raises :class:`TaskFileError` when ``checkpoint``'s sizes disagree."""
+    from transfer.assets import resolve_asset
     from transfer.ordering import OrderingConvention, parse_ordering
     from transfer.profile import read_asset_settings
     from transfer.task import FLAT_VELOCITY_OBSERVATION, ActionTerm, Task
@@ -99,8 +100,9 @@ def starting_task(
     asset = str(asset)
     if not Path(asset).is_file():
         raise FileNotFoundError(f"{asset}: no such USD file (the robot asset to write a task for)")
-    orders = _orders(asset)
-    settings = read_asset_settings(asset)
+    usd = str(resolve_asset(asset))  # an MJCF/URDF file: its converted USD; the task names the file given
+    orders = _orders(usd)
+    settings = read_asset_settings(usd)
     physx_joints = orders["physx"]
     for convention, names in orders.items():
         repeated = sorted({n for n in names if names.count(n) > 1})
