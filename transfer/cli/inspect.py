@@ -64,10 +64,11 @@ def _convention_block(graph: Any, convention: str) -> dict[str, Any] | None:
 def inspect_asset(asset: Path, root: str | None = None, truth: bool = False, verbose: bool = False) -> dict[str, Any]:
     """The ``inspect`` report as plain data (what ``--json`` prints). An MJCF/URDF ``asset`` is inspected as the USD
     its converter makes (``converted`` says which converter, and where the USD is)."""
-    from transfer.assets import convert_source, source_format
+    from transfer.assets import convert_source, locate_asset, source_format
     from transfer.orders import OrderingError, physx_order, read_topology
 
     given, converted = asset, None
+    asset = locate_asset(asset)
     if source_format(asset) is not None:
         conversion = convert_source(asset)
         asset = conversion.usd

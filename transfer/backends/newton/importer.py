@@ -313,8 +313,16 @@ def add_usd(builder: Any, source: Any, **options: Any) -> Any:
         if not module or module in ("newton", "warp", "pxr"):
             raise
         package, install = OPTIONAL_PACKAGES.get(module, (module, f"pip install {module}"))
-        where = _source_name(source) if isinstance(source, str | os.PathLike) else "the stage"
-        raise MissingPackageError(package, f"Newton's USD importer (for {where})", install) from exc
+        raise MissingPackageError(package, f"Newton's USD importer (for {_file_name(source)})", install) from exc
+
+
+def _file_name(source: Any) -> str:
+    """The file a path or stage stands for: for a stage built over the user's file (an in-memory overlay), the
+    first layer it uses that is a file."""
+    if isinstance(source, str | os.PathLike):
+        return str(Path(source))
+    files = [layer.realPath for layer in source.GetUsedLayers() if not layer.anonymous and layer.realPath]
+    return files[0] if files else _source_name(source)
 
 
 def import_usd(
