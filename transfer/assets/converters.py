@@ -267,8 +267,13 @@ def run_converter(fmt: str, source: Path, out_dir: Path) -> tuple[Path, list[str
     if done.returncode != 0 or result is None:
         raise AssetError(f"{source}: {converter.label} could not convert it: {_failure(done.stderr + done.stdout)}")
     usd = Path(json.loads(result[len(_RESULT) :])["usd"])
-    warnings = [line.strip() for line in done.stderr.splitlines() if "Warning" in line or line.startswith("[W")]
+    warnings = [_warning(line) for line in done.stderr.splitlines() if line.startswith(("Warning", "[Warning"))]
     return usd, warnings, seconds
+
+
+def _warning(line: str) -> str:
+    """A converter warning without USD's ``Warning: in <function> at line N of <file> --`` preamble."""
+    return line.split(" -- ", 1)[1].strip() if " -- " in line else line.strip()
 
 
 def export_layer(usd: Path, out: Path) -> None:

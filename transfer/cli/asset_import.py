@@ -25,9 +25,12 @@ class Import:
     (docs/import.md). Exit 2 on bad input."""
 
     source: Annotated[
-        tyro.conf.Positional[Path], tyro.conf.arg(metavar="ROBOT.xml|ROBOT.urdf"), InputFile("an MJCF or URDF file")
+        tyro.conf.Positional[Path],
+        tyro.conf.arg(metavar="ROBOT.xml|ROBOT.urdf"),
+        InputFile("an MJCF or URDF file", hints=True),
     ]
-    """The robot's MJCF (.xml) or URDF (.urdf) file; the meshes it names are read relative to it."""
+    """The robot's MJCF (.xml) or URDF (.urdf) file (the meshes it names are read relative to it), or
+    <package>:<name> for one shipped in an installed engine package (newton:quadruped.urdf)."""
     output: Annotated[Path, tyro.conf.arg(name="output", aliases=("-o",), metavar="ROBOT.usd"), USD_OUT]
     """The USD file to write (.usd or .usdc: binary; .usda: text). Refused when it exists, unless --force.
     (required)"""
