@@ -492,6 +492,18 @@ def test_train_metadata_records_the_source_the_hash_and_the_converter(walker_run
         "0.8.0",
     )
     assert list(meta)[list(meta).index("asset") + 1] == "asset_source"
+    info = cli("info", walker_run["policy"])
+    assert info.returncode == 0 and "mjcf, sha256 " in info.stdout, info.stdout
+    assert "converted by mujoco-usd-converter 0.8.0" in info.stdout
+
+
+@pytest.mark.usefixtures("converters")
+def test_a_task_for_a_shipped_robot_names_its_token(tmp_path, capsys):
+    pytest.importorskip("newton")
+    out = tmp_path / "cartpole.yaml"
+    assert main(["task", "newton:cartpole.urdf", "-o", str(out)]) == 0, capsys.readouterr().err
+    text = out.read_text()
+    assert "\nasset: newton:cartpole.urdf\n" in text and "\nname: cartpole_flat_velocity\n" in text
 
 
 @pytest.mark.engines

@@ -12,11 +12,9 @@ __all__ = ["MissingPackageError"]
 class MissingPackageError(ImportError):
     """``package`` is not installed; ``needed_for`` says what needs it, ``install`` the command that installs it."""
 
-    def __init__(self, package: str, needed_for: str, install: str, detail: str = "") -> None:
+    def __init__(self, package: str, needed_for: str, install: str, message: str | None = None) -> None:
         self.package, self.needed_for, self.install = package, needed_for, install
-        extra = f" ({detail})" if detail else ""
-        super().__init__(
-            f"{needed_for} needs the Python package {package!r}, which is not installed{extra}. "
-            f"Install it with: {install}",
-            name=package,
+        message = message or (
+            f"{needed_for} needs the Python package {package!r}, which is not installed. Install it with: {install}"
         )
+        super().__init__(message, name=package)

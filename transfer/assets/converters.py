@@ -95,7 +95,20 @@ _EXPORT = "import sys\nfrom pxr import Sdf\nsys.exit(0 if Sdf.Layer.FindOrOpen(s
 
 
 class ConverterSetupError(MissingPackageError):
-    """The converter environment is missing and could not be created; the message gives the commands to run."""
+    """The converter environment is missing and could not be created: ``why`` says what failed, the message gives
+    the commands that create it by hand."""
+
+    def __init__(self, venv: Path, why: str) -> None:
+        pins = ", ".join(c.label for c in CONVERTERS.values())
+        install = _by_hand(venv)
+        super().__init__(
+            " and ".join(c.package for c in CONVERTERS.values()),
+            "MJCF/URDF import",
+            install,
+            f"MJCF/URDF import needs the official converters ({pins}) in an environment of their own, and creating "
+            f"it in {venv} failed: {why}. Run the command again where PyPI can be reached, or create it by hand: "
+            f"{install}",
+        )
 
 
 def converters_home() -> Path:
@@ -210,9 +223,8 @@ def ensure_environment(stream: Any = None) -> dict[str, str]:
         versions = _versions(_python(venv))
         if versions is None:
             raise ConverterSetupError(
-                CONVERTERS["mjcf"].package, "Importing MJCF/URDF", _by_hand(venv), "the environment was created "
-                "but does not answer with the converters' versions",
-            )  # fmt: skip
+                venv, "the environment was made but does not answer with the converters' versions"
+            )
         (venv / _READY).write_text(json.dumps(versions))
     return versions
 
@@ -232,12 +244,7 @@ def _create(venv: Path) -> None:
             said = [line.strip() for line in (done.stderr + done.stdout).splitlines() if line.strip()]
             errors = [line for line in said if line.startswith("ERROR")] or said[-2:] or ["no output"]
             shutil.rmtree(venv, ignore_errors=True)
-            raise ConverterSetupError(
-                CONVERTERS["mjcf"].package + " and " + CONVERTERS["urdf"].package,
-                "Importing MJCF/URDF (the official converters, in an environment of their own)",
-                _by_hand(venv),
-                f"creating {venv} failed: {' '.join(errors)[:600]}",
-            )
+            raise ConverterSetupError(venv, f"{step[2] if step[1] == '-m' else step[0]} said: {' '.join(errors)[:600]}")
 
 
 def _failure(text: str) -> str:

@@ -9,7 +9,7 @@ Nothing here converts or imports anything heavy: the file is read with the stand
   ``<hfield>``, ``<skin>``, ``<texture>`` and ``<model>`` files (under ``<compiler meshdir/texturedir/assetdir>``,
   includes followed); URDF ``<mesh filename>`` and ``<texture filename>`` (``package://`` found by walking up from
   the URDF's folder, as urdf-usd-converter does; ``file://``; relative to the URDF's folder).
-- :func:`content_key`: sha256 over the file's bytes and each reference (as written, with its bytes), plus the
+- :func:`content_key`: sha256 over the file's sha256 and each reference (as written, with its sha256), plus the
   converter and its version: equal content gives the equal key wherever the files lie; any changed byte, a mesh
   swapped, or another converter version gives another.
 """
@@ -17,6 +17,8 @@ Nothing here converts or imports anything heavy: the file is read with the stand
 from __future__ import annotations
 
 import hashlib
+import os
+import time
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
@@ -190,22 +192,35 @@ def _feed(digest: Any, data: bytes) -> None:
 
 
 def _feed_file(digest: Any, path: Path) -> None:
-    """The file's size and bytes (``M`` alone for a missing file), so that no two inputs run together."""
+    """The file's sha256 (``M`` alone for a missing file), so that no two inputs run together."""
     if not path.is_file():
         digest.update(b"M")
         return
-    digest.update(b"F" + path.stat().st_size.to_bytes(8, "little"))
-    with path.open("rb") as stream:
-        while chunk := stream.read(_CHUNK):
-            digest.update(chunk)
+    digest.update(b"F" + file_sha256(path).encode())
+
+
+_DIGESTS: dict[str, tuple[tuple[int, int, int, int], str]] = {}
+"""sha256 by real path, with the ``(mtime_ns, size, ctime_ns, inode)`` it was computed for: a robot's meshes are
+hashed once per process while they stay unchanged (every command resolves its asset more than once)."""
+_RACY_NS = 2_000_000_000
+"""A file changed this recently is hashed every time: file times are too coarse to tell two quick writes apart."""
 
 
 def file_sha256(path: str | Path) -> str:
     """The sha256 of a file's bytes (what ``sha256sum`` prints)."""
+    st = os.stat(path)
+    stamp, real = (st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino), os.path.realpath(path)
+    known = _DIGESTS.get(real)
+    if known is not None and known[0] == stamp:
+        return known[1]
     digest = hashlib.sha256()
     with Path(path).open("rb") as stream:
         while chunk := stream.read(_CHUNK):
             digest.update(chunk)
+    if time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) > _RACY_NS:
+        if len(_DIGESTS) > 4096:
+            _DIGESTS.clear()
+        _DIGESTS[real] = (stamp, digest.hexdigest())
     return digest.hexdigest()
 
 

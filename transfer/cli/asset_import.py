@@ -32,8 +32,7 @@ class Import:
     """The robot's MJCF (.xml) or URDF (.urdf) file (the meshes it names are read relative to it), or
     <package>:<name> for one shipped in an installed engine package (newton:quadruped.urdf)."""
     output: Annotated[Path, tyro.conf.arg(name="output", aliases=("-o",), metavar="ROBOT.usd"), USD_OUT]
-    """The USD file to write (.usd or .usdc: binary; .usda: text). Refused when it exists, unless --force.
-    (required)"""
+    """The USD file to write (.usd or .usdc: binary; .usda: text). Refused when it exists, unless --force."""
     force: bool = False
     """Replace an existing output file."""
     json: bool = False
