@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up (or reuse) the local virtual environment, then run the demo or the tests.
-#   ./run.sh demo   -> the project's own Ant policy (trained on PhysX, shipped in checkpoints/) replayed on Newton:
-#                      native on PhysX, reordered on Newton, naive on Newton; one table, one PNG in out/
+#   ./run.sh demo   -> the project's own quadruped policy (trained on PhysX, shipped in checkpoints/) replayed on
+#                      Newton at 4 envs: native on PhysX, reordered on Newton, naive on Newton; a table, a PNG in out/
 #   ./run.sh test   -> the whole test suite
 # Extra arguments are passed on (./run.sh test -k name_map; ./run.sh demo --num-envs 4 --json).
 # Needs only Python 3.11+ with pip. Idempotent: reinstalls only when pyproject.toml or this file changed.
@@ -31,8 +31,8 @@ shift || true
 case "$cmd" in
   demo)
     mkdir -p out
-    exec "$VENV/bin/transfer" replay checkpoints/ant_flat_physx/exported/policy.pt --target newton --compare \
-      --plot out/demo-replay.png "$@" ;;
+    exec "$VENV/bin/transfer" replay checkpoints/quadruped_flat_physx/exported/policy.pt --target newton --compare \
+      --num-envs 4 --plot out/demo-replay.png "$@" ;;
   test) exec "$VENV/bin/python" -m pytest "$@" ;;
   *) echo "usage: ./run.sh demo|test [args...]" >&2; exit 2 ;;
 esac

@@ -45,6 +45,20 @@ def anymal_files(shared: Path) -> dict[str, Path]:
     }
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_terminal_summary(terminalreporter, exitstatus, config):  # noqa: ARG001 (pytest's hook signature)
+    """Say at the end how many tests skipped for want of ../shared (the real robots and checkpoints), and where
+    they were looked for: a green run without them has not tested the real robots."""
+    skipped = terminalreporter.stats.get("skipped", [])
+    shared = [r for r in skipped if "shared" in str(getattr(r, "longrepr", "")).lower()]
+    if shared:
+        terminalreporter.write_line(
+            f"{len(shared)} test(s) skipped: ../shared not found at {SHARED} (the real robots and checkpoints); "
+            "set TRANSFER_SHARED or place it beside the checkout to run them",
+            yellow=True,
+        )
+
+
 # The MJCF/URDF converters (transfer.assets) live in an environment of their own, created on first use. Lack of
 # network is the one reason to skip the tests that need them; any other failure to create it fails them.
 OFFLINE = (

@@ -50,6 +50,7 @@ FLOORS: dict[str, int] = {
     "transfer.task": 5,
     "transfer.policy": 5,
     "transfer.checkpoint": 5,
+    "transfer.formats": 5,
     # 6 environment
     "transfer.env": 6,
     # 7 replay / verify / train / validate

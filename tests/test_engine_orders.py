@@ -272,3 +272,30 @@ def test_fourbar_pole_both_engines(physx, newton, shared):
     bodies = ("ground_link", "crank", "coupler", "pole", "rocker")
     assert physx(asset) == [EngineOrder("physx", "/fourbar_pole", joints, bodies, True)]
     assert newton(asset) == [EngineOrder("mjwarp", "/fourbar_pole", joints, bodies, True)]
+
+
+def test_demo_quadruped_orders_match_both_engines(physx, newton):
+    """The project's own demo robot (transfer:quadruped): PhysX lists its joints breadth-first, Newton depth-first,
+    and the emulated orders equal what each engine answers."""
+    from transfer.task import resolve_asset
+
+    asset = resolve_asset("transfer:quadruped")
+    for engine, convention in ((physx, "physx"), (newton, "mjwarp")):
+        (answer,) = engine(asset)
+        resolved = resolve_ordering(asset, convention)
+        assert (answer.joints, answer.bodies, answer.fixed_base) == (resolved.joints, resolved.bodies, False)
+    assert resolve_ordering(asset, "physx").joints[:4] == ("LF_HAA", "LH_HAA", "RF_HAA", "RH_HAA")
+    assert resolve_ordering(asset, "mjwarp").joints[:4] == ("LF_HAA", "LF_HFE", "LF_KFE", "LH_HAA")
+
+
+def test_demo_quadruped_file_is_what_its_generator_writes(tmp_path):
+    """transfer/data/quadruped.usda is presets/robots/make_quadruped.py's output, not a hand edit."""
+    import importlib.util
+
+    pytest.importorskip("pxr")
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("make_quadruped", root / "presets" / "robots" / "make_quadruped.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    fresh = module.build(tmp_path / "quadruped.usda")
+    assert fresh.read_text() == (root / "transfer" / "data" / "quadruped.usda").read_text()

@@ -535,6 +535,7 @@ def test_patterns_gains_scales_and_limits_are_expanded_the_isaac_lab_way(tmp_pat
     policy["joint_vel"]["clip"] = (-5.0, 5.0)
     policy["joint_pos"]["func"] = "isaaclab.envs.mdp.observations:joint_pos"
     env["actions"]["joint_pos"]["joint_names"] = [".*HFE", ".*KFE"]
+    env["actions"]["joint_pos"]["scale"] = {".*HFE": 0.5, ".*KFE": 0.25}  # per joint, as Unitree's configs give
     task = _task(tmp_path, env, anymal)
     assert set(task.stiffness.values()) == {80.0, 90.0} and task.stiffness["LF_KFE"] == 90.0
     assert task.damping["RH_HAA"] == 2.0 and task.damping["RH_HFE"] == 3.0 and task.damping["RH_KFE"] == 4.0
@@ -543,6 +544,7 @@ def test_patterns_gains_scales_and_limits_are_expanded_the_isaac_lab_way(tmp_pat
     terms = {t.name: t for t in task.observation}
     assert terms["base_ang_vel"].scale == 0.25 and terms["joint_vel_rel"].clip == (-5.0, 5.0) and "joint_pos" in terms
     assert task.action.joints == tuple(n for n in task.joint_names if not n.endswith("HAA"))
+    assert task.action.scale["LF_HFE"] == 0.5 and task.action.scale["RH_KFE"] == 0.25
     assert task.observation_size(12) == 3 * 4 + 12 * 2 + 8
 
 

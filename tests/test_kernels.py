@@ -1,4 +1,4 @@
-"""Reorder kernels against numpy: public elementwise kernels, helpers, partial writes, dynamics quantities."""
+"""Reorder kernels against numpy: public elementwise kernels, helpers, partial writes."""
 
 from __future__ import annotations
 
@@ -311,85 +311,6 @@ def test_scatter_empty_selection_is_a_no_op() -> None:
 real_dtypes = st.sampled_from([np.float32, np.float64])
 
 
-def dof_perm(u2b: list[int], num_base: int) -> np.ndarray:
-    """Column gather for user order: base DoFs in place, then the joint permutation shifted by num_base."""
-    return np.concatenate([np.arange(num_base), num_base + np.asarray(u2b, dtype=np.int64)]).astype(np.int64)
-
-
-@pytest.mark.parametrize("device", DEVICES)
-@PROPERTY
-@given(u2b=permutations(12), e=num_envs, base=st.sampled_from([0, 6]), np_dtype=real_dtypes, seed=seeds)
-def test_generalized_and_mass_matrix(device: str, u2b: list[int], e: int, base: int, np_dtype: type, seed: int) -> None:
-    nmap = make_map(u2b, device=device)
-    d = base + len(u2b)
-    p = dof_perm(u2b, base)
-    q = random_data(seed, (e, d), np_dtype)
-    q_user = K.generalized_backend_to_user(wp.array(q, device=device), nmap, base)
-    np.testing.assert_array_equal(q_user.numpy(), np.take(q, p, axis=1))
-    np.testing.assert_array_equal(K.generalized_user_to_backend(q_user, nmap, base).numpy(), q)
-
-    m = random_data(seed + 1, (e, d, d), np_dtype)
-    m_user = K.mass_matrix_backend_to_user(wp.array(m, device=device), nmap, base)
-    np.testing.assert_array_equal(m_user.numpy(), np.take(np.take(m, p, axis=1), p, axis=2))
-    np.testing.assert_array_equal(K.mass_matrix_user_to_backend(m_user, nmap, base).numpy(), m)
-
-
-@st.composite
-def body_permutations(draw: st.DrawFn, root_first: bool) -> list[int]:
-    n = draw(st.integers(2 if root_first else 1, 8))
-    if root_first:
-        return [0] + [1 + i for i in draw(st.permutations(range(n - 1)))]
-    return draw(st.permutations(range(n)))
-
-
-@pytest.mark.parametrize("device", DEVICES)
-@PROPERTY
-@given(
-    data=st.data(),
-    joints=permutations(8),
-    e=st.integers(1, 3),
-    base=st.sampled_from([0, 6]),
-    omitted=st.booleans(),
-    np_dtype=real_dtypes,
-    seed=seeds,
-)
-def test_jacobian(
-    device: str, data: st.DataObject, joints: list[int], e: int, base: int, omitted: bool, np_dtype: type, seed: int
-) -> None:
-    bodies = data.draw(body_permutations(root_first=omitted), label="bodies")
-    body_map = make_map(bodies, "body", device)
-    joint_map = make_map(joints, device=device)
-    rows = len(bodies) - omitted
-    jac = random_data(seed, (e, rows, 6, base + len(joints)), np_dtype)
-    # user row r is user body r + omitted; its backend row is bodies[r + omitted] - omitted
-    row_gather = np.asarray(bodies[omitted:], dtype=np.int64) - omitted
-    expected = np.take(np.take(jac, row_gather, axis=1), dof_perm(joints, base), axis=3)
-    user = K.jacobian_backend_to_user(wp.array(jac, device=device), body_map, joint_map, base, root_row_omitted=omitted)
-    np.testing.assert_array_equal(user.numpy(), expected)
-    back = K.jacobian_user_to_backend(user, body_map, joint_map, base, root_row_omitted=omitted)
-    np.testing.assert_array_equal(back.numpy(), jac)
-
-
-def test_jacobian_identity_maps_and_errors() -> None:
-    jac = wp.array(np.random.default_rng(0).standard_normal((2, 3, 6, 5)).astype(np.float32), device="cpu")
-    np.testing.assert_array_equal(K.jacobian_backend_to_user(jac, None, None).numpy(), jac.numpy())
-    with pytest.raises(ValueError, match="fixed-root-first"):
-        K.jacobian_backend_to_user(jac, make_map([1, 0, 2, 3], "body"), None, root_row_omitted=True)
-    with pytest.raises(ValueError, match="body_map: the body map has 3 elements, but src_backend"):
-        K.jacobian_backend_to_user(jac, make_map([0, 2, 1], "body"), None, root_row_omitted=True)
-    with pytest.raises(ValueError, match=r"src_backend: expected shape \(num_envs, rows, 6, D\)"):
-        K.jacobian_backend_to_user(wp.zeros((2, 3, 5, 5), dtype=wp.float32, device="cpu"), None, None)
-    with pytest.raises(ValueError, match="joint_map: the joint map has 3 elements"):
-        K.generalized_backend_to_user(wp.zeros((2, 8), device="cpu"), make_map([2, 1, 0]), 6)
-    with pytest.raises(ValueError, match="num_base_dofs must be in"):
-        K.generalized_backend_to_user(wp.zeros((2, 4), device="cpu"), None, 6)
-    with pytest.raises(ValueError, match=r"src_user: expected shape \(num_envs, D, D\)"):
-        K.mass_matrix_user_to_backend(wp.zeros((2, 4, 5), device="cpu"), None)
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# torch interop (CPU tensors; no copies)
-# ---------------------------------------------------------------------------------------------------------------
 def test_torch_tensors_in_and_out() -> None:
     torch = pytest.importorskip("torch")
     nmap = make_map([2, 0, 1])

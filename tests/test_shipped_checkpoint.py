@@ -1,4 +1,8 @@
-"""The embedded default: the Ant policy the project trained on PhysX and ships in checkpoints/ (no ../shared needed).
+"""The project's own policies, trained on PhysX and shipped in checkpoints/ (no ../shared needed).
+
+The demo's default is the quadruped (``quadruped_flat_physx``): at the demo's 4 envs its reordered replay on Newton
+walks like native with no falls, and its naive control (Newton's order) falls at once. The tests below that name no
+robot are the Ant's (``ant_flat_physx``), the first policy the project trained:
 
 It knows its order (``transfer info``), and replayed on Newton with no other flag (as ``./run.sh demo`` does) it
 walks like its native PhysX run when fed its own joint order (measured 1.06x), and fed Newton's order (the naive
@@ -77,3 +81,42 @@ def test_the_rsl_rl_checkpoint_and_the_export_are_one_policy():
     rsl, jit = load_policy(model), load_policy(EXPORTED)
     obs = np.random.default_rng(1).normal(size=(32, rsl.input_size)).astype(np.float32)
     np.testing.assert_allclose(rsl(obs), jit(obs), atol=1e-5)
+
+
+def test_progress_in_a_log_is_one_plain_line():
+    """A replay writing its progress to a file or pipe (no terminal) prints one line, no carriage-return frames."""
+    import io
+
+    log = io.StringIO()
+    replay(EXPORTED, "physx", seconds=2.5, progress=log)
+    assert "\r" not in log.getvalue() and log.getvalue().count("\n") == 1
+    assert "policy steps in" in log.getvalue()
+
+
+QUADRUPED = ROOT / "checkpoints" / "quadruped_flat_physx"
+QUADRUPED_EXPORTED = QUADRUPED / "exported" / "policy.pt"
+
+
+@pytest.fixture(scope="module")
+def quadruped_runs():
+    common = dict(num_envs=4, seconds=6.0, progress=False)  # the demo's env count; 6 s of its 10
+    return {
+        "native": replay(QUADRUPED_EXPORTED, "physx", **common),
+        "reordered": replay(QUADRUPED_EXPORTED, "newton", **common),
+        "naive": replay(QUADRUPED_EXPORTED, "newton", reorder=False, **common),
+    }
+
+
+def test_demo_quadruped_transfers_and_its_naive_control_falls(quadruped_runs):
+    native, reordered, naive = (quadruped_runs[k] for k in ("native", "reordered", "naive"))
+    assert native.fall_fraction == 0.0 and native.forward_velocity > 0.4, native  # commanded 0.5 m/s
+    assert reordered.fall_fraction == 0.0, reordered
+    assert reordered.forward_velocity >= 0.8 * native.forward_velocity, (reordered, native)
+    assert naive.fall_fraction > 0.0 or naive.forward_velocity < 0.3 * native.forward_velocity, naive
+
+
+def test_demo_quadruped_knows_its_order_and_robot(capsys):
+    assert main(["info", str(QUADRUPED_EXPORTED), "--json"]) == 0
+    meta = json.loads(capsys.readouterr().out)["metadata"]
+    assert meta["trained_on"] == "physx" and meta["convention"] == "physx" and meta["asset"] == "transfer:quadruped"
+    assert meta["joint_names"][:5] == ["LF_HAA", "LH_HAA", "RF_HAA", "RH_HAA", "LF_HFE"]

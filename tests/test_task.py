@@ -102,6 +102,26 @@ def test_flat_velocity_layout_is_48_for_12_joints_and_follows_the_action():
     assert sub.term_slices(12)["last_action"] == slice(36, 40)
 
 
+def test_per_joint_action_scale_expands_by_name_and_pattern():
+    """Isaac Lab and mjlab give per-joint action scales: a mapping, expanded for the action's joints."""
+    task = Task("t", FLAT_VELOCITY_OBSERVATION, ActionTerm(scale={".*_HAA": 0.25, ".*_(HFE|KFE)": 0.5}),
+                default_joint_pos={".*": 0.0})  # fmt: skip
+    expanded = task.with_joint_names(MJW)
+    assert tuple(expanded.action.scale) == tuple(MJW)
+    assert expanded.action.scale_vector(["LF_HAA", "LF_KFE"]) == (0.25, 0.5)
+    assert Task.from_dict(expanded.to_dict()) == expanded
+    with pytest.raises(TaskError, match=r"action.scale.*RH_KFE"):
+        Task(
+            "t", FLAT_VELOCITY_OBSERVATION, ActionTerm(scale={"LF_.*": 0.5}), default_joint_pos={".*": 0.0}
+        ).with_joint_names(MJW)
+    with pytest.raises(TaskError, match="empty mapping"):
+        ActionTerm(scale={})
+    # only the driven joints need a scale
+    sub = Task("t", FLAT_VELOCITY_OBSERVATION, ActionTerm(scale={"LF_.*": 0.5}, joints=("LF_.*",)),
+               default_joint_pos={".*": 0.0}).with_joint_names(MJW)  # fmt: skip
+    assert sub.action.scale_vector(sub.action.joints) == (0.5, 0.5, 0.5)
+
+
 def test_declared_joint_term_size_is_checked_against_the_articulation():
     task = Task("t", (ObsTerm("joint_pos_rel", size=12),), ActionTerm(), default_joint_pos={".*": 0.0})
     assert task.observation_size(12) == 12
@@ -300,7 +320,7 @@ def tasks(draw):
     return Task(
         name=draw(st.text(min_size=1, max_size=8)),
         observation=draw(terms()),
-        action=ActionTerm(scale=draw(FLOATS), use_default_offset=draw(st.booleans()), joints=draw(st.none() | JOINTS.map(tuple))),
+        action=ActionTerm(scale=draw(FLOATS | st.dictionaries(keys, FLOATS, min_size=1, max_size=3)), use_default_offset=draw(st.booleans()), joints=draw(st.none() | JOINTS.map(tuple))),
         joint_names=draw(st.none() | JOINTS.map(tuple)),
         convention=draw(st.sampled_from([None, "physx", "mjwarp", "robot_schema"])),
         default_joint_pos=draw(values),

@@ -6,10 +6,10 @@ import contextlib
 import os
 import sys
 import tempfile
-from collections.abc import Iterator
-from typing import TextIO
+from collections.abc import Iterable, Iterator
+from typing import Any, TextIO
 
-__all__ = ["engine_output", "quiet_warp", "stdout_to_stderr"]
+__all__ = ["engine_output", "is_terminal", "progress_bar", "quiet_warp", "stdout_to_stderr"]
 
 _TAIL = 4000  # characters of captured engine output shown when a command fails
 
@@ -87,3 +87,22 @@ def engine_output(verbose: bool = False) -> Iterator[TextIO]:
         user.close()
         if log is not None:
             log.close()
+
+
+def is_terminal(stream: Any) -> bool:
+    """Whether ``stream`` is a terminal (a progress bar's carriage returns belong there, not in a pipe or log)."""
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def progress_bar(items: Iterable[Any], progress: bool | TextIO, desc: str, unit: str, **options: Any) -> Any:
+    """``items`` wrapped in a tqdm bar on a terminal; unwrapped elsewhere (logs and pipes get no carriage-return
+    frames: the caller prints one plain line when done). ``progress``: ``False`` for none, ``True`` for stderr, or
+    a stream. The bar has ``.set_postfix`` either way (a no-op without a bar)."""
+    from tqdm import tqdm
+
+    stream = progress if hasattr(progress, "write") else sys.stderr
+    shown = progress is not False and is_terminal(stream)
+    return tqdm(items, desc=desc, unit=unit, file=stream, disable=not shown, **options)

@@ -13,7 +13,8 @@ Schema (``format: transfer-checkpoint/1``; docs/checkpoints.md has the table): t
 ``format`` of their own), where ``joint_names`` is the order of every joint-indexed vector of the checkpoint,
 mappings are keyed by those names, and observation terms carry their resolved sizes; plus ``format``,
 ``body_names`` (or null), ``history`` (what produced the file) and, for an MJCF/URDF asset only, ``asset_source``
-(:func:`transfer.assets.asset_source`: the file, its sha256, its references' sha256, the converter and its version). :func:`metadata_to_task` gives the task back.
+(:func:`transfer.assets.asset_source`: the file, its sha256, its references' sha256, the converter and its
+version). :func:`metadata_to_task` gives the task back.
 
 Writing never touches the input: :func:`write_metadata` writes a copy, atomically (a temporary file in the target
 folder, then ``os.replace``), refuses an output that is the input, and an existing output unless ``force``.
@@ -32,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from transfer.assets import asset_source
+from transfer.formats.mjlab import is_mjlab, mjlab_task
 from transfer.task import Task, TaskError
 
 if TYPE_CHECKING:
@@ -52,6 +54,7 @@ __all__ = [
     "encode_metadata",
     "merge_config",
     "metadata_to_task",
+    "onnx_props_metadata",
     "read_metadata",
     "save_onnx",
     "save_rsl_rl",
@@ -191,6 +194,8 @@ def check_metadata(meta: Any, where: str = "checkpoint metadata") -> dict[str, A
     for field in ("default_joint_pos", "stiffness", "damping", "armature", "friction"):
         if dict(getattr(expanded, field)) != dict(getattr(task, field)):
             raise CheckpointError(f"{where}: `{field}` must be keyed by the joint names of `joint_names`")
+    if isinstance(task.action.scale, Mapping) and dict(expanded.action.scale) != dict(task.action.scale):
+        raise CheckpointError(f"{where}: `action.scale` must be keyed by the names of the action's joints")
     return meta
 
 
@@ -331,13 +336,35 @@ def read_metadata(path: str | Path, format: str | None = None) -> dict[str, Any]
         import onnx
 
         model = onnx.load(str(path), load_external_data=False)
-        raw = next((p.value for p in model.metadata_props if p.key == METADATA_KEY), None)
+        return onnx_props_metadata({p.key: p.value for p in model.metadata_props}, path)
     elif fmt == "rsl_rl":
         ckpt = _torch_load_safe(path)
         raw = ckpt.get(METADATA_KEY) if isinstance(ckpt, dict) else None
     else:
         raise ValueError(f"Unknown checkpoint format {fmt!r}; expected torchscript, onnx or rsl_rl")
     return None if raw is None else decode_metadata(raw, where)
+
+
+def onnx_props_metadata(props: Mapping[str, str], path: str | Path) -> dict[str, Any] | None:
+    """The document an ONNX model's ``metadata_props`` hold: transfer's own (key ``transfer``), else the one an
+    mjlab export's keys describe (:mod:`transfer.formats.mjlab`), else ``None``."""
+    path = Path(path)
+    raw = props.get(METADATA_KEY)
+    if raw is not None:
+        return decode_metadata(raw, f"{path.name} (metadata)")
+    if is_mjlab(props):
+        return _mjlab_metadata(props, path)
+    return None
+
+
+def _mjlab_metadata(props: Mapping[str, str], path: Path) -> dict[str, Any]:
+    """The document of an mjlab ONNX policy, from the task its ``metadata_props`` describe."""
+    task = mjlab_task(props, source=f"{path.name} (mjlab metadata)")
+    history = [{"tool": "mjlab", "run_path": props.get("run_path", ""), "file": path.name}]
+    try:
+        return build_metadata(task, task.joint_names, trained_on="newton", history=history)
+    except TaskError as exc:
+        raise CheckpointError(str(exc)) from None
 
 
 def _torchscript_extra_files(path: Path) -> dict[str, bytes]:

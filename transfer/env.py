@@ -2,7 +2,7 @@
 
 A :class:`PolicyEnv` puts a :class:`~transfer.task.Task` on an articulation: it opens the asset on a backend in the
 checkpoint's order, stands the robot on a ground plane, writes the task's gains and defaults by joint name, builds
-the policy observation term by term (:data:`OBSERVATIONS`), turns actions into joint position targets and steps the
+the policy observation term by term (the builders of :data:`transfer.task.terms.OBS_TERMS`), turns actions into joint position targets and steps the
 physics ``decimation`` times per policy step. It also keeps the per-env measurements a replay reports
 (:class:`Measure`): velocity along the command in the base's yaw frame, falls, survival. Replay, verify and
 training run on this one environment; nothing here knows which backend is underneath.
@@ -11,7 +11,7 @@ training run on this one environment; nothing here knows which backend is undern
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,8 +19,9 @@ from typing import Any
 import numpy as np
 
 from transfer.task import Task
+from transfer.task.terms import OBS_TERMS
 
-__all__ = ["EXPLICIT_EFFORT_LIMIT", "OBSERVATIONS", "Measure", "PolicyEnv", "fallen"]
+__all__ = ["EXPLICIT_EFFORT_LIMIT", "Measure", "PolicyEnv", "fallen"]
 
 log = logging.getLogger("transfer")
 
@@ -35,24 +36,6 @@ def fallen(pos: np.ndarray, lin_w: np.ndarray, gravity_b: np.ndarray, fall_heigh
     or its state is not finite."""
     broken = ~np.isfinite(pos).all(1) | ~np.isfinite(lin_w).all(1)
     return broken | (pos[:, 2] < fall_height) | (gravity_b[:, 2] > -FALL_TILT_COS)
-
-
-def _base(name: str) -> Callable[[PolicyEnv], np.ndarray]:
-    return lambda env: getattr(env.art.data, name).numpy()
-
-
-OBSERVATIONS: dict[str, Callable[[PolicyEnv], np.ndarray]] = {
-    "base_lin_vel": _base("root_lin_vel_b"),
-    "base_ang_vel": _base("root_ang_vel_b"),
-    "projected_gravity": _base("projected_gravity_b"),
-    "velocity_commands": lambda env: env.command,
-    "joint_pos_rel": lambda env: env.art.data.joint_pos.numpy() - env.default_joint_pos,
-    "joint_vel_rel": lambda env: env.art.data.joint_vel.numpy(),
-    "last_action": lambda env: env.last_action,
-    "joint_pos": lambda env: env.art.data.joint_pos.numpy(),
-    "joint_vel": lambda env: env.art.data.joint_vel.numpy(),
-}
-"""How each observation term is built from public-order data: ``(num_envs, size)`` arrays."""
 
 
 EXPLICIT_EFFORT_LIMIT = 1.0e9
@@ -194,6 +177,7 @@ class PolicyEnv:
         action_joints = t.action.joints if t.action.joints is not None else names
         self.action_ids = [names.index(n) for n in action_joints]
         self.action_size = len(self.action_ids)
+        self.action_scale = np.asarray(t.action.scale_vector([names[i] for i in self.action_ids]), np.float32)
         self.slices = t.term_slices(art.num_joints, art.num_bodies)
         self.observation_size = t.observation_size(art.num_joints, art.num_bodies)
         self.command = np.tile(np.asarray(command if command is not None else t.command, np.float32), (num_envs, 1))
@@ -266,7 +250,7 @@ class PolicyEnv:
     def observe(self) -> np.ndarray:
         """The policy observation ``(num_envs, observation_size)``, float32 (one buffer, refilled each call)."""
         for term in self.task.observation:
-            value = OBSERVATIONS[term.name](self)
+            value = OBS_TERMS[term.name].build(self)
             if term.clip is not None:
                 value = np.clip(value, *term.clip)
             self._obs[:, self.slices[term.name]] = value * term.scale if term.scale != 1.0 else value
@@ -282,7 +266,7 @@ class PolicyEnv:
         self.last_action[:] = actions
         t = self.task
         targets = self.default_joint_pos[:, self.action_ids] if t.action.use_default_offset else 0.0
-        targets = targets + t.action.scale * actions
+        targets = targets + self.action_scale * actions
         self.art.set_joint_position_target(targets.astype(np.float32), joint_ids=self.action_ids)
         for _ in range(t.decimation):
             self.art.step(t.sim_dt)

@@ -231,10 +231,9 @@ class OnnxPolicy(Policy):
         super().__init__(path, shape[1], int(out_dim), "cpu")
 
     def read_metadata(self) -> dict[str, Any] | None:
-        from transfer.checkpoint import METADATA_KEY, decode_metadata
+        from transfer.checkpoint import onnx_props_metadata
 
-        raw = self.session.get_modelmeta().custom_metadata_map.get(METADATA_KEY)
-        return None if raw is None else decode_metadata(raw, f"{self.path.name} (metadata)")
+        return onnx_props_metadata(self.session.get_modelmeta().custom_metadata_map, self.path)
 
     def _run(self, x: np.ndarray) -> np.ndarray:
         return self.session.run([self._output_name], {self._input_name: x})[0]

@@ -62,9 +62,11 @@ PACKAGE_ASSETS: Mapping[str, tuple[str, str]] = MappingProxyType(
     {
         "newton": ("examples/assets", "transfer[newton]"),
         "ovphysx": ("samples/data", "transfer[physx]"),
+        "transfer": ("data", "transfer"),
     }
 )
-"""Asset hints ``<package>:<name>``: the folder inside the installed package, and the extra that installs it."""
+"""Asset hints ``<package>:<name>``: the folder inside the installed package, and the extra that installs it
+(``transfer:quadruped`` is the project's own demo robot, ``transfer/data/quadruped.usda``)."""
 _TRIED = (".usda", ".usd", ".usdc", ".xml", ".urdf")
 """Suffixes tried, in turn, for a ``<package>:<name>`` given without one."""
 _RECORD = "record.json"

@@ -95,7 +95,11 @@ def _lines(info: dict[str, Any]) -> list[tuple[str, str]]:
         rows.append(("", "(--to equal to --source stores the metadata and leaves the weights untouched)"))
         return rows
     names = meta["joint_names"]
-    rows.append(("metadata", meta["format"]))
+    tools = [h.get("tool") for h in meta.get("history") or []]
+    if tools[:1] == ["mjlab"]:
+        rows.append(("metadata", f"mjlab's metadata_props, read as {meta['format']} (unrecorded: mjlab's defaults)"))
+    else:
+        rows.append(("metadata", meta["format"]))
     rows.append(("joint order", f"{meta['convention'] or 'explicit list'} ({len(names)}): {' '.join(names)}"))
     if meta["body_names"] is not None:
         rows.append(("body order", f"({len(meta['body_names'])}): {' '.join(meta['body_names'])}"))
@@ -113,7 +117,11 @@ def _lines(info: dict[str, Any]) -> list[tuple[str, str]]:
     action = meta["action"]
     joints = "all joints" if action["joints"] is None else " ".join(action["joints"])
     offset = "default + " if action["use_default_offset"] else ""
-    rows.append(("action", f"{action['kind']}: target = {offset}{action['scale']:g} x action, {joints}"))
+    scale = action["scale"]
+    scale_text = f"{scale:g}" if not isinstance(scale, dict) else "scale"
+    rows.append(("action", f"{action['kind']}: target = {offset}{scale_text} x action, {joints}"))
+    if isinstance(scale, dict):
+        rows.append(("action scale", _values(scale)))
     rows.append(("defaults", _values(meta["default_joint_pos"])))
     for gain in ("stiffness", "damping", "armature", "friction"):
         rows.append((gain, _values(meta.get(gain) or {})))

@@ -2,23 +2,11 @@
 
 - :mod:`transfer.kernels.reorder`: the generic gather kernels, whole-array reorders and partial scatters;
 - :mod:`transfer.kernels.select`: the one selector normalisation (``env_ids``, ``joint_ids``, ``element_ids``);
-- :mod:`transfer.kernels.dynamics`: generalized vectors, mass matrices and Jacobians;
 - :mod:`transfer.kernels.checks`: host-side shape, dtype and map checks shared by the above and the plan.
 
 Every name is re-exported here: ``from transfer import kernels; kernels.reorder_backend_to_user(...)``.
 """
 
-from transfer.kernels.dynamics import (
-    generalized_backend_to_user,
-    generalized_user_to_backend,
-    jacobian_backend_to_user,
-    jacobian_user_to_backend,
-    mass_matrix_backend_to_user,
-    mass_matrix_user_to_backend,
-    reorder_generalized_2d,
-    reorder_jacobian_4d,
-    reorder_mass_matrix_3d,
-)
 from transfer.kernels.reorder import (
     VALUE_DTYPES,
     launch_reorder,
@@ -40,15 +28,9 @@ from transfer.kernels.select import host_indices, index_array
 
 __all__ = [
     "VALUE_DTYPES",
-    "generalized_backend_to_user",
-    "generalized_user_to_backend",
     "host_indices",
     "index_array",
-    "jacobian_backend_to_user",
-    "jacobian_user_to_backend",
     "launch_reorder",
-    "mass_matrix_backend_to_user",
-    "mass_matrix_user_to_backend",
     "reorder_2d",
     "reorder_2d_backend_to_user",
     "reorder_2d_user_to_backend",
@@ -56,9 +38,6 @@ __all__ = [
     "reorder_3d_backend_to_user",
     "reorder_3d_user_to_backend",
     "reorder_backend_to_user",
-    "reorder_generalized_2d",
-    "reorder_jacobian_4d",
-    "reorder_mass_matrix_3d",
     "reorder_rows_2d",
     "reorder_rows_3d",
     "reorder_user_to_backend",

@@ -1,4 +1,4 @@
-"""Host-side checks and conversions shared by the reorder and dynamics kernels and :mod:`transfer.plan`."""
+"""Host-side checks and conversions shared by the reorder kernels and :mod:`transfer.plan`."""
 
 from functools import lru_cache
 from typing import Any, Literal

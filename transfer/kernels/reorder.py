@@ -20,9 +20,7 @@ Example (the Isaac Lab spelling)::
     wp.launch(reorder_2d_backend_to_user, dim=(num_envs, num_joints),
               inputs=[joint_pos_backend, ordering.user_to_backend], outputs=[joint_pos_user], device=device)
 
-The Python helpers (:func:`reorder_backend_to_user`, :func:`scatter_user_to_backend`; the dynamics functions in
-:mod:`transfer.kernels.dynamics`)
-check shapes and dtypes, accept ``wp.array`` or ``torch.Tensor`` (zero-copy), and pick the fastest launch for the
+The Python helpers (:func:`reorder_backend_to_user`, :func:`scatter_user_to_backend`) check shapes and dtypes, accept ``wp.array`` or ``torch.Tensor`` (zero-copy), and pick the fastest launch for the
 device: one thread per element on CUDA, one thread per environment row on CPU.
 """
 
@@ -56,7 +54,6 @@ VALUE_DTYPES: tuple[Any, ...] = (
     wp.mat33,
 )
 _SCALAR_DTYPES: tuple[Any, ...] = (wp.float32, wp.float64, wp.int32)
-_REAL_DTYPES: tuple[Any, ...] = (wp.float32, wp.float64)
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from transfer._console import is_terminal, progress_bar
 from transfer.ordering import OrderingConvention, parse_ordering
 
 __all__ = [
@@ -336,7 +337,6 @@ def _without_listed_order(task: Any) -> Any:
 
 
 def _run(env: Any, policy: Any, inputs: Inputs, target: str, reorder: bool, seconds: float, progress: bool, label):
-    from tqdm import tqdm
 
     from transfer.env import Measure
 
@@ -358,8 +358,8 @@ def _run(env: Any, policy: Any, inputs: Inputs, target: str, reorder: bool, seco
     _torch_threads()
     start = time.perf_counter()
     stream = progress if hasattr(progress, "write") else sys.stderr
-    terminal = progress is not False and _is_terminal(stream)  # a bar on a terminal, one plain line elsewhere
-    bar = tqdm(range(steps), desc=label or target, unit="step", file=stream, delay=2.0, disable=not terminal)
+    terminal = progress is not False and is_terminal(stream)  # a bar on a terminal, one plain line elsewhere
+    bar = progress_bar(range(steps), progress, label or target, "step", delay=2.0)
     for _ in bar:
         actions = policy(obs)
         obs, nonfinite = env.step(actions)
@@ -423,13 +423,6 @@ def _kind(inputs: Inputs, target: str, reorder: bool) -> str:
         return "reordered"
 
 
-def _is_terminal(stream: Any) -> bool:
-    try:
-        return bool(stream.isatty())
-    except (AttributeError, ValueError):
-        return False
-
-
 def _torch_threads() -> None:
     """One torch thread: the simulator needs the other cores (measured: two threads fight on 2 cores)."""
     if "torch" in sys.modules:
@@ -479,7 +472,10 @@ def plot(results: Sequence[ReplayResult], path: str | Path) -> Path:
     fig, (ax_v, ax_h) = plt.subplots(2, 1, figsize=(9, 6), sharex=True)
     for r in results:
         t = r.trace["time"]
-        ax_v.plot(t, r.trace["forward"], label=f"{r.label}: {r.forward_velocity:.2f} m/s")
+        speed = f"{r.forward_velocity:.2f} m/s" if np.isfinite(r.forward_velocity) else "fell, every env"
+        if np.isfinite(r.forward_velocity) and r.fall_fraction > 0:
+            speed += f", {r.fall_fraction:.0%} fell"
+        ax_v.plot(t, r.trace["forward"], label=f"{r.label}: {speed}")
         ax_h.plot(t, r.trace["height"], label=r.label)
     for ax in (ax_v, ax_h):
         ax.axvspan(0.0, 1.0, color="0.92", zorder=0)

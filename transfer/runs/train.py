@@ -25,7 +25,9 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from transfer._console import is_terminal, progress_bar
 from transfer.env import fallen
+from transfer.task.terms import OBS_TERMS
 
 __all__ = ["REWARDS", "PPO_CONFIG", "RUN_FILES", "TrainEnv", "TrainResult", "check_run_folder", "train"]
 
@@ -61,9 +63,7 @@ REWARDS: dict[str, tuple[float, Callable[[dict[str, np.ndarray]], np.ndarray]]] 
 }
 """Velocity-tracking rewards (Isaac Lab's flat locomotion terms, by the same names)."""
 
-OBS_NOISE: dict[str, float] = {
-    "base_lin_vel": 0.1, "base_ang_vel": 0.2, "projected_gravity": 0.05, "joint_pos_rel": 0.01, "joint_vel_rel": 1.5,
-}  # fmt: skip
+OBS_NOISE: dict[str, float] = {name: term.noise for name, term in OBS_TERMS.items() if term.noise}
 """Uniform noise (+/- this, in the term's units, before its scale) on the observation while training, as Isaac Lab
 adds it: a policy that does not rely on exact values transfers better. Replay and verify add none."""
 
@@ -239,7 +239,6 @@ def train(
 
     import torch
     from rsl_rl.runners import OnPolicyRunner
-    from tqdm import tqdm
 
     from transfer.assets import locate_asset, resolve_asset
     from transfer.env import PolicyEnv
@@ -275,8 +274,7 @@ def train(
         curve: dict[str, list[float]] = {"iteration": [], "reward": [], "episode_length": [], "seconds": []}
         interval = save_interval or max(1, iterations // 4)
         stream = progress if hasattr(progress, "write") else sys.stderr
-        bar = tqdm(range(iterations), desc=f"train {spec.name} on {backend}", unit="it", file=stream,
-                   disable=progress is False)  # fmt: skip
+        bar = progress_bar(range(iterations), progress, f"train {spec.name} on {backend}", "it")
         _remove_previous_run(out)
         start = time.perf_counter()
         for it in bar:
@@ -292,6 +290,9 @@ def train(
             if (it + 1) % interval == 0 and it + 1 < iterations:
                 _save(runner, out / f"model_{it}.pt", metadata)
         wall = time.perf_counter() - start
+        if progress is not False and not is_terminal(stream):
+            print(f"train {spec.name} on {backend}: {iterations} iterations in {wall:.0f} s, "
+                  f"final reward {curve['reward'][-1]:.2f}", file=stream)  # fmt: skip
         last = iterations - 1
         checkpoint = out / f"model_{last}.pt"
         _save(runner, checkpoint, metadata)

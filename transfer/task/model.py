@@ -11,7 +11,7 @@ import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any
 
 from transfer.actuators.spec import ActuatorError, ActuatorGroup
 from transfer.backends.scene import DEFAULT_GROUND, GroundMaterial, SceneDescription
@@ -31,6 +31,7 @@ from transfer.task._checks import (
     _values,
 )
 from transfer.task.names import check_listed_order, expand_joint_values
+from transfer.task.terms import OBS_TERMS, Axis, KnownTerm
 
 __all__ = [
     "ACTION_KINDS",
@@ -46,36 +47,9 @@ __all__ = [
 TASK_FORMAT = "transfer-task/1"
 """The ``format`` marker of the project's task files and of :meth:`Task.to_dict` (bump on incompatible change)."""
 
-Axis = Literal["joint", "body", "none"]
 AXES: tuple[str, ...] = ("joint", "body", "none")
 ACTION_KINDS: tuple[str, ...] = ("joint_position",)
 """Action kinds a task may name. ``joint_position``: target = default (if offset) + scale * action."""
-
-
-@dataclass(frozen=True)
-class KnownTerm:
-    """What the registry knows about an observation term: the axis it indexes and, for ``none``, its size."""
-
-    axis: Axis
-    size: int | None
-    doc: str
-
-
-OBS_TERMS: Mapping[str, KnownTerm] = MappingProxyType(
-    {
-        "base_lin_vel": KnownTerm("none", 3, "root linear velocity in the base frame (m/s)"),
-        "base_ang_vel": KnownTerm("none", 3, "root angular velocity in the base frame (rad/s)"),
-        "projected_gravity": KnownTerm("none", 3, "unit gravity direction in the base frame"),
-        "velocity_commands": KnownTerm("none", 3, "commanded vx, vy (m/s, base frame) and yaw rate wz (rad/s)"),
-        "joint_pos_rel": KnownTerm("joint", None, "joint position minus the default joint position"),
-        "joint_vel_rel": KnownTerm("joint", None, "joint velocity minus the default joint velocity (0)"),
-        "last_action": KnownTerm("joint", None, "the previous raw action (action-sized: the action term's joints)"),
-        "joint_pos": KnownTerm("joint", None, "joint position (absolute, rad or m)"),
-        "joint_vel": KnownTerm("joint", None, "joint velocity (absolute)"),
-    }
-)
-"""Observation terms by name (Isaac Lab's names). Joint terms follow the articulation's joint count, except
-``last_action``, which follows the action term (all joints unless it names some)."""
 
 
 def _known_terms() -> str:
@@ -151,12 +125,14 @@ class ObsTerm:
 class ActionTerm:
     """The action term. ``joint_position``: target = default (when ``use_default_offset``) + ``scale`` * action.
 
+    ``scale``: one number for every joint, or a mapping by joint name or full-match pattern (Isaac Lab's and
+    mjlab's per-joint scales; :meth:`Task.with_joint_names` expands it to one value per action joint).
     ``joints``: the joints the action drives, by name or full-match pattern, in the task's joint order; ``None``
     means every joint. Until :meth:`Task.with_joint_names` expands them, patterns do not say how many there are.
     """
 
     kind: str = "joint_position"
-    scale: float = 1.0
+    scale: float | Mapping[str, float] = 1.0
     use_default_offset: bool = True
     joints: tuple[str, ...] | None = None
 
@@ -165,12 +141,32 @@ class ActionTerm:
             raise TaskError(f"action.kind: unknown kind {self.kind!r}; known kinds: {list(ACTION_KINDS)}")
         if not isinstance(self.use_default_offset, bool):
             raise TaskError(f"action.use_default_offset: expected true or false, got {self.use_default_offset!r}")
-        object.__setattr__(self, "scale", _number(self.scale, "action.scale"))
+        if isinstance(self.scale, Mapping):
+            scale: Any = _values(self.scale, "action.scale")
+            if not scale:
+                raise TaskError("action.scale: an empty mapping; give a number or {joint name or pattern: number}")
+        else:
+            scale = _number(self.scale, "action.scale")
+        object.__setattr__(self, "scale", scale)
         if self.joints is not None:
             object.__setattr__(self, "joints", _names(self.joints, "action.joints"))
 
+    def __hash__(self) -> int:
+        return hash((self.kind, _freeze(self.scale), self.use_default_offset, self.joints))
+
+    def scale_vector(self, joint_names: Sequence[str]) -> float | tuple[float, ...]:
+        """The scale for actions over ``joint_names`` (the action's joints, in action order): the number, or one
+        value per joint read from the expanded mapping by name (:meth:`Task.with_joint_names` expands it)."""
+        if not isinstance(self.scale, Mapping):
+            return self.scale
+        missing = [n for n in joint_names if n not in self.scale]
+        if missing:
+            raise TaskError(f"action.scale names no value for {missing}: expand the task for its joints first")
+        return tuple(self.scale[n] for n in joint_names)
+
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "scale": self.scale, "use_default_offset": self.use_default_offset,
+        scale = dict(self.scale) if isinstance(self.scale, Mapping) else self.scale
+        return {"kind": self.kind, "scale": scale, "use_default_offset": self.use_default_offset,
                 "joints": None if self.joints is None else list(self.joints)}  # fmt: skip
 
 
@@ -392,6 +388,10 @@ class Task:
                 dict.fromkeys(action.joints, 0.0), names, field="action.joints", source=src, require_all=False
             )
             action = dataclasses.replace(action, joints=tuple(picked))
+        if isinstance(action.scale, Mapping):
+            driven = names if action.joints is None else action.joints
+            scale = expand_joint_values(action.scale, driven, field="action.scale", source=src)
+            action = dataclasses.replace(action, scale=scale)
         return dataclasses.replace(self, joint_names=names, action=action, **expanded)
 
     # ------------------------------------------------------------------------------------------- dict form

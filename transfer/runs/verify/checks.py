@@ -1,6 +1,10 @@
 """Checks 1 and 2 of :func:`transfer.verify`: sizes and names on the asset alone (:func:`check_sizes`), and the
 same named state written into both backends giving the same observation and action (:func:`_compare`), with the
-tolerances and sampling ranges they use."""
+tolerances and sampling ranges they use.
+
+The expected observation is computed here a second time, independently of the environment's builders
+(:data:`transfer.task.terms.OBS_TERMS`), from the named state written: a check of the builders, not a copy of them.
+Tolerances and entry labels come from that table."""
 
 from __future__ import annotations
 
@@ -14,18 +18,11 @@ import numpy as np
 
 from transfer.runs.replay import Inputs
 from transfer.runs.verify.report import Largest, SizeCheck, TermCheck
+from transfer.task.terms import OBS_TERMS
 
 BACKENDS: tuple[str, str] = ("physx", "newton")
 
-TOLERANCES: Mapping[str, float] = {
-    "base_lin_vel": 1e-3,
-    "base_ang_vel": 1e-3,
-    "projected_gravity": 1e-4,
-    "velocity_commands": 1e-6,
-    "joint_pos_rel": 1e-4,
-    "joint_vel_rel": 1e-4,
-    "last_action": 1e-6,
-}
+TOLERANCES: Mapping[str, float] = {name: term.tolerance for name, term in OBS_TERMS.items()}
 """Largest difference per observation entry that still counts as the same, in the term's units before its scale
 (a scaled term's tolerance is multiplied by ``|scale|``). float32 holds ~7 digits, so a value of a few units
 round-trips through an engine to ~1e-6: positions and gravity get 1e-4 (PhysX keeps joint angles in degrees);
@@ -57,12 +54,7 @@ backends (clamped to ``±unlimited_joint`` rad where unlimited); joint velocitie
 and angular velocities ``±root_lin_vel`` m/s and ``±root_ang_vel`` rad/s per axis; command ``±command`` per
 entry; last action ``±last_action``."""
 
-COMPONENTS: Mapping[str, tuple[str, ...]] = {
-    "base_lin_vel": ("x", "y", "z"),
-    "base_ang_vel": ("x", "y", "z"),
-    "projected_gravity": ("x", "y", "z"),
-    "velocity_commands": ("vx", "vy", "wz"),
-}
+COMPONENTS: Mapping[str, tuple[str, ...]] = {n: t.components for n, t in OBS_TERMS.items() if t.components}
 """Entry labels of the observation terms that index no joint."""
 
 

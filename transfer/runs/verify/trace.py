@@ -3,12 +3,12 @@ the per-joint divergence by name over time (:class:`~transfer.runs.verify.report
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
+from transfer._console import progress_bar
 from transfer.runs.verify.checks import BACKENDS
 from transfer.runs.verify.report import TraceResult
 
@@ -17,8 +17,6 @@ DRIFT_THRESHOLD = 0.1
 
 
 def _trace(envs: Mapping[str, Any], policy: Any, order: Sequence[str], seconds: float, progress: Any) -> TraceResult:
-    from tqdm import tqdm
-
     from transfer.env import fallen
 
     q: dict[str, np.ndarray] = {}
@@ -33,9 +31,7 @@ def _trace(envs: Mapping[str, Any], policy: Any, order: Sequence[str], seconds: 
         steps = max(1, round(seconds / env.policy_dt))
         rows, heights, fell[name] = [], [], None
         obs = env.observe()
-        stream = progress if hasattr(progress, "write") else sys.stderr
-        bar = tqdm(range(steps + 1), desc=f"trace {name}", unit="step", file=stream, delay=2.0,
-                   disable=progress is False)  # fmt: skip
+        bar = progress_bar(range(steps + 1), progress, f"trace {name}", "step", delay=2.0)
         times = []
         for k in bar:
             if k:

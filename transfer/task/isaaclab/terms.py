@@ -7,28 +7,17 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from types import MappingProxyType
 from typing import Any
 
 from transfer.task._checks import TaskError
 from transfer.task.isaaclab.yaml_safe import IsaacLabError
 from transfer.task.model import ActionTerm, ObsTerm
 from transfer.task.names import expand_joint_values as _expand_joint_values
+from transfer.task.terms import isaaclab_names
 
-OBSERVATION_FUNCS: Mapping[str, str] = MappingProxyType(
-    {
-        "base_lin_vel": "base_lin_vel",
-        "base_ang_vel": "base_ang_vel",
-        "projected_gravity": "projected_gravity",
-        "generated_commands": "velocity_commands",
-        "joint_pos_rel": "joint_pos_rel",
-        "joint_vel_rel": "joint_vel_rel",
-        "joint_pos": "joint_pos",
-        "joint_vel": "joint_vel",
-        "last_action": "last_action",
-    }
-)
-"""Isaac Lab observation functions (``isaaclab.envs.mdp.observations``) -> the task's observation term."""
+OBSERVATION_FUNCS: Mapping[str, str] = isaaclab_names()
+"""Isaac Lab observation functions (``isaaclab.envs.mdp.observations``) -> the task's observation term (the
+``isaaclab`` names of :data:`transfer.task.terms.OBS_TERMS`)."""
 
 _FUNC_MODULES = ("isaaclab.", "isaaclab_tasks.", "omni.isaac.lab.", "omni.isaac.lab_tasks.")
 """Modules whose functions of those names are Isaac Lab's own (the task modules re-export them)."""
@@ -225,10 +214,9 @@ def _action(env: Mapping[str, Any], names: Sequence[str], where: str) -> tuple[s
             f"{where}: {at} lists its joints in pattern order (preserve_order: true) as {joints}, which is not the "
             f"robot's order {ordered}; transfer's actions follow the checkpoint's joint order"
         )
-    scales = set(_per_joint(cfg.get("scale", 1.0), joints, f"{at}.scale").values())
-    if len(scales) != 1:
-        raise IsaacLabError(f"{where}: {at}.scale differs between joints ({sorted(scales)}); one scale per action "
-                            "is supported")  # fmt: skip
+    per_joint = _per_joint(cfg.get("scale", 1.0), joints, f"{at}.scale")
+    scales = set(per_joint.values())
+    scale: float | dict[str, float] = scales.pop() if len(scales) == 1 else dict(per_joint)
     offsets = set(_per_joint(cfg.get("offset", 0.0), joints, f"{at}.offset").values())
     if offsets != {0.0}:
         raise IsaacLabError(f"{where}: {at}.offset {sorted(offsets)}: a constant offset is not supported (only the "
@@ -239,7 +227,7 @@ def _action(env: Mapping[str, Any], names: Sequence[str], where: str) -> tuple[s
     if not isinstance(use_default, bool):
         raise IsaacLabError(f"{where}: {at}.use_default_offset: expected true or false, got {use_default!r}")
     action = ActionTerm(
-        kind="joint_position", scale=scales.pop(), use_default_offset=use_default,
+        kind="joint_position", scale=scale, use_default_offset=use_default,
         joints=None if joints == list(names) else tuple(joints),
     )  # fmt: skip
     return key, action

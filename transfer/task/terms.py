@@ -1,0 +1,123 @@
+"""The observation terms transfer knows, in one table: a new term is one row here.
+
+Each row (:class:`KnownTerm`) says what the term indexes and how long it is, how the environment builds it from
+public-order data, which names Isaac Lab and mjlab give it, the noise Isaac Lab trains it with, the tolerance
+``transfer verify`` compares it to, and the labels of its entries. Everything that deals in terms reads this
+table: the task model (names, axes, sizes), the environment (builders), the Isaac Lab and mjlab readers (their
+names), training (noise) and verify (tolerances and labels; verify keeps an independent re-computation of the
+values, on purpose: it checks the builders against a second derivation).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Literal, Protocol
+
+__all__ = ["OBS_TERMS", "Axis", "KnownTerm", "TermSources", "isaaclab_names", "mjlab_names"]
+
+Axis = Literal["joint", "body", "none"]
+
+
+class TermSources(Protocol):
+    """What a term is built from: the environment (:class:`transfer.env.PolicyEnv`) provides these, every array
+    ``(num_envs, …)`` in the public order."""
+
+    art: Any
+    """The articulation; ``art.data`` holds the state (Warp arrays: ``.numpy()``)."""
+    command: Any
+    default_joint_pos: Any
+    last_action: Any
+
+
+@dataclass(frozen=True)
+class KnownTerm:
+    """One observation term: the axis it indexes and, for ``none``, its size; its builder and its other names."""
+
+    axis: Axis
+    size: int | None
+    doc: str
+    build: Callable[[TermSources], Any]
+    """``(num_envs, size)`` values from public-order data."""
+    isaaclab: tuple[str, ...] = ()
+    """Isaac Lab observation functions (``isaaclab.envs.mdp.observations``) that compute it."""
+    mjlab: tuple[str, ...] = ()
+    """Names mjlab's velocity task gives it (``observation_names`` of its ONNX exports)."""
+    noise: float = 0.0
+    """Uniform training noise, ± this in the term's units before its scale (Isaac Lab's ranges)."""
+    tolerance: float = 1e-4
+    """Largest difference per entry ``transfer verify`` counts as the same, before the term's scale (float32: values
+    of a few units round-trip an engine to ~1e-6; velocities rotated into the base frame get 1e-3; copied terms
+    1e-6)."""
+    components: tuple[str, ...] | None = None
+    """Entry labels of a term that indexes no joint."""
+
+
+def _data(name: str) -> Callable[[TermSources], Any]:
+    return lambda src: getattr(src.art.data, name).numpy()
+
+
+XYZ = ("x", "y", "z")
+
+OBS_TERMS: Mapping[str, KnownTerm] = MappingProxyType(
+    {
+        "base_lin_vel": KnownTerm(
+            "none", 3, "root linear velocity in the base frame (m/s)", _data("root_lin_vel_b"),
+            isaaclab=("base_lin_vel",), mjlab=("base_lin_vel",), noise=0.1, tolerance=1e-3, components=XYZ,
+        ),
+        "base_ang_vel": KnownTerm(
+            "none", 3, "root angular velocity in the base frame (rad/s)", _data("root_ang_vel_b"),
+            isaaclab=("base_ang_vel",), mjlab=("base_ang_vel",), noise=0.2, tolerance=1e-3, components=XYZ,
+        ),
+        "projected_gravity": KnownTerm(
+            "none", 3, "unit gravity direction in the base frame", _data("projected_gravity_b"),
+            isaaclab=("projected_gravity",), mjlab=("projected_gravity",), noise=0.05, components=XYZ,
+        ),
+        "velocity_commands": KnownTerm(
+            "none", 3, "commanded vx, vy (m/s, base frame) and yaw rate wz (rad/s)", lambda src: src.command,
+            isaaclab=("generated_commands",), mjlab=("command", "velocity_commands"), tolerance=1e-6,
+            components=("vx", "vy", "wz"),
+        ),
+        "joint_pos_rel": KnownTerm(
+            "joint", None, "joint position minus the default joint position",
+            lambda src: src.art.data.joint_pos.numpy() - src.default_joint_pos,
+            isaaclab=("joint_pos_rel",), mjlab=("joint_pos", "joint_pos_rel"), noise=0.01,
+        ),
+        "joint_vel_rel": KnownTerm(
+            "joint", None, "joint velocity minus the default joint velocity (0)", _data("joint_vel"),
+            isaaclab=("joint_vel_rel",), mjlab=("joint_vel", "joint_vel_rel"), noise=1.5,
+        ),
+        "last_action": KnownTerm(
+            "joint", None, "the previous raw action (action-sized: the action term's joints)",
+            lambda src: src.last_action, isaaclab=("last_action",), mjlab=("actions", "last_action"), tolerance=1e-6,
+        ),
+        "joint_pos": KnownTerm(
+            "joint", None, "joint position (absolute, rad or m)", _data("joint_pos"), isaaclab=("joint_pos",)
+        ),
+        "joint_vel": KnownTerm(
+            "joint", None, "joint velocity (absolute)", _data("joint_vel"), isaaclab=("joint_vel",)
+        ),
+    }
+)  # fmt: skip
+"""Observation terms by name (transfer's names are Isaac Lab's observation functions', ``generated_commands``
+aside). Joint terms follow the articulation's joint count, except ``last_action``, which follows the action term
+(all joints unless it names some)."""
+
+
+def _by_other_name(field: str) -> Mapping[str, str]:
+    out: dict[str, str] = {}
+    for name, term in OBS_TERMS.items():
+        for other in getattr(term, field):
+            out[other] = name
+    return MappingProxyType(out)
+
+
+def isaaclab_names() -> Mapping[str, str]:
+    """Isaac Lab observation function -> transfer's term."""
+    return _by_other_name("isaaclab")
+
+
+def mjlab_names() -> Mapping[str, str]:
+    """mjlab observation term name -> transfer's term."""
+    return _by_other_name("mjlab")
