@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
@@ -164,6 +165,17 @@ def test_the_environment_keeps_its_own_mujoco_and_usd(converters):
     assert (environment_dir() / "venv" / ".transfer-ready").is_file()
 
 
+def test_an_environment_made_by_hand_is_taken_as_it_is(converters):
+    """No stamp (pip run by hand at that place): it answers with the pinned versions, so it is used, not rebuilt."""
+    import io
+
+    stamp = environment_dir() / "venv" / ".transfer-ready"
+    stamp.unlink()
+    said = io.StringIO()
+    assert ensure_environment(stream=said)["mujoco-usd-converter"] == "0.8.0"
+    assert said.getvalue() == "" and stamp.is_file()
+
+
 def importlib_has(name: str) -> bool:
     import importlib.util
 
@@ -191,6 +203,8 @@ def test_no_package_index_is_one_error_with_the_commands(tmp_path, monkeypatch):
 
 def test_converted_once_then_from_the_cache_by_content(converters, tmp_path):
     robot = urdf_robot(tmp_path / "a")
+    nonce = f"<!-- {uuid.uuid4()} -->"  # content no earlier session converted (the cache outlives sessions)
+    robot.write_text(robot.read_text().replace("<robot ", f"{nonce}\n<robot ", 1))
     first = convert_source(robot, stream=open(os.devnull, "w"))  # noqa: SIM115
     start = time.perf_counter()
     again = convert_source(robot)

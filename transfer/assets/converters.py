@@ -166,7 +166,8 @@ def _ready(venv: Path) -> dict[str, str] | None:
     versions = _versions(_python(venv))  # made by hand: accepted when it holds the pinned converters
     if versions is None or any(versions.get(c.package) != c.version for c in CONVERTERS.values()):
         return None
-    stamp.write_text(json.dumps(versions))
+    with contextlib.suppress(OSError):  # a read-only copy is used as it is
+        stamp.write_text(json.dumps(versions))
     return versions
 
 
