@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from transfer.assets import SOURCE_SUFFIXES, resolve_asset
-from transfer.orders.graph import ArticulationGraph, Body, Joint, JointType, OrderingError, Topology
-from transfer.orders.usd_schema import read_robot_schema, robot_schema_or_error
+from transfer.orders.graph import ArticulationGraph, Body, Joint, JointType, OrderingError, RobotSchema, Topology
+from transfer.orders.usd_schema import robot_schema, robot_schema_or_error
 
 __all__ = [
     "StagePhysics",
@@ -65,6 +65,13 @@ def open_stage(asset: Any):
     if stage is None:
         raise OrderingError(f"Could not open USD file {path}: not a USD layer.")
     return stage
+
+
+def read_robot_schema(asset: Any, articulation_root: str) -> RobotSchema | None:
+    """The robot schema of the asset (a path or a ``Usd.Stage``) holding ``articulation_root``, or ``None`` when
+    none is authored: :func:`transfer.orders.usd_schema.robot_schema` on the opened stage, which says how the
+    robot prim is found and what it refuses."""
+    return robot_schema(open_stage(asset), articulation_root)
 
 
 def _source(stage) -> str:

@@ -3,11 +3,9 @@ Isaac's name overrides), read without any Isaac plugin. The order the ``robot_sc
 
 from __future__ import annotations
 
-from typing import Any
-
 from transfer.orders.graph import OrderingError, RobotSchema
 
-__all__ = ["read_robot_schema", "robot_schema_or_error"]
+__all__ = ["robot_schema", "robot_schema_or_error"]
 
 _ROBOT_JOINTS = "isaac:physics:robotJoints"
 _ROBOT_LINKS = "isaac:physics:robotLinks"
@@ -71,19 +69,16 @@ def robot_schema_or_error(stage, articulation_root: str) -> RobotSchema | None:
         return RobotSchema(str(robot.GetPath()), (), (), error=str(exc))
 
 
-def read_robot_schema(asset: Any, articulation_root: str) -> RobotSchema | None:
-    """The robot schema of the asset holding ``articulation_root``, or ``None`` when none is authored.
+def robot_schema(stage, articulation_root: str) -> RobotSchema | None:
+    """The robot schema of the opened ``stage`` holding ``articulation_root``, or ``None`` when none is authored.
 
     The robot prim is the nearest prim at or above the articulation root that applies ``IsaacRobotAPI`` or
     authors ``isaac:physics:robotJoints`` / ``robotLinks`` (climbing further while an enclosing robot prim
     lists it as a nested robot). Targets that are themselves robot prims (and not joints, resp. rigid
     bodies) are expanded in place. Raises :class:`OrderingError` listing every target that does not resolve
     (with the relationship that names it), duplicates (with the robot prims that list them) and nested-robot
-    cycles.
+    cycles. :func:`transfer.orders.usd.read_robot_schema` opens a file for it.
     """
-    from transfer.orders.usd import open_stage
-
-    stage = open_stage(asset)
     robot = _robot_prim(stage, articulation_root)
     return None if robot is None else _schema_of(stage, robot)
 

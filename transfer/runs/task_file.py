@@ -82,6 +82,21 @@ def _per_joint(joints: list[str], values: dict[str, float | None]) -> dict[str, 
     return {".*": distinct.pop()} if len(distinct) == 1 else picked
 
 
+@dataclass
+class _Draft:
+    """What the generator says about the task as it goes: per-field comments, the fields a human must decide (in
+    the order met), and notes on the asset."""
+
+    comments: dict[str, list[str]] = field(default_factory=dict)
+    decide: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def ask(self, key: str, *lines: str) -> None:
+        """Comment ``key`` with ``lines`` and list it among the fields a human must decide."""
+        self.decide.append(key)
+        self.comments[key] = list(lines)
+
+
 def starting_task(
     asset: str | os.PathLike,
     *,
@@ -93,9 +108,8 @@ def starting_task(
     trained in (``physx``, ``mjwarp``, ``robot_schema``); ``output``: where the file will be written (the task's
     ``asset`` is then relative to it). Raises :class:`TaskFileError` when ``checkpoint``'s sizes disagree."""
     from transfer.assets import package_hint, resolve_asset
-    from transfer.ordering import OrderingConvention, parse_ordering
     from transfer.profile import read_asset_settings
-    from transfer.task import FLAT_VELOCITY_OBSERVATION, ActionTerm, Task
+    from transfer.task import FLAT_VELOCITY_OBSERVATION, Task
 
     asset = str(asset)
     if package_hint(asset) is None and not Path(asset).is_file():
@@ -103,107 +117,16 @@ def starting_task(
     usd = str(resolve_asset(asset))  # an MJCF/URDF file: its converted USD; the task names the file given
     orders = _orders(usd)
     settings = read_asset_settings(usd)
-    physx_joints = orders["physx"]
-    for convention, names in orders.items():
-        repeated = sorted({n for n in names if names.count(n) > 1})
-        if repeated:
-            raise TaskFileError(
-                f"{asset}: the {convention} order names {', '.join(repeated)} more than once (joints with one name "
-                "under different parents); a task names joints by name: rename them apart in the asset"
-            )
-    convention = None
-    if source is not None:
-        parsed = parse_ordering(source)
-        if not isinstance(parsed, OrderingConvention):
-            raise TaskFileError(f"--source {source!r}: expected one of physx, mjwarp, robot_schema")
-        convention = parsed.value
-        if convention not in orders:
-            raise TaskFileError(f"--source {convention}: the asset authors no {convention} order (IsaacRobotAPI)")
-    joints = list(physx_joints)
+    _refuse_repeated_names(asset, orders)
+    convention = _source_convention(source, orders)
+    joints = list(orders["physx"])
     drives = {n: settings.joints.get(n) for n in joints}
-    comments: dict[str, list[str]] = {}
-    decide: list[str] = []
-    notes: list[str] = []
-
-    # defaults: the authored pose, else the drive targets, else 0
-    pose = {n: _pose(drives[n]) for n in joints}
-    authored = [n for n in joints if pose[n] is not None]
-    defaults = {n: _number(pose[n] or 0.0) for n in joints}
-    if len(authored) < len(joints):
-        missing = "any joint" if not authored else f"{len(joints) - len(authored)} of the joints"
-        decide.append("default_joint_pos")
-        comments["default_joint_pos"] = [
-            f"{DECIDE} the asset authors no pose or drive target for {missing} (written as 0.0: the pose the "
-            "asset is drawn in): set the pose the policy was trained with (Isaac Lab: init_state.joint_pos), in rad/m.",
-            'Keys are joint names or full-match patterns (".*_HFE").',
-        ]
-    else:
-        comments["default_joint_pos"] = ["from the asset's authored pose (PhysicsJointStateAPI) or drive targets"]
-    if len(set(defaults.values())) == 1:
-        defaults = {".*": next(iter(defaults.values()))}
-
-    # gains: from the drives, per radian
-    stiffness = _per_joint(joints, {n: d.stiffness if d else None for n, d in drives.items()}) or {}
-    damping = _per_joint(joints, {n: d.damping if d else None for n, d in drives.items()}) or {}
-    gains = [*stiffness.values(), *damping.values()]
-    if not stiffness or not any(stiffness.values()):
-        decide.append("stiffness")
-        comments["stiffness"] = [
-            f"{DECIDE} the asset's drives author stiffness {'0' if stiffness else 'nothing'}: nothing would hold the "
-            "pose. Set the gains the policy was trained with (Isaac Lab's actuator stiffness / damping, N·m/rad)."
-        ]
-    else:
-        comments["stiffness"] = ["from the asset's drives, converted to per radian (USD angular gains are per degree)"]
-    if not gains:
-        stiffness = damping = {}
-    max_force = _per_joint(joints, {n: d.max_force if d else None for n, d in drives.items()})
-    armature = _per_joint(joints, {n: d.armature if d else None for n, d in drives.items()}) or {}
-    comments["effort_limit"] = (
-        ["from the drives' maxForce (N·m or N)"] if max_force else ["null: the drives author no finite maxForce"]
-    )
-    comments["armature"] = ["from physxJoint:armature" if armature else "{}: the asset's (it authors none)"]
-    only = {c: sorted(set(v) - set(physx_joints)) for c, v in orders.items() if set(v) != set(physx_joints)}
-    for convention, names in only.items():
-        notes.append(
-            f"the {convention} order lists other joints than physx's (only in {convention}: {', '.join(names) or '-'}; "
-            f"only in physx: {', '.join(sorted(set(physx_joints) - set(orders[convention]))) or '-'})"
-        )
-    velocities = {n: d.max_velocity for n, d in drives.items() if d and d.max_velocity is not None}
-    if velocities:
-        fastest = max(velocities.values())
-        notes.append(f"velocity limits (physxJoint:maxJointVelocity) authored up to {fastest:.3g} rad/s")
-
-    # the simulation settings in effect
-    physx: dict[str, int] = {}
-    if settings.position_iterations is not None:
-        physx["solver_position_iterations"] = settings.position_iterations
-    if settings.velocity_iterations is not None:
-        physx["solver_velocity_iterations"] = settings.velocity_iterations
-    decide.append("physx")
-    comments["physx"] = [
-        f"{DECIDE} the solver iterations the asset authors on {settings.root}"
-        + (f" ({physx.get('solver_position_iterations')} / {physx.get('solver_velocity_iterations')})" if physx else
-           " (none: the engine's)")
-        + ". Isaac Lab trains legged robots at 4 / 0; with 32 / 16 a PhysX-trained ANYmal C falls on PhysX."
-    ]  # fmt: skip
-    sim_dt = settings.time_step or 0.005
-    decide.append("sim_dt")
-    comments["sim_dt"] = [
-        f"{DECIDE} physics step (s): "
-        + (f"the asset's PhysicsScene ({1 / sim_dt:.4g} Hz)" if settings.time_step else "the asset authors no "
-           "PhysicsScene time step; 0.005 (200 Hz) is Isaac Lab's locomotion default")
-        + ". Use the training's sim.dt."
-    ]  # fmt: skip
-    comments["decimation"] = [f"{DECIDE} physics steps per policy step (policy at {1 / (sim_dt * 4):.4g} Hz)"]
-    decide.append("decimation")
-
-    # observation and action: Isaac Lab's flat-velocity skeleton over every joint
-    action = ActionTerm(kind="joint_position", scale=ACTION_SCALE, use_default_offset=True, joints=None)
-    decide.append("action")
-    comments["action"] = [
-        f"{DECIDE} joint position target = default + scale * action, for every joint ({len(joints)} actions); "
-        "scale as trained (Isaac Lab: 0.5 ANYmal, 0.25 Unitree)"
-    ]
+    draft = _Draft()
+    defaults = _default_pose(joints, drives, draft)
+    gains = _drive_gains(joints, drives, draft)
+    _note_orders_and_velocities(orders, drives, draft)
+    simulation = _simulation(settings, draft)
+    action = _action(joints, draft)
     values: dict[str, Any] = dict(
         name=f"{Path(asset.split(':', 1)[1] if package_hint(asset) else asset).stem}_flat_velocity",
         observation=FLAT_VELOCITY_OBSERVATION,
@@ -211,13 +134,8 @@ def starting_task(
         joint_names=None,
         convention=convention,
         default_joint_pos=defaults,
-        stiffness=stiffness,
-        damping=damping,
-        armature=armature,
-        effort_limit=max_force,
-        sim_dt=_number(sim_dt),
-        decimation=4,
-        physx=physx,
+        **gains,
+        **simulation,
         newton={"solver": "mujoco_warp"},
         spawn_height=None,
         command=(1.0, 0.0, 0.0),
@@ -230,24 +148,164 @@ def starting_task(
     known = {f.name for f in dataclasses.fields(Task)}
     task = Task(**{k: v for k, v in values.items() if k in known})
     size = task.observation_size(len(joints))
-    comments["observation"] = [
-        f"Isaac Lab's flat-velocity policy observation: {size} entries for {len(joints)} joints, in this order; joint "
+    _describe_the_rest(draft, size, len(joints), convention, settings)
+    result = StartingTask(
+        task, draft.comments, draft.decide, tuple(joints), size, task.action_size(len(joints)), notes=draft.notes
+    )
+    if checkpoint is not None:
+        result = dataclasses.replace(result, checkpoint=_check_sizes(result, checkpoint))
+    return result
+
+
+def _refuse_repeated_names(asset: str, orders: dict[str, tuple[str, ...]]) -> None:
+    """Refuse an order that names a joint twice: a task names joints by name."""
+    for convention, names in orders.items():
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            raise TaskFileError(
+                f"{asset}: the {convention} order names {', '.join(repeated)} more than once (joints with one name "
+                "under different parents); a task names joints by name: rename them apart in the asset"
+            )
+
+
+def _source_convention(source: str | None, orders: dict[str, tuple[str, ...]]) -> str | None:
+    """The convention ``--source`` names (``None`` without one); refused when unknown or when the asset authors no
+    order of it."""
+    from transfer.ordering import OrderingConvention, parse_ordering
+
+    if source is None:
+        return None
+    parsed = parse_ordering(source)
+    if not isinstance(parsed, OrderingConvention):
+        raise TaskFileError(f"--source {source!r}: expected one of physx, mjwarp, robot_schema")
+    convention = parsed.value
+    if convention not in orders:
+        raise TaskFileError(f"--source {convention}: the asset authors no {convention} order (IsaacRobotAPI)")
+    return convention
+
+
+def _default_pose(joints: list[str], drives: dict[str, Any], draft: _Draft) -> dict[str, float]:
+    """``default_joint_pos``: the authored pose, else the drive targets, else 0 (to decide when any is missing)."""
+    pose = {n: _pose(drives[n]) for n in joints}
+    authored = [n for n in joints if pose[n] is not None]
+    defaults = {n: _number(pose[n] or 0.0) for n in joints}
+    if len(authored) < len(joints):
+        missing = "any joint" if not authored else f"{len(joints) - len(authored)} of the joints"
+        draft.ask(
+            "default_joint_pos",
+            f"{DECIDE} the asset authors no pose or drive target for {missing} (written as 0.0: the pose the "
+            "asset is drawn in): set the pose the policy was trained with (Isaac Lab: init_state.joint_pos), in rad/m.",
+            'Keys are joint names or full-match patterns (".*_HFE").',
+        )
+    else:
+        draft.comments["default_joint_pos"] = ["from the asset's authored pose (PhysicsJointStateAPI) or drive targets"]
+    if len(set(defaults.values())) == 1:
+        defaults = {".*": next(iter(defaults.values()))}
+    return defaults
+
+
+def _drive_gains(joints: list[str], drives: dict[str, Any], draft: _Draft) -> dict[str, Any]:
+    """``stiffness`` and ``damping`` from the drives, per radian (to decide when no stiffness holds the pose),
+    ``effort_limit`` from their maxForce and ``armature`` from physxJoint:armature."""
+    stiffness = _per_joint(joints, {n: d.stiffness if d else None for n, d in drives.items()}) or {}
+    damping = _per_joint(joints, {n: d.damping if d else None for n, d in drives.items()}) or {}
+    gains = [*stiffness.values(), *damping.values()]
+    if not stiffness or not any(stiffness.values()):
+        draft.ask(
+            "stiffness",
+            f"{DECIDE} the asset's drives author stiffness {'0' if stiffness else 'nothing'}: nothing would hold the "
+            "pose. Set the gains the policy was trained with (Isaac Lab's actuator stiffness / damping, N·m/rad).",
+        )
+    else:
+        draft.comments["stiffness"] = [
+            "from the asset's drives, converted to per radian (USD angular gains are per degree)"
+        ]
+    if not gains:
+        stiffness = damping = {}
+    max_force = _per_joint(joints, {n: d.max_force if d else None for n, d in drives.items()})
+    armature = _per_joint(joints, {n: d.armature if d else None for n, d in drives.items()}) or {}
+    draft.comments["effort_limit"] = (
+        ["from the drives' maxForce (N·m or N)"] if max_force else ["null: the drives author no finite maxForce"]
+    )
+    draft.comments["armature"] = ["from physxJoint:armature" if armature else "{}: the asset's (it authors none)"]
+    return dict(stiffness=stiffness, damping=damping, armature=armature, effort_limit=max_force)
+
+
+def _note_orders_and_velocities(orders: dict[str, tuple[str, ...]], drives: dict[str, Any], draft: _Draft) -> None:
+    """Note the orders that list other joints than physx's, and the fastest authored velocity limit."""
+    physx_joints = orders["physx"]
+    only = {c: sorted(set(v) - set(physx_joints)) for c, v in orders.items() if set(v) != set(physx_joints)}
+    for convention, names in only.items():
+        draft.notes.append(
+            f"the {convention} order lists other joints than physx's (only in {convention}: {', '.join(names) or '-'}; "
+            f"only in physx: {', '.join(sorted(set(physx_joints) - set(orders[convention]))) or '-'})"
+        )
+    velocities = {n: d.max_velocity for n, d in drives.items() if d and d.max_velocity is not None}
+    if velocities:
+        fastest = max(velocities.values())
+        draft.notes.append(f"velocity limits (physxJoint:maxJointVelocity) authored up to {fastest:.3g} rad/s")
+
+
+def _simulation(settings: Any, draft: _Draft) -> dict[str, Any]:
+    """The simulation settings in effect (``physx`` solver iterations, ``sim_dt``, ``decimation``), each to
+    decide."""
+    physx: dict[str, int] = {}
+    if settings.position_iterations is not None:
+        physx["solver_position_iterations"] = settings.position_iterations
+    if settings.velocity_iterations is not None:
+        physx["solver_velocity_iterations"] = settings.velocity_iterations
+    draft.ask(
+        "physx",
+        f"{DECIDE} the solver iterations the asset authors on {settings.root}"
+        + (f" ({physx.get('solver_position_iterations')} / {physx.get('solver_velocity_iterations')})" if physx else
+           " (none: the engine's)")
+        + ". Isaac Lab trains legged robots at 4 / 0; with 32 / 16 a PhysX-trained ANYmal C falls on PhysX.",
+    )  # fmt: skip
+    sim_dt = settings.time_step or 0.005
+    draft.ask(
+        "sim_dt",
+        f"{DECIDE} physics step (s): "
+        + (f"the asset's PhysicsScene ({1 / sim_dt:.4g} Hz)" if settings.time_step else "the asset authors no "
+           "PhysicsScene time step; 0.005 (200 Hz) is Isaac Lab's locomotion default")
+        + ". Use the training's sim.dt.",
+    )  # fmt: skip
+    draft.ask("decimation", f"{DECIDE} physics steps per policy step (policy at {1 / (sim_dt * 4):.4g} Hz)")
+    return dict(physx=physx, sim_dt=_number(sim_dt), decimation=4)
+
+
+def _action(joints: list[str], draft: _Draft) -> Any:
+    """Isaac Lab's joint-position action over every joint, its scale to decide."""
+    from transfer.task import ActionTerm
+
+    draft.ask(
+        "action",
+        f"{DECIDE} joint position target = default + scale * action, for every joint ({len(joints)} actions); "
+        "scale as trained (Isaac Lab: 0.5 ANYmal, 0.25 Unitree)",
+    )
+    return ActionTerm(kind="joint_position", scale=ACTION_SCALE, use_default_offset=True, joints=None)
+
+
+def _describe_the_rest(draft: _Draft, size: int, n_joints: int, convention: str | None, settings: Any) -> None:
+    """The comments on the observation (``size`` entries), the convention, the command and the fields the asset
+    fixes or leaves to their defaults."""
+    draft.ask(
+        "observation",
+        f"Isaac Lab's flat-velocity policy observation: {size} entries for {n_joints} joints, in this order; joint "
         "blocks follow the checkpoint's joint order.",
         f"{DECIDE} the terms, scales and clips the policy was trained with (check against its input size).",
-    ]
-    decide.append("observation")
+    )
     if convention is None:
-        decide.append("convention")
-        comments["convention"] = [
+        draft.ask(
+            "convention",
             f"{DECIDE} the order the checkpoint's joint vectors follow: physx (trained on PhysX / Isaac Lab), mjwarp "
-            "(Newton / MuJoCo-Warp) or robot_schema; or pass --source to replay. Both orders are listed below."
-        ]
+            "(Newton / MuJoCo-Warp) or robot_schema; or pass --source to replay. Both orders are listed below.",
+        )
     else:
-        comments["convention"] = [f"the checkpoint's joint order (--source {convention})"]
-    comments["joint_names_by_convention"] = [f"each engine's joint order for this asset ({len(joints)} joints)"]
+        draft.comments["convention"] = [f"the checkpoint's joint order (--source {convention})"]
+    comments = draft.comments
+    comments["joint_names_by_convention"] = [f"each engine's joint order for this asset ({n_joints} joints)"]
     comments["spawn_height"] = ["null: computed from the asset's collision geometry at its authored pose"]
-    comments["command"] = [f"{DECIDE} the velocity command replayed: vx, vy (m/s), wz (rad/s)"]
-    decide.append("command")
+    draft.ask("command", f"{DECIDE} the velocity command replayed: vx, vy (m/s), wz (rad/s)")
     comments["asset"] = ["the robot, relative to this file"]
     comments["joint_names"] = ["null: the checkpoint's order is the convention's list below"]
     comments["damping"] = ["from the asset's drives, per radian (set with the stiffness)"]
@@ -260,10 +318,6 @@ def starting_task(
     comments["gravity"] = ["null: 9.81 m/s^2 down (the asset's PhysicsScene authors none)"]
     if settings.gravity is not None:
         comments["gravity"] = ["the asset's PhysicsScene gravity (m/s^2)"]
-    result = StartingTask(task, comments, decide, tuple(joints), size, task.action_size(len(joints)), notes=notes)
-    if checkpoint is not None:
-        result = dataclasses.replace(result, checkpoint=_check_sizes(result, checkpoint))
-    return result
 
 
 def _pose(drive: Any) -> float | None:

@@ -308,32 +308,9 @@ def joint_movement(asset: str | Path, backend: str, *, duration: float = DURATIO
         own = {p: _label(kind, sign, axis, by_path[p]) for p, kind, sign, _, axis in commands}
         for path, why in trace.skipped.items():
             results[path].skipped = why
-        times = np.arange(len(next(iter(trace.poses.values()), []))) * plan.dt
         for path, poses in trace.poses.items():
-            r, joint = results[path], by_path[path]
-            poses = np.asarray(poses, dtype=np.float64)
-            problem = _problem(poses, joint, plan.dt, len(out.attempts))
-            if problem and not r.problem:
-                r.problem = problem
-                out.problems.append(f"{joint.name}: {problem}")
-            if r.moved or problem or errors:
-                continue
-            rotation, metres, pct = track(poses, _diagonal(joint))
-            r.rotation_deg, r.translation_pct = round(float(rotation.max()), 3), round(float(pct.max()), 3)
-            r.moved = (r.rotation_deg >= ROTATION_DEG or r.translation_pct >= TRANSLATION_PCT) and _within_range(
-                poses, joint
-            )
-            r.series = (times, rotation, pct)
-            if r.moved:
-                r.commanded = r.direction = own.get(path, "passive")
-                if joint.type in ("revolute", "prismatic"):
-                    signed = along_axis(poses, joint)
-                    r.displacement = round(float(signed[np.argmax(np.abs(signed))]), 4)
-                    r.direction = "+" if r.displacement > 0 else "-"
-                    r.travel_fraction = _travel(joint, abs(r.displacement))
-                coordinate = trace.coordinates.get(path)
-                if coordinate is not None and joint.type in ("revolute", "prismatic"):
-                    r.confirmed_by = _confirm(coordinate, rotation if joint.type == "revolute" else metres, joint)
+            r, joint, coordinate = results[path], by_path[path], trace.coordinates.get(path)
+            _score(out, r, joint, poses, coordinate, plan.dt, own.get(path, "passive"), bool(errors))
 
     candidates = {j.path: _candidates(j) for j in movable}
     others = [j for j in movable if j.type not in ("revolute", "prismatic", "spherical")]
@@ -348,14 +325,55 @@ def joint_movement(asset: str | Path, backend: str, *, duration: float = DURATIO
             if any(r.moved for r in results.values()) or all(results[j.path].skipped for j in others):
                 break
     except (RuntimeError, ValueError, OSError) as exc:  # the engine refused or could not simulate the asset
-        lines = str(exc).strip().splitlines() or [""]
-        more = f" (+{len(lines) - 3} more lines; --verbose shows the engine output)" if len(lines) > 3 else ""
-        out.reason = (
-            f"{backend} could not load or simulate the asset: {type(exc).__name__}: " + " ".join(lines[:3]) + more
-        )
+        out.reason = _refusal(backend, exc)
         return out
     _verdict(out, movable, by_path)
     return out
+
+
+def _score(
+    out: MovementResult,
+    r: JointResult,
+    joint: Any,
+    poses: Any,
+    coordinate: Any,
+    dt: float,
+    commanded: str,
+    errors: bool,
+) -> None:
+    """Score one joint's ``poses`` (one per step ``dt``) in one attempt into ``r``: its first problem (listed in
+    ``out``) and, while it has not moved yet and the engine reported no ``errors``, how far it moved; when it moved,
+    the command that moved it (``commanded``), its direction and travel, and whether the engine's own ``coordinate``
+    confirms it."""
+    poses = np.asarray(poses, dtype=np.float64)
+    problem = _problem(poses, joint, dt, len(out.attempts))
+    if problem and not r.problem:
+        r.problem = problem
+        out.problems.append(f"{joint.name}: {problem}")
+    if r.moved or problem or errors:
+        return
+    times = np.arange(len(poses)) * dt
+    rotation, metres, pct = track(poses, _diagonal(joint))
+    r.rotation_deg, r.translation_pct = round(float(rotation.max()), 3), round(float(pct.max()), 3)
+    r.moved = (r.rotation_deg >= ROTATION_DEG or r.translation_pct >= TRANSLATION_PCT) and _within_range(poses, joint)
+    r.series = (times, rotation, pct)
+    if r.moved:
+        r.commanded = r.direction = commanded
+        if joint.type in ("revolute", "prismatic"):
+            signed = along_axis(poses, joint)
+            r.displacement = round(float(signed[np.argmax(np.abs(signed))]), 4)
+            r.direction = "+" if r.displacement > 0 else "-"
+            r.travel_fraction = _travel(joint, abs(r.displacement))
+        if coordinate is not None and joint.type in ("revolute", "prismatic"):
+            r.confirmed_by = _confirm(coordinate, rotation if joint.type == "revolute" else metres, joint)
+
+
+def _refusal(backend: str, exc: Exception) -> str:
+    """The reason of a joint_movement test whose engine refused or could not simulate the asset: the first three
+    lines of ``exc``."""
+    lines = str(exc).strip().splitlines() or [""]
+    more = f" (+{len(lines) - 3} more lines; --verbose shows the engine output)" if len(lines) > 3 else ""
+    return f"{backend} could not load or simulate the asset: {type(exc).__name__}: " + " ".join(lines[:3]) + more
 
 
 @contextmanager

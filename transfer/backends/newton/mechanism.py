@@ -136,6 +136,12 @@ class MechanismView(_PerWorld):
         self.supports_mass_matrix: bool = self.supports_articulation_tree
         self.supports_root_state: bool = self.base != "none"
 
+        self._device_arrays(info, root_body, root_joint)
+
+    def _device_arrays(self, info: ModelInfo, root_body: np.ndarray, root_joint: np.ndarray | None) -> None:
+        """The device arrays the root and link reads and writes launch on: root body and joint ids and the root
+        joint's coordinate starts, link ids, root pose and twist buffers, the articulation masks; and the launch
+        cache."""
         d = self.device
         self._root_layout = Layout.from_ids("body", root_body[:, None], d, f"MechanismView({self.pattern}) root")
         self._root_body_wp = wp.array(self.root_body_ids, dtype=wp.int32, device=d)
@@ -149,8 +155,8 @@ class MechanismView(_PerWorld):
         self._root_twist = wp.zeros((self.world_count, 1), dtype=wp.spatial_vector, device=d)
         if self.articulation_ids is not None:
             self._art_ids_wp = wp.array(self.articulation_ids, dtype=wp.int32, device=d)
-            self._art_mask = wp.zeros(model.articulation_count, dtype=wp.bool, device=d)
-            self._all_art_mask = wp.zeros(model.articulation_count, dtype=wp.bool, device=d)
+            self._art_mask = wp.zeros(self.model.articulation_count, dtype=wp.bool, device=d)
+            self._all_art_mask = wp.zeros(self.model.articulation_count, dtype=wp.bool, device=d)
             wp.launch(
                 nk.envs_to_articulation_mask,
                 dim=self.world_count,

@@ -31,6 +31,7 @@ from typing import Any
 import newton
 import numpy as np
 
+from transfer.backends._pose import cross, relative_pose, rotate
 from transfer.backends._usd import overlay_stage
 from transfer.backends.base import MovementJoint, MovementPlan, MovementTrace, asset_file
 from transfer.backends.newton.importer import import_usd
@@ -62,24 +63,6 @@ def _stage(asset: str, plan: MovementPlan) -> Any:
         pin.CreateLocalPos0Attr(Gf.Vec3f(world.GetTranslation()))
         pin.CreateLocalRot0Attr(Gf.Quatf(world.GetRotation().GetQuat()))
     return stage
-
-
-def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
-
-
-def _rotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
-    u, w = q[:3], q[3]
-    return v + 2.0 * _cross(u, _cross(u, v) + w * v)
-
-
-def _relative(parent: np.ndarray | None, child: np.ndarray) -> np.ndarray:
-    if parent is None:
-        return child.copy()
-    q = np.array([-parent[3], -parent[4], -parent[5], parent[6]])
-    cq = child[3:]
-    rot = np.concatenate([q[3] * cq[:3] + cq[3] * q[:3] + _cross(q[:3], cq[:3]), [q[3] * cq[3] - q[:3] @ cq[:3]]])
-    return np.concatenate([_rotate(q, child[:3] - parent[:3]), rot])
 
 
 class _Tree:
@@ -128,26 +111,26 @@ def _force(joint: MovementJoint, command: Any, body_q: np.ndarray, com_w: np.nda
     """``(world point, unit direction)`` of the force on the child, or ``(None, unit torque axis)``."""
     x, q = body_q[child, :3], body_q[child, 3:]
     frame_q = np.array(joint.frame1[3:])
-    axis = _rotate(q, _rotate(frame_q, _AXES.get(joint.axis, _AXES["X"])))
-    pivot = x + _rotate(q, np.array(joint.frame1[:3]))
+    axis = rotate(q, rotate(frame_q, _AXES.get(joint.axis, _AXES["X"])))
+    pivot = x + rotate(q, np.array(joint.frame1[:3]))
     if joint.type == "prismatic":
         return com_w[child], command.sign * axis
-    local_axis = _rotate(frame_q, _AXES.get(joint.axis, _AXES["X"]))
+    local_axis = rotate(frame_q, _AXES.get(joint.axis, _AXES["X"]))
     point = _lever_point(joint, local_axis if joint.type == "revolute" else None)
     if point is None:  # no geometry or no lever arm: a torque about the axis (revolute) or a swing axis
         if joint.type == "revolute":
             return None, command.sign * axis
         swing = _AXES[_SWINGS.get(joint.axis, ("Y", "Z"))[command.axis - 1]]
-        return None, command.sign * _rotate(q, _rotate(frame_q, swing))
-    p = x + _rotate(q, point)
+        return None, command.sign * rotate(q, rotate(frame_q, swing))
+    p = x + rotate(q, point)
     r = p - pivot
     if joint.type == "revolute":
-        d = _cross(axis, r)
+        d = cross(axis, r)
     else:  # spherical: the two cardinal directions perpendicular to the lever arm
-        e1 = _cross(r, axis)
+        e1 = cross(r, axis)
         if np.linalg.norm(e1) < 1e-9 * max(np.linalg.norm(r), 1.0):
-            e1 = _cross(r, np.eye(3)[int(np.argmin(np.abs(r)))])
-        d = e1 if command.axis == 1 else _cross(r, e1)
+            e1 = cross(r, np.eye(3)[int(np.argmin(np.abs(r)))])
+        d = e1 if command.axis == 1 else cross(r, e1)
     return p, command.sign * d / np.linalg.norm(d)
 
 
@@ -158,6 +141,41 @@ def probe(asset: str, joints: Sequence[MovementJoint], plan: MovementPlan) -> Mo
     path = asset_file(asset)
     by_path = {j.path: j for j in joints}
     trace = MovementTrace("newton", poses={})
+    commands = _runnable_commands(joints, plan, trace)
+    if not commands:
+        return trace
+
+    model = _model(path, plan, commands, trace)
+    solver = newton.solvers.SolverMuJoCo(model, use_mujoco_cpu=True)
+    state_0, state_1, control = model.state(), model.state(), model.control()
+    newton.eval_fk(model, model.joint_q, model.joint_qd, state_0)
+    body = {label: i for i, label in enumerate(model.body_label)}
+    for joint in joints:
+        missing = [b for b in (joint.parent, joint.child) if b is not None and b not in body]
+        if missing:
+            trace.notes.append(f"{joint.path}: Newton simulates no body at {', '.join(missing)}")
+    tracked = [j for j in joints if j.child in body and (j.parent is None or j.parent in body)]
+    sample = _Sampler(model, body, tracked, trace)
+    loads = _ForcePairs(model, body, [(c, by_path[c.joint]) for c in commands if by_path[c.joint] in tracked])
+
+    steps = max(1, round(plan.duration / plan.dt))
+    lo, hi = plan.acceleration
+    sample(state_0)
+    for step in range(steps):
+        accel = lo + (hi - lo) * step / max(steps - 1, 1)
+        wrench = loads.wrench(state_0.body_q.numpy(), accel)
+        state_0.body_f.assign(wp.array(wrench, dtype=wp.spatial_vector, device="cpu"))
+        solver.step(state_0, state_1, control, None, plan.dt)
+        state_0, state_1 = state_1, state_0
+        sample(state_0)
+    trace.poses = {k: np.asarray(v) for k, v in trace.poses.items()}
+    trace.coordinates = {k: np.asarray(v) for k, v in trace.coordinates.items()}
+    return trace
+
+
+def _runnable_commands(joints: Sequence[MovementJoint], plan: MovementPlan, trace: MovementTrace) -> list[Any]:
+    """The plan's commands Newton can run; the joints and commands it cannot are skipped in ``trace`` with the
+    engine-capability message (step 3 of the module docstring)."""
     for joint in joints:
         if joint.type not in ("revolute", "prismatic", "spherical"):
             trace.skipped[joint.path] = CAPABILITY
@@ -167,9 +185,12 @@ def probe(asset: str, joints: Sequence[MovementJoint], plan: MovementPlan) -> Mo
             trace.skipped.setdefault(command.joint, NUDGE)
         elif command.joint not in trace.skipped:
             commands.append(command)
-    if not commands:
-        return trace
+    return commands
 
+
+def _model(path: str, plan: MovementPlan, commands: Sequence[Any], trace: MovementTrace) -> Any:
+    """The attempt's model, gravity off (step 1 of the module docstring): the commanded joints' drives at zero
+    gains, locked ranges widened for MuJoCo (noted in ``trace``)."""
     builder = newton.ModelBuilder()
     newton.solvers.SolverMuJoCo.register_custom_attributes(builder)
     builder, _ = import_usd(_stage(path, plan), "infer_tree", builder=builder)
@@ -189,51 +210,54 @@ def probe(asset: str, joints: Sequence[MovementJoint], plan: MovementPlan) -> Mo
                 trace.notes.append(f"{label}: lower limit = upper limit, widened by 1e-6 for MuJoCo (still locked)")
     model = builder.finalize(device="cpu")
     model.set_gravity((0.0, 0.0, 0.0))
-    solver = newton.solvers.SolverMuJoCo(model, use_mujoco_cpu=True)
-    state_0, state_1, control = model.state(), model.state(), model.control()
-    newton.eval_fk(model, model.joint_q, model.joint_qd, state_0)
+    return model
 
-    body = {label: i for i, label in enumerate(model.body_label)}
-    joint_index = {label: i for i, label in enumerate(model.joint_label)}
-    in_tree = model.joint_articulation.numpy() >= 0
-    q_start, types = model.joint_q_start.numpy(), model.joint_type.numpy()
-    scalar = {int(newton.JointType.REVOLUTE): 180.0 / np.pi, int(newton.JointType.PRISMATIC): 1.0}
-    tree, com = _Tree(model), model.body_com.numpy()
-    for joint in joints:
-        missing = [b for b in (joint.parent, joint.child) if b is not None and b not in body]
-        if missing:
-            trace.notes.append(f"{joint.path}: Newton simulates no body at {', '.join(missing)}")
-    tracked = [j for j in joints if j.child in body and (j.parent is None or j.parent in body)]
-    commands = [c for c in commands if by_path[c.joint] in tracked]
-    masses = {
-        c.joint: tree.moving_mass(body.get(by_path[c.joint].parent, -1), body[by_path[c.joint].child]) for c in commands
-    }
 
-    def sample() -> None:
-        body_q = state_0.body_q.numpy()
-        joint_q = state_0.joint_q.numpy()
-        for joint in tracked:
+class _Sampler:
+    """Appends to a trace, per call, each tracked joint's child pose in its parent's frame and the engine's joint
+    coordinate of tree joints (revolute in degrees, prismatic in stage units)."""
+
+    def __init__(self, model: Any, body: dict[str, int], tracked: Sequence[MovementJoint], trace: MovementTrace):
+        self.body, self.tracked, self.trace = body, tracked, trace
+        self.joint_index = {label: i for i, label in enumerate(model.joint_label)}
+        self.in_tree = model.joint_articulation.numpy() >= 0
+        self.q_start, self.types = model.joint_q_start.numpy(), model.joint_type.numpy()
+        self.scalar = {int(newton.JointType.REVOLUTE): 180.0 / np.pi, int(newton.JointType.PRISMATIC): 1.0}
+
+    def __call__(self, state: Any) -> None:
+        body, trace = self.body, self.trace
+        body_q = state.body_q.numpy()
+        joint_q = state.joint_q.numpy()
+        for joint in self.tracked:
             parent = body_q[body[joint.parent]] if joint.parent else None
-            trace.poses.setdefault(joint.path, []).append(_relative(parent, body_q[body[joint.child]]))
-            j = joint_index.get(joint.path)
-            if j is not None and in_tree[j] and int(types[j]) in scalar:
-                value = joint_q[q_start[j]] * scalar[int(types[j])]
+            trace.poses.setdefault(joint.path, []).append(relative_pose(parent, body_q[body[joint.child]]))
+            j = self.joint_index.get(joint.path)
+            if j is not None and self.in_tree[j] and int(self.types[j]) in self.scalar:
+                value = joint_q[self.q_start[j]] * self.scalar[int(self.types[j])]
                 trace.coordinates.setdefault(joint.path, []).append([value])
 
-    steps = max(1, round(plan.duration / plan.dt))
-    lo, hi = plan.acceleration
-    sample()
-    for step in range(steps):
-        accel = lo + (hi - lo) * step / max(steps - 1, 1)
-        body_q = state_0.body_q.numpy()
+
+class _ForcePairs:
+    """The balanced force pairs that load the commanded joints (step 2 of the module docstring): ``loads`` are
+    ``(command, joint)`` pairs, each scaled by the mass the joint moves."""
+
+    def __init__(self, model: Any, body: dict[str, int], loads: Sequence[tuple[Any, MovementJoint]]) -> None:
+        self.body, self.loads, self.body_count = body, loads, model.body_count
+        self.com = model.body_com.numpy()
+        tree = _Tree(model)
+        self.masses = {c.joint: tree.moving_mass(body.get(j.parent, -1), body[j.child]) for c, j in loads}
+
+    def wrench(self, body_q: np.ndarray, accel: float) -> np.ndarray:
+        """The ``(body_count, 6)`` external wrenches (force, torque about the centre of mass) at acceleration
+        ``accel``, for bodies at ``body_q``."""
+        body, com = self.body, self.com
         u, w = body_q[:, 3:6], body_q[:, 6:7]
         com_w = body_q[:, :3] + com + 2.0 * np.cross(u, np.cross(u, com) + w * com)
-        wrench = np.zeros((model.body_count, 6), dtype=np.float32)
-        for command in commands:
-            joint = by_path[command.joint]
+        wrench = np.zeros((self.body_count, 6), dtype=np.float32)
+        for command, joint in self.loads:
             c, p = body[joint.child], body.get(joint.parent, -1) if joint.parent else -1
             point, direction = _force(joint, command, body_q, com_w, c)
-            magnitude = masses[command.joint] * accel
+            magnitude = self.masses[command.joint] * accel
             for index, sign in ((c, 1.0), (p, -1.0)):
                 if index < 0:
                     continue
@@ -242,11 +266,5 @@ def probe(asset: str, joints: Sequence[MovementJoint], plan: MovementPlan) -> Mo
                 else:
                     force = sign * magnitude * direction
                     wrench[index, :3] += force
-                    wrench[index, 3:] += _cross(point - com_w[index], force)
-        state_0.body_f.assign(wp.array(wrench, dtype=wp.spatial_vector, device="cpu"))
-        solver.step(state_0, state_1, control, None, plan.dt)
-        state_0, state_1 = state_1, state_0
-        sample()
-    trace.poses = {k: np.asarray(v) for k, v in trace.poses.items()}
-    trace.coordinates = {k: np.asarray(v) for k, v in trace.coordinates.items()}
-    return trace
+                    wrench[index, 3:] += cross(point - com_w[index], force)
+        return wrench

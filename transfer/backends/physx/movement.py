@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from transfer._console import quiet_warp
+from transfer.backends._pose import relative_pose
 from transfer.backends._usd import overlay_stage
 from transfer.backends.base import MovementJoint, MovementPlan, MovementTrace, asset_file
 from transfer.backends.physx import engine
@@ -211,25 +212,6 @@ def _read_coordinates(physx: Any) -> dict[str, np.ndarray]:
             for i, tensor in enumerate(group.tensors):
                 out[names[i + group.prim_offset]] = np.asarray(tensor.numpy(), dtype=np.float64).ravel()
     return out
-
-
-def relative_pose(parent: np.ndarray | None, child: np.ndarray) -> np.ndarray:
-    """``child``'s pose in ``parent``'s frame (both world poses ``x, y, z, qx, qy, qz, qw``; ``None``: the world)."""
-    if parent is None:
-        return child.copy()
-    px, pq, cx, cq = parent[:3], parent[3:], child[:3], child[3:]
-    inv = np.array([-pq[0], -pq[1], -pq[2], pq[3]]) / np.dot(pq, pq)
-    return np.concatenate([_rotate(inv, cx - px), _multiply(inv, cq)])
-
-
-def _multiply(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    av, aw, bv, bw = a[:3], a[3], b[:3], b[3]
-    return np.concatenate([aw * bv + bw * av + np.cross(av, bv), [aw * bw - np.dot(av, bv)]])
-
-
-def _rotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
-    u, w = q[:3], q[3]
-    return v + 2.0 * np.cross(u, np.cross(u, v) + w * v)
 
 
 def _nudge_velocity(plan: MovementPlan) -> dict[str, np.ndarray]:

@@ -83,9 +83,21 @@ class _Onnx:
         return others[0]
 
     def edit(self) -> list[str]:
-        g = self.model.graph
-        name, obs, act = self.path.name, self.reorder.observation, self.reorder.action
+        """Permute the constants that read the observation (the first MatMul/Gemm, and the normalizer before it) and
+        those that write the action (the last MatMul/Gemm, and the elementwise ops after it); returns one line per
+        edited constant."""
         self._index()
+        edits: list[tuple[str, int, Sequence[int], str]] = []
+        self._forward_from_observation(self._observation_input(), edits)
+        self._backward_from_action(edits)
+        self._apply(edits)
+        return [f"{key} {list(self._const_shape(key))}: {what}" for key, _, _, what in edits]
+
+    def _observation_input(self) -> str:
+        """The graph's one observation input (refused unless there is one input and one output, of the
+        observation's size)."""
+        g = self.model.graph
+        name, obs = self.path.name, self.reorder.observation
         inputs = [i for i in g.input if i.name not in self.consts]
         if len(inputs) != 1 or len(g.output) != 1:
             raise _refuse(
@@ -96,9 +108,12 @@ class _Onnx:
         dims = [d.dim_value if d.HasField("dim_value") else None for d in inputs[0].type.tensor_type.shape.dim]
         if dims and dims[-1] is not None and dims[-1] != len(obs):
             raise _size_mismatch(name, f"its input {inputs[0].name!r}", dims[-1], len(obs))
-        edits: list[tuple[str, int, Sequence[int], str]] = []
-        # forward from the observation to the first MatMul/Gemm
-        tensor = inputs[0].name
+        return inputs[0].name
+
+    def _forward_from_observation(self, tensor: str, edits: list) -> None:
+        """Follow the observation ``tensor`` to the first MatMul/Gemm, adding the edits of the normalizer constants
+        on the way and of the layer's weight to ``edits``."""
+        name, obs = self.path.name, self.reorder.observation
         while True:
             node = self._one_consumer(tensor, "the observation")
             op = node.op_type
@@ -129,7 +144,12 @@ class _Onnx:
                     "constant weight: the first layer reading the observation cannot be identified",
                 )
             tensor = node.output[0]
-        # backward from the action to the last MatMul/Gemm
+
+    def _backward_from_action(self, edits: list) -> None:
+        """Follow the action output back to the last MatMul/Gemm, adding the edits of the elementwise constants on
+        the way and of the layer's weight and bias to ``edits``."""
+        g = self.model.graph
+        name, act = self.path.name, self.reorder.action
         tensor = g.output[0].name
         rows: list[int] | None = None
         while True:
@@ -169,8 +189,6 @@ class _Onnx:
                 f"the action is written by {op} {node.name or node.output[0]!r}, not by a MatMul/Gemm with a "
                 "constant weight followed by elementwise ops: the layer that writes the action cannot be identified",
             )
-        self._apply(edits)
-        return [f"{key} {list(self._const_shape(key))}: {what}" for key, _, _, what in edits]
 
     def _const_edit_bias(self, key: str, rows: list[int], edits: list) -> None:
         shape = self._const_shape(key)

@@ -25,6 +25,7 @@ from transfer.task.model import Task
 _EXPLICIT_EFFORT = ("effort_limit", "effort_limit_sim")
 """Where an explicit actuator's clip comes from (Isaac Lab's ``effort_limit``; ``effort_limit_sim`` is the engine's)."""
 _IMPLICIT_EFFORT = ("effort_limit_sim", "effort_limit")
+_INIT_STATE = "scene.robot.init_state"
 
 
 def fixed_command(ranges: Mapping[str, Any] | None) -> tuple[float, float, float]:
@@ -194,56 +195,16 @@ def isaaclab_task(
     notes += [n for n in run.notes if n not in notes]
     robot = _robot(env, where)
     init = robot.get("init_state") if isinstance(robot.get("init_state"), Mapping) else {}
-    at = "scene.robot.init_state"
-    jp = init.get("joint_pos") or {}
-    if not isinstance(jp, Mapping):
-        jp = {".*": jp}
-    values = {str(k): _number(v, f"{where}: {at}.joint_pos[{k!r}]") for k, v in jp.items()}
-    found = expand_joint_values(values, names, field=f"{at}.joint_pos", source=where, require_all=False)
-    defaults = {n: found.get(n, 0.0) for n in names}  # Isaac Lab starts the joints no pattern names at 0
-    jv = init.get("joint_vel") or {}
-    if not isinstance(jv, Mapping):
-        jv = {".*": jv}
-    vel = expand_joint_values({str(k): _number(v, f"{where}: {at}.joint_vel[{k!r}]") for k, v in jv.items()}, names,
-                              field=f"{at}.joint_vel", source=where, require_all=False)  # fmt: skip
-    if any(v != 0.0 for v in vel.values()):
-        raise IsaacLabError(f"{where}: {at}.joint_vel: non-zero default joint velocities {vel} are not supported "
-                            "(joint_vel_rel is read relative to 0)")  # fmt: skip
+    defaults = _default_joint_pos(init, names, where)
     gains = _actuators(robot, names, where, notes)
     action_key, action = _action(env, names, where)
     observation = _observation(env, names, action_key, where, notes)
     _agent_checks(run)
     sim = env.get("sim") or {}
-    dt = _number(sim.get("dt"), f"{where}: sim.dt")
-    decimation = env.get("decimation")
-    if isinstance(decimation, bool) or not isinstance(decimation, int) or decimation < 1:
-        raise IsaacLabError(f"{where}: decimation: expected a positive integer, got {decimation!r}")
-    physx: dict[str, int] = {}
-    spawn = robot.get("spawn") if isinstance(robot.get("spawn"), Mapping) else {}
-    props = spawn.get("articulation_props") if isinstance(spawn.get("articulation_props"), Mapping) else {}
-    for ours, theirs in (("solver_position_iterations", "solver_position_iteration_count"),
-                         ("solver_velocity_iterations", "solver_velocity_iteration_count")):  # fmt: skip
-        if isinstance(props.get(theirs), int) and not isinstance(props.get(theirs), bool):
-            physx[ours] = props[theirs]
-    self_collisions = props.get("enabled_self_collisions")
-    if self_collisions is not None and not isinstance(self_collisions, bool):
-        raise IsaacLabError(f"{where}: {at[:-len('init_state')]}spawn.articulation_props.enabled_self_collisions: "
-                            f"expected true, false or null, got {self_collisions!r}")  # fmt: skip
-    pos = init.get("pos")
-    if isinstance(pos, (list, tuple)) and len(pos) == 3:
-        notes.append(
-            f"{at}.pos z {_number(pos[2], f'{where}: {at}.pos[2]'):g} m is not the spawn height: Isaac Lab writes the "
-            "default joint positions before the robot touches the ground, transfer's engines create it in the "
-            "asset's authored pose first, so it spawns where that pose clears the ground (computed from the asset)"
-        )
-    command = (0.0, 0.0, 0.0)
-    for term in observation:
-        if term.name == "velocity_commands":
-            commands = env.get("commands") or {}
-            for cfg in commands.values():
-                if isinstance(cfg, Mapping) and "VelocityCommand" in str(cfg.get("class_type") or ""):
-                    command = fixed_command(cfg.get("ranges"))
-                    break
+    dt, decimation = _timing(env, sim, where)
+    physx, self_collisions = _articulation_props(robot, where)
+    _note_spawn_pos(init, where, notes)
+    command = _replay_command(env, observation)
     order = run.order if order is None else order
     solver = run.newton_solver if run.trained_on == "newton" else "mujoco_warp"
     task = Task(
@@ -274,6 +235,79 @@ def isaaclab_task(
     )
     notes[:] = list(dict.fromkeys(notes))
     return task
+
+
+def _default_joint_pos(init: Mapping[str, Any], names: tuple[str, ...], where: str) -> dict[str, float]:
+    """The default joint positions of ``init_state.joint_pos`` on ``names`` (0 where no pattern names a joint);
+    refuses non-zero ``init_state.joint_vel`` (``joint_vel_rel`` is read relative to 0)."""
+    at = _INIT_STATE
+    jp = init.get("joint_pos") or {}
+    if not isinstance(jp, Mapping):
+        jp = {".*": jp}
+    values = {str(k): _number(v, f"{where}: {at}.joint_pos[{k!r}]") for k, v in jp.items()}
+    found = expand_joint_values(values, names, field=f"{at}.joint_pos", source=where, require_all=False)
+    defaults = {n: found.get(n, 0.0) for n in names}  # Isaac Lab starts the joints no pattern names at 0
+    jv = init.get("joint_vel") or {}
+    if not isinstance(jv, Mapping):
+        jv = {".*": jv}
+    vel = expand_joint_values({str(k): _number(v, f"{where}: {at}.joint_vel[{k!r}]") for k, v in jv.items()}, names,
+                              field=f"{at}.joint_vel", source=where, require_all=False)  # fmt: skip
+    if any(v != 0.0 for v in vel.values()):
+        raise IsaacLabError(f"{where}: {at}.joint_vel: non-zero default joint velocities {vel} are not supported "
+                            "(joint_vel_rel is read relative to 0)")  # fmt: skip
+    return defaults
+
+
+def _timing(env: Mapping[str, Any], sim: Mapping[str, Any], where: str) -> tuple[float, int]:
+    """``sim.dt`` and ``decimation`` (a positive integer)."""
+    dt = _number(sim.get("dt"), f"{where}: sim.dt")
+    decimation = env.get("decimation")
+    if isinstance(decimation, bool) or not isinstance(decimation, int) or decimation < 1:
+        raise IsaacLabError(f"{where}: decimation: expected a positive integer, got {decimation!r}")
+    return dt, decimation
+
+
+def _articulation_props(robot: Mapping[str, Any], where: str) -> tuple[dict[str, int], bool | None]:
+    """The PhysX solver iterations and the self-collision switch of ``spawn.articulation_props``."""
+    physx: dict[str, int] = {}
+    spawn = robot.get("spawn") if isinstance(robot.get("spawn"), Mapping) else {}
+    props = spawn.get("articulation_props") if isinstance(spawn.get("articulation_props"), Mapping) else {}
+    for ours, theirs in (("solver_position_iterations", "solver_position_iteration_count"),
+                         ("solver_velocity_iterations", "solver_velocity_iteration_count")):  # fmt: skip
+        if isinstance(props.get(theirs), int) and not isinstance(props.get(theirs), bool):
+            physx[ours] = props[theirs]
+    self_collisions = props.get("enabled_self_collisions")
+    if self_collisions is not None and not isinstance(self_collisions, bool):
+        raise IsaacLabError(f"{where}: scene.robot.spawn.articulation_props.enabled_self_collisions: "
+                            f"expected true, false or null, got {self_collisions!r}")  # fmt: skip
+    return physx, self_collisions
+
+
+def _note_spawn_pos(init: Mapping[str, Any], where: str, notes: list[str]) -> None:
+    """Note that ``init_state.pos`` is not the spawn height (the engines spawn where the authored pose clears the
+    ground)."""
+    at = _INIT_STATE
+    pos = init.get("pos")
+    if isinstance(pos, (list, tuple)) and len(pos) == 3:
+        notes.append(
+            f"{at}.pos z {_number(pos[2], f'{where}: {at}.pos[2]'):g} m is not the spawn height: Isaac Lab writes the "
+            "default joint positions before the robot touches the ground, transfer's engines create it in the "
+            "asset's authored pose first, so it spawns where that pose clears the ground (computed from the asset)"
+        )
+
+
+def _replay_command(env: Mapping[str, Any], observation: Sequence[Any]) -> tuple[float, float, float]:
+    """The fixed command of the run's velocity command (:func:`fixed_command`) when the policy observes
+    ``velocity_commands``; standing still otherwise."""
+    command = (0.0, 0.0, 0.0)
+    for term in observation:
+        if term.name == "velocity_commands":
+            commands = env.get("commands") or {}
+            for cfg in commands.values():
+                if isinstance(cfg, Mapping) and "VelocityCommand" in str(cfg.get("class_type") or ""):
+                    command = fixed_command(cfg.get("ranges"))
+                    break
+    return command
 
 
 def _agent_checks(run: IsaacLabRun) -> None:
