@@ -57,3 +57,35 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):  # noqa: ARG0
             "set TRANSFER_SHARED or place it beside the checkout to run them",
             yellow=True,
         )
+
+
+# The MJCF/URDF converters (transfer.assets) live in an environment of their own, created on first use. Lack of
+# network is the one reason to skip the tests that need them; any other failure to create it fails them.
+OFFLINE = (
+    "No matching distribution",
+    "Could not find a version",
+    "NewConnectionError",
+    "Temporary failure in name resolution",
+    "Network is unreachable",
+    "Max retries exceeded",
+    "ConnectTimeout",
+)
+
+
+@pytest.fixture(scope="session")
+def converters(tmp_path_factory) -> Path:
+    """The converter environment, made once per test session: in ``$TRANSFER_CONVERTERS`` when the developer set it
+    (kept between sessions), else in a fresh temporary folder, as a new machine (or CI) makes it on first use. The
+    variable is set for the session so that subprocesses (the command line) find the same environment. Skips only
+    when pip cannot reach a package index."""
+    from transfer.assets.converters import HOME_VARIABLE, ConverterSetupError, ensure_environment
+
+    home = os.environ.get(HOME_VARIABLE) or str(tmp_path_factory.mktemp("converters"))
+    os.environ[HOME_VARIABLE] = home
+    try:
+        ensure_environment()
+    except ConverterSetupError as exc:
+        if any(phrase in str(exc) for phrase in OFFLINE):
+            pytest.skip(f"the MJCF/URDF converter environment needs a package index (PyPI), unreachable here: {exc}")
+        raise
+    return Path(home)

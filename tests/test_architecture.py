@@ -32,10 +32,12 @@ FLOORS: dict[str, int] = {
     "transfer._arrays": 0,
     "transfer.name_map": 0,
     "transfer._console": 0,
+    "transfer.errors": 0,
     # 1 topology and conventions
     "transfer.orders": 1,
     "transfer.presets": 1,
     "transfer.profile": 1,
+    "transfer.assets": 1,
     # 2 kernels
     "transfer.kernels": 2,
     "transfer.plan": 2,

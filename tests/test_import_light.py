@@ -24,6 +24,8 @@ LIGHT_NAMES = [
     "Task",
     "load_task",
     "Policy",
+    "resolve_asset",
+    "import_asset",
 ]
 
 

@@ -25,6 +25,8 @@ _EXPORTS = {
     "read_topology": "transfer.orders",
     "resolve_ordering": "transfer.orders",
     "resolve_orderings": "transfer.orders",
+    "resolve_asset": "transfer.assets",
+    "import_asset": "transfer.assets",
     "open_articulation": "transfer.articulation",
     "Articulation": "transfer.articulation",
     "Task": "transfer.task",
@@ -58,6 +60,7 @@ __all__ = [
     "check_ordering_overrides",
     "compare",
     "convert",
+    "import_asset",
     "load_policy",
     "load_task",
     "open_articulation",
@@ -65,6 +68,7 @@ __all__ = [
     "read_metadata",
     "read_topology",
     "replay",
+    "resolve_asset",
     "resolve_ordering",
     "resolve_orderings",
     "verify",
@@ -73,6 +77,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from transfer.articulation import Articulation, open_articulation
+    from transfer.assets import import_asset, resolve_asset
     from transfer.checkpoint import read_metadata, write_metadata
     from transfer.env import PolicyEnv
     from transfer.name_map import ArticulationNameMap, NameMapError, build_name_map

@@ -12,7 +12,9 @@ Schema (``format: transfer-checkpoint/1``; docs/checkpoints.md has the table): t
 :meth:`transfer.Task.to_dict` (with ``sim_dt`` and ``decimation`` grouped as ``sim: {dt, decimation}``, and no
 ``format`` of their own), where ``joint_names`` is the order of every joint-indexed vector of the checkpoint,
 mappings are keyed by those names, and observation terms carry their resolved sizes; plus ``format``,
-``body_names`` (or null) and ``history`` (what produced the file). :func:`metadata_to_task` gives the task back.
+``body_names`` (or null), ``history`` (what produced the file) and, for an MJCF/URDF asset only, ``asset_source``
+(:func:`transfer.assets.asset_source`: the file, its sha256, its references' sha256, the converter and its
+version). :func:`metadata_to_task` gives the task back.
 
 Writing never touches the input: :func:`write_metadata` writes a copy, atomically (a temporary file in the target
 folder, then ``os.replace``), refuses an output that is the input, and an existing output unless ``force``.
@@ -30,6 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from transfer.assets import asset_source
 from transfer.formats.mjlab import is_mjlab, mjlab_task
 from transfer.task import Task, TaskError
 
@@ -68,7 +71,7 @@ METADATA_KEY = "transfer"
 TORCHSCRIPT_EXTRA_FILE = "transfer.json"
 """The TorchScript archive's extra file holding the document."""
 
-_OWN_KEYS = ("format", "body_names", "sim", "history")
+_OWN_KEYS = ("format", "body_names", "sim", "history", "asset_source")
 """Keys of the document that are not :meth:`Task.to_dict` fields (``sim`` stands for ``sim_dt``/``decimation``)."""
 _HEAD = ("format", "joint_names", "body_names", "convention", "trained_on", "asset", "observation", "action",
          "default_joint_pos", "stiffness", "damping", "armature", "effort_limit", "sim")  # fmt: skip
@@ -118,7 +121,12 @@ def build_metadata(
     data["format"] = CHECKPOINT_FORMAT
     data["body_names"] = None if body_names is None else list(body_names)
     data["history"] = [dict(h) for h in history]
-    meta = {k: data.pop(k) for k in _HEAD}
+    meta: dict[str, Any] = {}
+    source = asset_source(final.asset)
+    for key in _HEAD:
+        meta[key] = data.pop(key)
+        if key == "asset" and source is not None:  # an MJCF/URDF asset: the file, its hashes, the converter
+            meta["asset_source"] = source
     meta.update(data)
     return check_metadata(meta)
 
@@ -170,6 +178,11 @@ def check_metadata(meta: Any, where: str = "checkpoint metadata") -> dict[str, A
         isinstance(bodies, str) or not isinstance(bodies, Sequence) or not all(isinstance(b, str) for b in bodies)
     ):
         raise CheckpointError(f"{where}: `body_names` must be a list of names or null, got {bodies!r}")
+    source = meta.get("asset_source")
+    if source is not None and (
+        not isinstance(source, Mapping) or not all(isinstance(v, str | None) for v in source.values())
+    ):
+        raise CheckpointError(f"{where}: `asset_source` must be an object of strings (or absent), got {source!r}")
     history = meta.get("history", [])
     if not isinstance(history, list) or not all(isinstance(h, Mapping) for h in history):
         raise CheckpointError(f"{where}: `history` must be a list of objects, got {history!r}")

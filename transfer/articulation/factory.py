@@ -94,12 +94,14 @@ def open_articulation(
     one of the two warns (:class:`~transfer.OrderingOverrideWarning`). Every ordering is checked before the engine
     is built; an engine built is closed again if a later step fails. Extra keyword arguments go to the backend.
     """
+    from transfer.assets import resolve_asset
     from transfer.backends import backend_class
 
     cls = backend_class(backend)
     path = Path(usd_path)
     if not path.is_file():
         raise FileNotFoundError(f"USD file not found: {path}")
+    path = resolve_asset(path)  # an MJCF/URDF file: its converted USD (transfer.assets)
     if (joint_ordering is None) != (body_ordering is None):
         have, lack = (
             ("joint_ordering", "body_ordering") if body_ordering is None else ("body_ordering", "joint_ordering")

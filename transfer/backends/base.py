@@ -99,10 +99,15 @@ class EngineRefusal(RuntimeError):
 
 
 def asset_file(asset: str | os.PathLike) -> str:
-    """The absolute path of an existing USD file, or ``FileNotFoundError`` naming it."""
+    """The absolute path of an existing USD file, or ``FileNotFoundError`` naming it. An MJCF (``.xml``) or URDF
+    (``.urdf``) file gives its converted USD (:func:`transfer.assets.resolve_asset`)."""
+    from transfer.assets import SOURCE_SUFFIXES, resolve_asset
+
     path = Path(os.fspath(asset)).expanduser().resolve()
     if not path.is_file():
         raise FileNotFoundError(f"USD asset not found: {path}")
+    if path.suffix.lower() in SOURCE_SUFFIXES:
+        path = resolve_asset(path).resolve()
     return str(path)
 
 

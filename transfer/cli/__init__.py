@@ -7,7 +7,8 @@
 - ``transfer info``: a checkpoint's format, sizes and metadata (:mod:`transfer.cli.info`);
 - ``transfer convert``: a checkpoint rewritten to another joint order, with metadata (:mod:`transfer.cli.convert`);
 - ``transfer validate``: the joint_movement test on both engines and the robot profile (:mod:`transfer.cli.validate`);
-- ``transfer task``: a starting task file for a robot asset (:mod:`transfer.cli.task`).
+- ``transfer task``: a starting task file for a robot asset (:mod:`transfer.cli.task`);
+- ``transfer import``: an MJCF or URDF robot converted to a USD file (:mod:`transfer.cli.asset_import`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ def _commands() -> tuple[dict[str, Any], dict[type, Any]]:
     """The subcommands (name -> tyro type) and each command's runner."""
     import tyro
 
+    from transfer.cli.asset_import import Import, run_import
     from transfer.cli.convert import Convert, run_convert
     from transfer.cli.info import Info, run_info
     from transfer.cli.inspect import Inspect, run_inspect
@@ -51,10 +53,11 @@ def _commands() -> tuple[dict[str, Any], dict[type, Any]]:
         "convert": tyro.conf.FlagCreatePairsOff[Convert],
         "validate": tyro.conf.FlagCreatePairsOff[Validate],
         "task": tyro.conf.FlagCreatePairsOff[TaskFile],
+        "import": tyro.conf.FlagCreatePairsOff[Import],
     }
     runners = {
         Inspect: run_inspect, Replay: run_replay, Verify: run_verify, Train: run_train, Info: run_info,
-        Convert: run_convert, Validate: run_validate, TaskFile: run_task,
+        Convert: run_convert, Validate: run_validate, TaskFile: run_task, Import: run_import,
     }  # fmt: skip
     return subcommands, runners
 
@@ -120,7 +123,9 @@ def _describe(exc: BaseException) -> str:
     if len(lines) > MAX_LINES:
         lines = [*lines[: MAX_LINES - 1], f"(and {len(lines) - MAX_LINES + 1} more lines)"]
     text = "\n".join(lines)
-    if isinstance(exc, (ValueError, NotImplementedError, LookupError)):
+    from transfer.errors import MissingPackageError
+
+    if isinstance(exc, (ValueError, NotImplementedError, LookupError, MissingPackageError)):
         return text
     hint = next((h for phrase, h in ENGINE_HINTS if phrase in text), None)
     if hint is not None:

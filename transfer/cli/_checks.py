@@ -11,7 +11,8 @@ a positional's value alone), the value and what to give instead. Numbers are fin
 exist and are files, not folders; output files and folders can be written where they are named (their folder
 exists and is writable, a file is not an existing folder, nor a folder an existing file) and carry a suffix
 that says their format. Only the standard library and ``tyro`` are imported here (``yaml`` inside the one
-function that reads an order file).
+function that reads an order file, :mod:`transfer.assets`, standard library alone, inside the one that locates a
+``<package>:<name>`` asset).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ __all__ = [
     "ITERATIONS",
     "ORDER",
     "PLOT",
+    "ROBOT",
     "SAMPLES",
     "SCALE",
     "SEED",
@@ -108,9 +110,11 @@ SEED = Number(0, high=2**32 - 1, integer=True)
 
 @dataclass(frozen=True)
 class InputFile:
-    """A file that must exist and not be a folder; ``what`` says what it is, for the message."""
+    """A file that must exist and not be a folder; ``what`` says what it is, for the message. ``hints``: a robot
+    asset, where ``<package>:<name>`` (a file shipped in an installed engine package) names a file too."""
 
     what: str
+    hints: bool = False
 
 
 @dataclass(frozen=True)
@@ -133,7 +137,9 @@ class Order:
     """A joint order: a convention name, or a file listing joint names (YAML list)."""
 
 
-ASSET = InputFile("the robot's USD file")
+ASSET = InputFile("the robot's USD, MJCF (.xml) or URDF (.urdf) file", hints=True)
+ROBOT = ASSET
+"""A positional robot file (inspect, validate, task): USD, or MJCF/URDF converted by ``transfer.assets``."""
 CONFIG = InputFile("a task file (presets/tasks/*.yaml) or a Newton policy YAML")
 PLOT = OutputFile((".png", ".pdf", ".svg", ".jpg", ".jpeg"), "plot")
 """A plot: matplotlib writes the format its suffix names (without one it would add ``.png`` behind your back)."""
@@ -178,6 +184,8 @@ def _check(marker: Any, flag: str, value: Any) -> None:
                 need = "each value must be" if len(values) > 1 else "expected"
                 raise UsageError(f"{flag} {shown}: {need} {problem}")
     elif isinstance(marker, InputFile):
+        if marker.hints and _located(flag, str(value)):
+            return
         check_input_file(flag, Path(value), marker.what)
     elif isinstance(marker, OutputFile):
         check_output_file(flag, Path(value), marker.suffixes, marker.what)
@@ -185,6 +193,19 @@ def _check(marker: Any, flag: str, value: Any) -> None:
         check_output_dir(flag, Path(value))
     elif isinstance(marker, Order):
         check_order(flag, str(value))
+
+
+def _located(flag: str, value: str) -> bool:
+    """Whether ``value`` is a ``<package>:<name>`` asset hint that names a file (``UsageError`` when it names none)."""
+    from transfer.assets import locate_asset, package_hint
+
+    if package_hint(value) is None:
+        return False
+    try:
+        locate_asset(value)
+    except (FileNotFoundError, ValueError) as exc:
+        raise UsageError(f"{flag} {exc}") from None
+    return True
 
 
 def _shown(path: Path) -> str:

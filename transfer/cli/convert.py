@@ -38,8 +38,8 @@ class Convert:
     config: Annotated[Path | None, tyro.conf.arg(metavar="FILE.yaml"), CONFIG] = None
     """Task file (presets/tasks/*.yaml) or Newton policy YAML; default: the checkpoint's metadata."""
     asset: Annotated[Path | None, tyro.conf.arg(metavar="ROBOT.usd"), ASSET] = None
-    """The robot's USD file (default: the task's or the metadata's asset, or a run folder's local usd_path); both
-    orders are resolved from it."""
+    """The robot's USD, MJCF (.xml) or URDF (.urdf) file (docs/import.md; default: the task's or the metadata's
+    asset, or a run folder's local usd_path); both orders are resolved from it."""
     force: bool = False
     """Replace OUT if it exists."""
     json: bool = False

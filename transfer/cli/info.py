@@ -105,6 +105,10 @@ def _lines(info: dict[str, Any]) -> list[tuple[str, str]]:
         rows.append(("body order", f"({len(meta['body_names'])}): {' '.join(meta['body_names'])}"))
     rows.append(("trained on", str(meta["trained_on"] or "unknown")))
     rows.append(("asset", str(meta["asset"] or "none (pass --asset to replay)")))
+    source = meta.get("asset_source")
+    if source:  # an MJCF/URDF asset: what it was when the checkpoint was written (docs/import.md)
+        rows.append(("", f"{source['format']}, sha256 {str(source['sha256'])[:16]}..., converted by "
+                         f"{source['converter']} {source['converter_version']}"))  # fmt: skip
     rows.append(("task", str(meta["name"])))
     terms = ", ".join(
         f"{t['name']} {t['size']}" + (f" ({t['axis']})" if t["axis"] != "none" else "") for t in meta["observation"]

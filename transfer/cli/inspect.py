@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import tyro
 
 from transfer._console import engine_output
-from transfer.cli._checks import InputFile
+from transfer.cli._checks import ROBOT
 
 CONVENTIONS = ("physx", "mjwarp", "robot_schema")
 
@@ -22,8 +22,9 @@ class Inspect:
     every convention side by side. Without ASSET, inspects the Ant shipped inside the installed newton
     package."""
 
-    asset: Annotated[tyro.conf.Positional[Path | None], tyro.conf.arg(metavar="ASSET"), InputFile("a USD file")] = None
-    """USD file to inspect (default: newton's bundled Ant)."""
+    asset: Annotated[tyro.conf.Positional[Path | None], tyro.conf.arg(metavar="ASSET"), ROBOT] = None
+    """USD file to inspect, or an MJCF (.xml) or URDF (.urdf) file (converted; docs/import.md). Default: newton's
+    bundled Ant."""
     root: Annotated[str | None, tyro.conf.arg(metavar="PRIM")] = None
     """Path of the prim carrying PhysicsArticulationRootAPI (default: every articulation)."""
     json: bool = False
@@ -61,9 +62,18 @@ def _convention_block(graph: Any, convention: str) -> dict[str, Any] | None:
 
 
 def inspect_asset(asset: Path, root: str | None = None, truth: bool = False, verbose: bool = False) -> dict[str, Any]:
-    """The ``inspect`` report as plain data (what ``--json`` prints)."""
+    """The ``inspect`` report as plain data (what ``--json`` prints). An MJCF/URDF ``asset`` is inspected as the USD
+    its converter makes (``converted`` says which converter, and where the USD is)."""
+    from transfer.assets import convert_source, locate_asset, source_format
     from transfer.orders import OrderingError, physx_order, read_topology
 
+    given, converted = asset, None
+    asset = locate_asset(asset)
+    if source_format(asset) is not None:
+        conversion = convert_source(asset)
+        asset = conversion.usd
+        converted = {"usd": str(asset), "converter": f"{conversion.record['converter']} "
+                     f"{conversion.record['converter_version']}", "cached": conversion.cached}  # fmt: skip
     topo = read_topology(asset, root)
     engines: dict[str, Any] = {}
     if truth:
@@ -87,7 +97,10 @@ def inspect_asset(asset: Path, root: str | None = None, truth: bool = False, ver
                 name: _matches(entry[name], entry["truth"][name]) for name in ("physx", "mjwarp")
             }
         out.append(entry)
-    return {"asset": str(asset), "articulations": out}
+    report: dict[str, Any] = {"asset": str(given)}
+    if converted is not None:
+        report["converted"] = converted
+    return {**report, "articulations": out}
 
 
 def _truth(asset: Path, root: str | None) -> dict[str, dict[str, Any]]:
@@ -95,6 +108,7 @@ def _truth(asset: Path, root: str | None) -> dict[str, dict[str, Any]]:
     whole stage (:func:`transfer.backends.engine_orders` of the ``physx`` and ``newton`` backends)."""
     from transfer.backends import engine_orders
     from transfer.backends.base import EngineRefusal
+    from transfer.errors import MissingPackageError
 
     results: dict[str, dict[str, Any]] = {}
     for name, backend in (("physx", "physx"), ("mjwarp", "newton")):
@@ -103,6 +117,8 @@ def _truth(asset: Path, root: str | None) -> dict[str, dict[str, Any]]:
             results[name] = {o.root: {"joints": list(o.joints), "bodies": list(o.bodies)} for o in orders}
         except EngineRefusal as exc:
             results[name] = {"error": exc.reason}
+        except MissingPackageError:
+            raise  # the engine is there but lacks a package this asset needs: the message says what to install
         except ImportError as exc:
             results[name] = {"error": f"engine not installed ({exc}); pip install 'transfer[all]'"}
     return results
@@ -122,6 +138,8 @@ def _matches(emulated: dict[str, Any] | None, engine: dict[str, Any] | None) -> 
 
 def _print_report(report: dict[str, Any]) -> None:
     print(f"asset: {report['asset']}")
+    if "converted" in report:
+        print(f"  converted by {report['converted']['converter']}: {report['converted']['usd']}")
     for art in report["articulations"]:
         base = {True: "fixed", False: "floating", None: "unknown"}[art["fixed_base"]]
         print(f"\narticulation root: {art['root']}")

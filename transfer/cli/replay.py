@@ -32,7 +32,8 @@ class Replay:
     config: Annotated[Path | None, tyro.conf.arg(metavar="FILE.yaml"), CONFIG] = None
     """Task file (presets/tasks/*.yaml) or Newton policy YAML: observation, action, defaults and gains by name."""
     asset: Annotated[Path | None, tyro.conf.arg(metavar="ROBOT.usd"), ASSET] = None
-    """The robot's USD file (default: the task's asset; for a run folder, its usd_path when that is a local file)."""
+    """The robot's USD, MJCF (.xml) or URDF (.urdf) file (docs/import.md; default: the task's asset; for a run
+    folder, its usd_path when that is a local file)."""
     num_envs: Annotated[int, ENVS] = 1
     """Environments run at once."""
     seconds: Annotated[float, DURATION] = 10.0

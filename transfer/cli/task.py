@@ -10,7 +10,7 @@ from typing import Annotated
 
 import tyro
 
-from transfer.cli._checks import InputFile
+from transfer.cli._checks import ROBOT
 
 
 @dataclass(frozen=True)
@@ -20,8 +20,8 @@ class TaskFile:
     observation and action sized for the robot, the simulation settings in effect, and '# DECIDE:' comments where a
     human must choose. Exit 2 on bad input or sizes that disagree with --checkpoint."""
 
-    asset: Annotated[tyro.conf.Positional[Path], tyro.conf.arg(metavar="ASSET"), InputFile("the robot's USD file")]
-    """The robot's USD file (read only)."""
+    asset: Annotated[tyro.conf.Positional[Path], tyro.conf.arg(metavar="ASSET"), ROBOT]
+    """The robot's USD file, or its MJCF (.xml) or URDF (.urdf) file (converted; docs/import.md). Read only."""
     output: Annotated[Path, tyro.conf.arg(name="output", aliases=("-o",), metavar="TASK.yaml")]
     """The task file to write (refused when it exists, unless --force). (required)"""
     checkpoint: Annotated[Path | None, tyro.conf.arg(metavar="CKPT")] = None

@@ -27,7 +27,7 @@ class Train:
     out: Annotated[Path, tyro.conf.arg(aliases=("-o",), metavar="DIR"), OutputDir()] = Path("runs/train")
     """Output folder for the run (new or empty; an earlier run there only with --force)."""
     asset: Annotated[Path | None, tyro.conf.arg(metavar="ROBOT.usd"), ASSET] = None
-    """The robot's USD file (default: the task's asset)."""
+    """The robot's USD, MJCF (.xml) or URDF (.urdf) file (docs/import.md; default: the task's asset)."""
     force: bool = False
     """Replace the run in a non-empty -o DIR: its model_*.pt, exported/policy.pt, train.json and rewards.png are
     deleted first (other files are kept)."""

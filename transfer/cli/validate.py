@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 import tyro
 
 from transfer._console import engine_output
-from transfer.cli._checks import PLOT, InputFile
+from transfer.cli._checks import PLOT, ROBOT
 
 
 @dataclass(frozen=True)
@@ -24,8 +24,9 @@ class Validate:
     Exit 1 when joint_movement fails on a backend asked for (or, with --strict, when there are error or warning
     findings); 2 on bad input (a missing file, an empty stage)."""
 
-    asset: Annotated[tyro.conf.Positional[Path], tyro.conf.arg(metavar="ASSET"), InputFile("a USD file")]
-    """The USD file (never written: every change lives in an in-memory layer or the engine's builder)."""
+    asset: Annotated[tyro.conf.Positional[Path], tyro.conf.arg(metavar="ASSET"), ROBOT]
+    """The USD file, or an MJCF (.xml) or URDF (.urdf) file (converted; docs/import.md). Never written: every change
+    lives in an in-memory layer or the engine's builder."""
     backend: Annotated[Literal["physx", "newton", "both"], tyro.conf.arg(metavar="{physx,newton,both}")] = "both"
     """The engine(s) to run joint_movement on; same_child_bodies needs both."""
     json: bool = False

@@ -33,7 +33,8 @@ class Verify:
     config: Annotated[Path | None, tyro.conf.arg(metavar="FILE.yaml"), CONFIG] = None
     """Task file (presets/tasks/*.yaml) or Newton policy YAML: observation, action, defaults and gains by name."""
     asset: Annotated[Path | None, tyro.conf.arg(metavar="ROBOT.usd"), ASSET] = None
-    """The robot's USD file (default: the task's asset; for a run folder, its usd_path when that is a local file)."""
+    """The robot's USD, MJCF (.xml) or URDF (.urdf) file (docs/import.md; default: the task's asset; for a run
+    folder, its usd_path when that is a local file)."""
     json: bool = False
     """Print one JSON object on stdout ({"ok": ..., "largest": ..., ...}) instead of the report."""
     trace: Annotated[float, tyro.conf.arg(metavar="SECONDS"), TRACE] = 0.0

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from transfer.assets import SOURCE_SUFFIXES, resolve_asset
 from transfer.orders.graph import ArticulationGraph, Body, Joint, JointType, OrderingError, RobotSchema, Topology
 from transfer.orders.usd_schema import robot_schema, robot_schema_or_error
 
@@ -51,12 +52,15 @@ def open_stage(asset: Any):
     path = Path(asset)
     if not path.is_file():
         raise FileNotFoundError(f"USD file not found: {path}. Check the path (relative paths start at {Path.cwd()}).")
+    if path.suffix.lower() in SOURCE_SUFFIXES:  # MJCF or URDF: the converted USD (transfer.assets)
+        path = resolve_asset(path)
     try:
         stage = Usd.Stage.Open(str(path))
     except Exception as exc:  # pxr raises Tf.ErrorException: "Error in '<function>' at line N in file F : 'why'"
         why = re.findall(r" : '(.*)'\s*$", str(exc), flags=re.MULTILINE) or [str(exc).strip()]
         raise OrderingError(
-            f"Could not open USD file {path}: {why[0]}. Give a USD file (.usd, .usda, .usdc) that USD can open."
+            f"Could not open USD file {path}: {why[0]}. Give a USD file (.usd, .usda, .usdc) that USD can open, "
+            "or a robot's MJCF (.xml) or URDF (.urdf) file."
         ) from exc
     if stage is None:
         raise OrderingError(f"Could not open USD file {path}: not a USD layer.")
@@ -378,6 +382,8 @@ def read_file(asset: str | os.PathLike) -> StageRead:
         return read_stage(asset)
     if not isinstance(asset, (str, os.PathLike)):
         open_stage(asset)  # raises the TypeError
+    if Path(asset).suffix.lower() in SOURCE_SUFFIXES and Path(asset).is_file():
+        asset = resolve_asset(asset)  # the converted USD (keyed by content): an edited MJCF/URDF is a new file
     key = os.path.realpath(asset)
     read = _CACHE.get(key)
     if read is not None:

@@ -91,6 +91,23 @@ class Inputs:
     source: Any
     """An :class:`~transfer.ordering.OrderingConvention` or a tuple of joint names."""
     source_label: str
+    asset_file: Path | None = None
+    """The MJCF/URDF file ``asset`` was converted from (``None``: ``asset`` is the file given)."""
+
+    @property
+    def asset_given(self) -> Path:
+        """The robot file as the user gave it: the MJCF/URDF source, else the USD."""
+        return self.asset_file or self.asset
+
+
+def _asset(given: str | Path) -> tuple[Path, Path | None]:
+    """The USD file to open for the asset ``given`` (a path or ``<package>:<name>``; MJCF/URDF converted through
+    :func:`transfer.assets.resolve_asset`) and the MJCF/URDF file it came from (``None`` for USD)."""
+    from transfer.assets import locate_asset, resolve_asset
+
+    located = locate_asset(given)
+    usd = resolve_asset(located)
+    return usd, (None if usd == located else located)
 
 
 def _parse_source(source: str | Sequence[str] | None) -> Any:
@@ -132,7 +149,7 @@ def resolve_inputs(
     ``source``) and the asset path come from the run's ``env.yaml`` (docs/isaaclab.md).
     """
     from transfer.policy import load_policy
-    from transfer.task import load_task, resolve_asset
+    from transfer.task import load_task
     from transfer.task.isaaclab import find_run
 
     if find_run(checkpoint) is not None and (config is None or Path(checkpoint).is_dir()):
@@ -162,11 +179,9 @@ def resolve_inputs(
     else:
         label = "explicit list"
     if asset is None and task.asset is None:
-        raise ReplayError(f"--asset is needed: {config} names no asset for the robot (a USD file)")
-    path = Path(asset) if asset is not None else resolve_asset(task.asset)
-    if not path.is_file():
-        raise FileNotFoundError(f"Asset file not found: {path}")
-    return Inputs(policy, task, path, parsed, label)
+        raise ReplayError(f"--asset is needed: {config} names no asset for the robot (a USD, MJCF or URDF file)")
+    path, source_file = _asset(asset if asset is not None else task.asset)
+    return Inputs(policy, task, path, parsed, label, source_file)
 
 
 def _inputs_from_run(path: str | Path, source: Any, config: Any, asset: Any) -> Inputs:
@@ -195,15 +210,15 @@ def _inputs_from_run(path: str | Path, source: Any, config: Any, asset: Any) -> 
             task = task.with_convention(parsed)
         task = dataclasses.replace(task, trained_on=task.trained_on or run.trained_on)
         if asset is None and task.asset is not None:
-            from transfer.task import resolve_asset
+            from transfer.assets import locate_asset
 
-            asset = resolve_asset(task.asset)
-    asset_path = run.asset_path(asset)
+            asset = locate_asset(task.asset)
+    asset_path, source_file = _asset(run.asset_path(asset))
     if config is None:
         order = parsed.value if isinstance(parsed, OrderingConvention) else tuple(parsed)
         task = isaaclab_task(run, resolve_ordering(asset_path, parsed).joints, order=order, asset=asset_path)
     label = parsed.value if isinstance(parsed, OrderingConvention) else "explicit list"
-    return Inputs(policy, task, asset_path, parsed, label)
+    return Inputs(policy, task, asset_path, parsed, label, source_file)
 
 
 def _inputs_from_metadata(policy: Any, meta: dict[str, Any], source: Any, config: Any, asset: Any) -> Inputs:
@@ -211,7 +226,7 @@ def _inputs_from_metadata(policy: Any, meta: dict[str, Any], source: Any, config
     explicit argument checked against them."""
     from transfer.checkpoint import merge_config, metadata_to_task
     from transfer.orders import resolve_ordering
-    from transfer.task import load_task, resolve_asset
+    from transfer.task import load_task
 
     name = policy.path.name
     task = metadata_to_task(meta, source=f"{name} (metadata)")
@@ -226,12 +241,10 @@ def _inputs_from_metadata(policy: Any, meta: dict[str, Any], source: Any, config
             f"--asset is needed: {name}'s metadata names no asset for the robot (convert it with --asset to store one)"
         )
     if asset is not None:
-        path = Path(asset)
-        if not path.is_file():
-            raise FileNotFoundError(f"Asset file not found: {path}")
+        path, source_file = _asset(asset)
     else:
         try:
-            path = resolve_asset(str(hint))
+            path, source_file = _asset(str(hint))
         except FileNotFoundError as exc:
             raise FileNotFoundError(
                 f"{exc} (named by {name}'s metadata); pass --asset with the robot's USD file"
@@ -252,7 +265,7 @@ def _inputs_from_metadata(policy: Any, meta: dict[str, Any], source: Any, config
                 f"{list(task.joint_names)}; --source {shown} gives {list(given)} on {path.name}. Drop --source: the "
                 "checkpoint says its order."
             )
-    return Inputs(policy, task, path, order, label)
+    return Inputs(policy, task, path, order, label, source_file)
 
 
 def native_backend(inputs: Inputs) -> str:
@@ -330,7 +343,7 @@ def _run(env: Any, policy: Any, inputs: Inputs, target: str, reorder: bool, seco
     if policy.input_size != env.observation_size or policy.output_size != env.action_size:
         raise ReplayError(
             f"{policy.path.name} reads {policy.input_size} observations and writes {policy.output_size} actions, but "
-            f"the task on {inputs.asset.name} builds {env.observation_size} and drives {env.action_size} joints "
+            f"the task on {inputs.asset_given.name} builds {env.observation_size} and drives {env.action_size} joints "
             f"(terms: {', '.join(f'{k} {s.stop - s.start}' for k, s in env.slices.items())}). Is this the "
             "checkpoint's robot and task?"
         )
@@ -374,7 +387,7 @@ def _run(env: Any, policy: Any, inputs: Inputs, target: str, reorder: bool, seco
         env_steps_per_second=env.num_envs * steps * env.task.decimation / wall,
         nonfinite_envs=int(measure.nonfinite.sum()),
         checkpoint=str(policy.path),
-        asset=str(inputs.asset),
+        asset=str(inputs.asset_given),
         settings=env.task.simulation_settings(),
         trace=measure.trace,
     )

@@ -107,14 +107,16 @@ def starting_task(
     """The starting task for ``asset`` (see the module docstring). ``source``: the convention the checkpoint was
     trained in (``physx``, ``mjwarp``, ``robot_schema``); ``output``: where the file will be written (the task's
     ``asset`` is then relative to it). Raises :class:`TaskFileError` when ``checkpoint``'s sizes disagree."""
+    from transfer.assets import package_hint, resolve_asset
     from transfer.profile import read_asset_settings
     from transfer.task import FLAT_VELOCITY_OBSERVATION, Task
 
     asset = str(asset)
-    if not Path(asset).is_file():
+    if package_hint(asset) is None and not Path(asset).is_file():
         raise FileNotFoundError(f"{asset}: no such USD file (the robot asset to write a task for)")
-    orders = _orders(asset)
-    settings = read_asset_settings(asset)
+    usd = str(resolve_asset(asset))  # an MJCF/URDF file: its converted USD; the task names the file given
+    orders = _orders(usd)
+    settings = read_asset_settings(usd)
     _refuse_repeated_names(asset, orders)
     convention = _source_convention(source, orders)
     joints = list(orders["physx"])
@@ -126,7 +128,7 @@ def starting_task(
     simulation = _simulation(settings, draft)
     action = _action(joints, draft)
     values: dict[str, Any] = dict(
-        name=f"{Path(asset).stem}_flat_velocity",
+        name=f"{Path(asset.split(':', 1)[1] if package_hint(asset) else asset).stem}_flat_velocity",
         observation=FLAT_VELOCITY_OBSERVATION,
         action=action,
         joint_names=None,
@@ -325,6 +327,10 @@ def _pose(drive: Any) -> float | None:
 
 
 def _relative(asset: str, output: str | os.PathLike | None) -> str:
+    from transfer.assets import package_hint
+
+    if package_hint(asset) is not None:  # newton:<name>: found through the package wherever the task file lies
+        return asset
     base = Path(output).resolve().parent if output is not None else Path.cwd()
     return Path(os.path.relpath(Path(asset).resolve(), base)).as_posix()
 

@@ -240,8 +240,9 @@ def train(
     import torch
     from rsl_rl.runners import OnPolicyRunner
 
+    from transfer.assets import locate_asset, resolve_asset
     from transfer.env import PolicyEnv
-    from transfer.task import load_task, resolve_asset
+    from transfer.task import load_task
 
     if iterations < 1:
         raise ValueError(f"iterations: expected at least 1 PPO iteration, got {iterations}")
@@ -253,7 +254,8 @@ def train(
             f"episode_seconds: {episode_seconds:g} s is shorter than one policy step ({spec.policy_dt:g} s) of "
             f"{spec.name}; give --episode-seconds of a few seconds (the default is 10)"
         )
-    path = Path(asset) if asset is not None else (resolve_asset(spec.asset) if spec.asset else None)
+    given = asset if asset is not None else spec.asset
+    path = resolve_asset(given) if given else None  # an MJCF/URDF file: its converted USD (transfer.assets)
     if path is None:
         raise ValueError(
             f"{task}: the task names no asset; add `asset: ROBOT.usd` to the task file, or give the robot's USD file "
@@ -268,7 +270,7 @@ def train(
         cfg = json.loads(json.dumps(PPO_CONFIG))
         cfg["seed"] = seed
         runner = OnPolicyRunner(venv, cfg, log_dir=None, device="cpu")
-        metadata = _metadata(env, backend, spec, spec.asset if asset is None else str(path.resolve()))
+        metadata = _metadata(env, backend, spec, spec.asset if asset is None else str(locate_asset(asset).resolve()))
         curve: dict[str, list[float]] = {"iteration": [], "reward": [], "episode_length": [], "seconds": []}
         interval = save_interval or max(1, iterations // 4)
         stream = progress if hasattr(progress, "write") else sys.stderr

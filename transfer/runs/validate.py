@@ -569,9 +569,10 @@ def validate(
 
     Raises :class:`ValidateInputError` for an empty stage (no rigid body, joint or geometry), naming the references
     that do not resolve when that is why."""
+    from transfer.assets import resolve_asset
     from transfer.profile import profile_findings, scan_joints, stage_contents
 
-    asset = str(asset)
+    given, asset = str(asset), str(resolve_asset(asset))  # an MJCF/URDF file: its converted USD
     contents = stage_contents(asset)
     if contents.empty:
         missing = "".join(f"\n  - {e}" for e in contents.unresolved)
@@ -582,14 +583,14 @@ def validate(
             else " Point validate at the robot's USD file (the one that defines or references its bodies and joints)."
         )
         raise ValidateInputError(
-            f"{asset}: the stage is empty: it defines no rigid body, joint or geometry ({contents.prims} prim(s))."
+            f"{given}: the stage is empty: it defines no rigid body, joint or geometry ({contents.prims} prim(s))."
             + why
         )
     scan = scan_joints(asset)
     results = {b: joint_movement(asset, b, scan=scan) for b in backends}
     same, detail = same_child_bodies(results)
     findings = profile_findings(asset) if profile else []
-    return ValidateReport(asset, results, same, detail, findings, strict, list(contents.unresolved))
+    return ValidateReport(given, results, same, detail, findings, strict, list(contents.unresolved))
 
 
 def plot(report: ValidateReport, path: str | Path) -> Path:

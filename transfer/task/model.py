@@ -197,7 +197,7 @@ class Task:
     that order (``physx`` / ``mjwarp`` / ``robot_schema``); ``joint_names_by_convention``: orders a source lists
     for several conventions (Newton's policy YAML lists two), chosen by :meth:`with_convention`.
     ``physx``: ``solver_position_iterations``, ``solver_velocity_iterations``; ``newton``: ``solver``,
-    ``solver_options``. ``command``: (vx, vy, wz). ``asset``: a path or a ``newton:<name>`` token
+    ``solver_options``. ``command``: (vx, vy, wz). ``asset``: a path (USD, MJCF or URDF) or a ``newton:<name>`` token
     (:func:`transfer.task.resolve_asset`). ``source``: where the task was read from (for messages; not compared,
     not in :meth:`to_dict`).
 

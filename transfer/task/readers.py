@@ -2,7 +2,7 @@
 
 - the project's task YAML (``format: transfer-task/1``; see ``presets/tasks/README.md``): the fields of
   :meth:`Task.to_dict`, with observation entries allowed as bare term names and ``asset`` as a path relative to
-  the file or a ``newton:<name>`` token;
+  the file (USD, MJCF ``.xml`` or URDF ``.urdf``) or a ``newton:<name>`` token;
 - Newton's policy YAML (``mjw_joint_names``, ``physx_joint_names``, ``mjw_joint_pos``, ...), read by joint name.
 
 :func:`load_task` tells them apart by content. Later readers (an Isaac Lab run's ``params/env.yaml``,
@@ -11,12 +11,12 @@ checkpoint metadata) produce the same value.
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from transfer.assets import PACKAGE_ASSETS, package_hint, resolve_asset
 from transfer.task._checks import TaskError, _names, _number
 from transfer.task.model import FLAT_VELOCITY_OBSERVATION, TASK_FORMAT, ActionTerm, Task
 
@@ -30,20 +30,10 @@ __all__ = [
 ]
 
 NEWTON_ASSET_PREFIX = "newton:"
-PACKAGE_ASSETS: Mapping[str, tuple[str, str]] = MappingProxyType(
-    {
-        "newton": ("examples/assets", "transfer[newton]"),
-        "ovphysx": ("samples/data", "transfer[physx]"),
-        "transfer": ("data", "transfer"),
-    }
-)
-"""Asset hints ``<package>:<name>``: the folder inside the installed package, and the extra that installs it
-(``transfer:quadruped`` is the project's own demo robot, ``transfer/data/quadruped.usda``)."""
 
 
 def _package_hint(asset: str) -> str | None:
-    package = asset.split(":", 1)[0] if ":" in asset else None
-    return package if package in PACKAGE_ASSETS else None
+    return package_hint(asset)
 
 
 ISAACLAB_LEGGED_SETTINGS: Mapping[str, Any] = MappingProxyType(
@@ -139,39 +129,6 @@ def read_task_yaml(path: str | Path, data: Mapping[str, Any] | None = None) -> T
             )
         data["asset"] = str(resolved)
     return Task.from_dict(data, source=str(path))
-
-
-def resolve_asset(asset: str) -> Path:
-    """The file an asset hint names: a path, or ``<package>:<name>`` for an asset shipped inside an installed
-    engine package: ``newton:<name>`` (Newton's ``examples/assets``), ``ovphysx:<name>`` (ovphysx's
-    ``samples/data``).
-
-    The package is located with ``importlib.util.find_spec`` (it is not imported). ``<name>`` may omit the
-    extension (``.usda``, ``.usd``, ``.usdc`` are tried in turn).
-    """
-    package = _package_hint(asset)
-    if package is None:
-        path = Path(asset)
-        if not path.is_file():
-            raise FileNotFoundError(f"Asset file not found: {path}")
-        return path
-    subdir, extra = PACKAGE_ASSETS[package]
-    name = asset[len(package) + 1 :]
-    if not name or Path(name).is_absolute() or ".." in Path(name).parts:
-        raise ValueError(f"Asset {asset!r}: expected {package}:<name> with a file name from {package}'s {subdir}")
-    spec = importlib.util.find_spec(package)
-    if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError(
-            f"Asset {asset!r} is bundled with {package}, which is not installed: pip install '{extra}', "
-            "or give the asset's path."
-        )
-    folder = Path(next(iter(spec.submodule_search_locations))) / subdir
-    candidates = [folder / name] + [folder / f"{name}{ext}" for ext in (".usda", ".usd", ".usdc")]
-    for candidate in candidates:
-        if candidate.is_file():
-            return candidate
-    available = sorted(p.name for p in folder.glob("*.usd*")) if folder.is_dir() else []
-    raise FileNotFoundError(f"Asset {asset!r}: no {name}(.usda|.usd|.usdc) in {folder}; available: {available}")
 
 
 def read_newton_policy_yaml(path: str | Path, data: Mapping[str, Any] | None = None) -> Task:

@@ -30,9 +30,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from transfer.errors import MissingPackageError
 from transfer.orders.graph import Body, Joint, JointType, OrderingError
 
-__all__ = ["CoordinateMove", "ImportSummary", "InferredTree", "RootlessPolicy", "import_usd", "infer_trees"]
+__all__ = [
+    "OPTIONAL_PACKAGES",
+    "CoordinateMove",
+    "ImportSummary",
+    "InferredTree",
+    "RootlessPolicy",
+    "add_usd",
+    "import_usd",
+    "infer_trees",
+]
 
 RootlessPolicy = Literal["none", "infer_tree"]
 
@@ -273,6 +283,48 @@ def _source_name(source: Any) -> str:
     return layer.realPath or layer.identifier
 
 
+OPTIONAL_PACKAGES: dict[str, tuple[str, str]] = {
+    "scipy": ("scipy", "pip install 'transfer[newton]' (or: pip install scipy)"),
+    "coacd": ("coacd", "pip install coacd"),
+    "fast_simplification": ("fast-simplification", "pip install fast-simplification"),
+    "trimesh": ("trimesh", "pip install trimesh"),
+    "meshio": ("meshio", "pip install meshio"),
+    "open3d": ("open3d", "pip install open3d"),
+    "alphashape": ("alphashape", "pip install alphashape"),
+    "pyfqmr": ("pyfqmr", "pip install pyfqmr"),
+}
+"""Packages Newton 1.8's USD importer imports only for some assets (``newton[importers]``), by module: the pip
+name and the install command. ``transfer[newton]`` installs scipy, which builds the convex hulls of mesh
+colliders (``physics:approximation = "convexHull"``, what the official MJCF/URDF converters author); the others
+serve rarer approximations (``convexDecomposition``: coacd, ``meshSimplification``: fast-simplification)."""
+
+
+def add_usd(builder: Any, source: Any, **options: Any) -> Any:
+    """``builder.add_usd(source, **options)``: the one call through which the Newton backend imports USD.
+
+    A package Newton imports only for some assets (:data:`OPTIONAL_PACKAGES`; any other missing module too) that
+    is not installed ends here as :class:`~transfer.errors.MissingPackageError` naming the package, the asset and
+    the install command, instead of a ``ModuleNotFoundError`` from deep inside Newton.
+    """
+    try:
+        return builder.add_usd(source, **options)
+    except ModuleNotFoundError as exc:
+        module = (exc.name or "").split(".")[0]
+        if not module or module in ("newton", "warp", "pxr"):
+            raise
+        package, install = OPTIONAL_PACKAGES.get(module, (module, f"pip install {module}"))
+        raise MissingPackageError(package, f"Newton's USD importer (for {_file_name(source)})", install) from exc
+
+
+def _file_name(source: Any) -> str:
+    """The file a path or stage stands for: for a stage built over the user's file (an in-memory overlay), the
+    first layer it uses that is a file."""
+    if isinstance(source, str | os.PathLike):
+        return str(Path(source))
+    files = [layer.realPath for layer in source.GetUsedLayers() if not layer.anonymous and layer.realPath]
+    return files[0] if files else _source_name(source)
+
+
 def import_usd(
     source: str | os.PathLike | Any,
     rootless_articulation_policy: RootlessPolicy = "none",
@@ -312,7 +364,7 @@ def import_usd(
     joint0, art0 = builder.joint_count, builder.articulation_count
 
     if rootless_articulation_policy == "none" or not plans:
-        result = builder.add_usd(given if not isinstance(source, str | os.PathLike) else str(source), **newton_options)
+        result = add_usd(builder, given if not isinstance(source, str | os.PathLike) else str(source), **newton_options)
         notes = ()
         if plans:
             notes = (
@@ -344,7 +396,7 @@ def import_usd(
         for loop in plan.loops:
             UsdPhysics.Joint(stage.GetPrimAtPath(loop)).CreateExcludeFromArticulationAttr(True)
 
-    builder.add_usd(stage, **newton_options)
+    add_usd(builder, stage, **newton_options)
     trees = _check_layout(builder, joint0, art0, plans)
     reference = _none_import(given, source, newton_options)
     summary = ImportSummary(
@@ -422,7 +474,7 @@ def _none_import(given: Any, source: Any, options: dict[str, Any]) -> Any:
     scratch = newton.ModelBuilder()
     opts = dict(options)
     opts.update(load_visual_shapes=False, load_sites=False, skip_mesh_approximation=True)
-    scratch.add_usd(given if not isinstance(source, str | os.PathLike) else str(source), **opts)
+    add_usd(scratch, given if not isinstance(source, str | os.PathLike) else str(source), **opts)
     return scratch
 
 

@@ -21,6 +21,8 @@ from newton.selection import ArticulationView
 
 from transfer._console import quiet_warp
 from transfer.backends.base import EngineOrder, EngineRefusal, asset_file, select_root
+from transfer.backends.newton.importer import add_usd
+from transfer.errors import MissingPackageError
 
 __all__ = ["engine_orders"]
 
@@ -44,12 +46,14 @@ def engine_orders(asset: str | os.PathLike, root: str | None = None) -> list[Eng
         EngineRefusal: Newton raised while importing the asset or building its views
             (``engine == "mjwarp"``; e.g. reversed joints, a joint cycle, composition errors).
         LookupError: ``root`` is given and Newton built no articulation there.
+        transfer.errors.MissingPackageError: the asset needs a package Newton's importer lacks (scipy for the
+            convex hulls of mesh colliders), named with its install command.
     """
     path = asset_file(asset)
     try:
         with quiet_warp():
             builder = newton.ModelBuilder()
-            builder.add_usd(path)
+            add_usd(builder, path)
             model = builder.finalize(device="cpu")
             orders = []
             excluded = [newton.JointType.FREE, newton.JointType.FIXED]
@@ -60,6 +64,8 @@ def engine_orders(asset: str | os.PathLike, root: str | None = None) -> list[Eng
                         "mjwarp", label, tuple(view.joint_dof_names), tuple(view.link_names), _flag(view.is_fixed_base)
                     )
                 )
+    except MissingPackageError:
+        raise  # not the engine refusing the asset: a package to install
     except Exception as exc:
         raise EngineRefusal("mjwarp", str(exc)) from exc
     return select_root(orders, root, "mjwarp", path)

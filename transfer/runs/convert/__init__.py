@@ -195,7 +195,7 @@ def _convert_run(path: Any, to: Any, *, out: Any, source: Any, config: Any, asse
     try:
         task.with_joint_names(src_order.joints)
     except ValueError as exc:
-        raise ConvertError(f"{path} does not fit {inputs.asset.name}: {exc}") from None
+        raise ConvertError(f"{path} does not fit {inputs.asset_given.name}: {exc}") from None
     conventions = isinstance(parsed, OrderingConvention) and isinstance(parsed_to, OrderingConvention)
     src_bodies, to_bodies = (src_order.bodies, to_order.bodies) if conventions else (None, None)
     reorder = Reorder.from_names(task, src_order.joints, to_order.joints, src_bodies, to_bodies)
@@ -206,7 +206,7 @@ def _convert_run(path: Any, to: Any, *, out: Any, source: Any, config: Any, asse
         body_names=to_bodies,
         convention=parsed_to.value if isinstance(parsed_to, OrderingConvention) else None,
         trained_on=task.trained_on,
-        asset=str(inputs.asset.resolve()),
+        asset=str(inputs.asset_given.resolve()),
         history=[{**_history(checkpoint, parsed, parsed_to), "run": str(folder)}],
     )
     return reorder_checkpoint(

@@ -135,7 +135,7 @@ def verify(
     if pending is not None and sizes.ok:
         raise pending
     label = "unknown" if pending is not None else inputs.source_label
-    common = dict(checkpoint=str(inputs.policy.path), asset=str(inputs.asset), source=label, backends=BACKENDS,
+    common = dict(checkpoint=str(inputs.policy.path), asset=str(inputs.asset_given), source=label, backends=BACKENDS,
                   samples=samples, seed=seed, sizes=sizes)  # fmt: skip
     if not sizes.ok:
         return VerifyReport(ok=False, terms=[], orders={}, trace=None, verdict=_verdict(sizes, [], None), **common)

@@ -127,7 +127,7 @@ def check_sizes(inputs: Inputs) -> SizeCheck:
         listed = ", ".join(f"{t['name']} {t['stop'] - t['start']}" for t in terms)
         problems.append(
             f"{policy.path.name} reads {policy.input_size} observations and writes {policy.output_size} actions, but "
-            f"the config on {inputs.asset.name} builds {obs_size} and drives {act_size} joints (terms: "
+            f"the config on {inputs.asset_given.name} builds {obs_size} and drives {act_size} joints (terms: "
             f"{listed})"
         )
     action_joints = list(expanded.action.joints or order) if expanded is not None else []

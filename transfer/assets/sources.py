@@ -1,0 +1,250 @@
+"""MJCF and URDF files as values: which format a file is, the files it references, and a key for its content.
+
+Nothing here converts or imports anything heavy: the file is read with the standard library's XML parser.
+
+- :func:`source_format`: ``"mjcf"`` (root element ``<mujoco>``), ``"urdf"`` (``<robot>``), or ``None`` for a file
+  that is not ``.xml``/``.urdf`` (USD and everything else go on as USD). The root element decides, not the suffix:
+  a URDF saved as ``.xml`` is read as URDF.
+- :func:`references`: the files the robot file names and the converter reads: MJCF ``<include>``, ``<mesh>``,
+  ``<hfield>``, ``<skin>``, ``<texture>`` and ``<model>`` files (under ``<compiler meshdir/texturedir/assetdir>``,
+  includes followed); URDF ``<mesh filename>`` and ``<texture filename>`` (``package://`` found by walking up from
+  the URDF's folder, as urdf-usd-converter does; ``file://``; relative to the URDF's folder).
+- :func:`content_key`: sha256 over the file's sha256 and each reference (as written, with its sha256), plus the
+  converter and its version: equal content gives the equal key wherever the files lie; any changed byte, a mesh
+  swapped, or another converter version gives another.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "SOURCE_SUFFIXES",
+    "AssetError",
+    "Reference",
+    "content_key",
+    "file_sha256",
+    "references",
+    "references_sha256",
+    "source_format",
+]
+
+SOURCE_SUFFIXES = (".xml", ".urdf")
+"""Suffixes read as robot description files (MJCF or URDF, told apart by the root element)."""
+_ROOTS = {"mujoco": "mjcf", "robot": "urdf"}
+_KEY_VERSION = b"transfer-asset-key/1"
+_CHUNK = 1 << 20
+
+
+class AssetError(ValueError):
+    """A robot file that cannot be converted as given: not MJCF or URDF, malformed, or the converter refused it."""
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A file a robot file names: ``text`` as written there, ``path`` where it resolves, and the element naming it."""
+
+    text: str
+    path: Path
+    element: str
+
+    @property
+    def exists(self) -> bool:
+        return self.path.is_file()
+
+
+def _parse(path: Path) -> ET.Element:
+    try:
+        return ET.parse(path).getroot()
+    except ET.ParseError as exc:
+        raise AssetError(f"{path}: not well-formed XML ({exc}); fix the file or give a USD file") from None
+    except UnicodeDecodeError:
+        raise AssetError(f"{path}: not a text (XML) file") from None
+
+
+def source_format(path: str | Path) -> str | None:
+    """``"mjcf"`` or ``"urdf"`` for a ``.xml``/``.urdf`` file (by its root element), ``None`` for any other suffix.
+
+    Raises:
+        FileNotFoundError: a ``.xml``/``.urdf`` path that is not a file.
+        AssetError: not well-formed XML, or a root element that is neither ``<mujoco>`` nor ``<robot>``.
+    """
+    path = Path(path)
+    if path.suffix.lower() not in SOURCE_SUFFIXES:
+        return None
+    if not path.is_file():
+        raise FileNotFoundError(f"Asset file not found: {path}")
+    tag = _parse(path).tag
+    if tag not in _ROOTS:
+        raise AssetError(
+            f"{path}: the root element is <{tag}>; an MJCF file starts with <mujoco>, a URDF file with <robot>. "
+            "Give an MJCF (.xml), URDF (.urdf) or USD file."
+        )
+    return _ROOTS[tag]
+
+
+def references(path: str | Path, fmt: str | None = None) -> tuple[Reference, ...]:
+    """The files ``path`` (MJCF or URDF) references, in document order, each once. Missing files are listed too
+    (:attr:`Reference.exists` tells); the converter decides whether it needs them."""
+    path = Path(path).absolute()
+    fmt = fmt or source_format(path)
+    found = _mjcf_references(path) if fmt == "mjcf" else _urdf_references(path)
+    unique: dict[tuple[str, Path], Reference] = {}
+    for ref in found:
+        unique.setdefault((ref.text, ref.path), ref)
+    return tuple(unique.values())
+
+
+_MJCF_FILES = {
+    "mesh": ("mesh", ("file",)),
+    "hfield": ("mesh", ("file",)),
+    "skin": ("mesh", ("file",)),
+    "texture": ("texture", ("file", "fileright", "fileleft", "fileup", "filedown", "filefront", "fileback")),
+    "model": (None, ("file",)),
+}
+"""MJCF element -> (the compiler folder its files are under, the attributes naming files)."""
+
+
+def _mjcf_trees(path: Path) -> tuple[list[ET.Element], list[Reference]]:
+    """The main file's tree and every included one (includes are relative to the main file's folder)."""
+    base = path.parent
+    trees, includes, todo, seen = [], [], [path], {path.resolve()}
+    while todo:
+        root = _parse(todo.pop(0))
+        trees.append(root)
+        for element in root.iter("include"):
+            text = element.get("file")
+            if not text:
+                continue
+            ref = Reference(text, _under(base, None, text), "include")
+            includes.append(ref)
+            if ref.exists and ref.path.resolve() not in seen:
+                seen.add(ref.path.resolve())
+                todo.append(ref.path)
+    return trees, includes
+
+
+def _under(base: Path, folder: str | None, text: str) -> Path:
+    name = Path(text)
+    if name.is_absolute():
+        return name
+    if folder:
+        return base / folder / name
+    return base / name
+
+
+def _mjcf_references(path: Path) -> list[Reference]:
+    trees, found = _mjcf_trees(path)
+    folders: dict[str, str | None] = {"mesh": None, "texture": None}
+    for root in trees:
+        for compiler in root.iter("compiler"):
+            asset_dir = compiler.get("assetdir")
+            for kind in folders:
+                folders[kind] = compiler.get(f"{kind}dir", asset_dir if asset_dir is not None else folders[kind])
+    for root in trees:
+        for element in root.iter():
+            kind = _MJCF_FILES.get(element.tag)
+            if kind is None:
+                continue
+            folder, attributes = kind
+            for attribute in attributes:
+                text = element.get(attribute)
+                if text:
+                    found.append(Reference(text, _under(path.parent, folders.get(folder or ""), text), element.tag))
+    return found
+
+
+def _urdf_path(urdf: Path, text: str) -> Path:
+    """Where urdf-usd-converter looks for a URDF file reference."""
+    if text.startswith("file://"):
+        rest = text.removeprefix("file://")
+        return Path("/" + rest.lstrip("/")) if text.startswith("file:///") else urdf.parent / rest
+    if text.startswith("package://"):
+        parts = Path(text.removeprefix("package://")).parts
+        relative = Path(*parts[1:]) if len(parts) > 1 else Path(text)
+        folder = urdf.parent.resolve()
+        for candidate in (folder, *folder.parents):
+            if (candidate / relative).exists():
+                return candidate / relative
+        return urdf.parent / relative
+    return _under(urdf.parent, None, text)
+
+
+def _urdf_references(path: Path) -> list[Reference]:
+    found = []
+    for element in _parse(path).iter():
+        if element.tag in ("mesh", "texture"):
+            text = element.get("filename")
+            if text and ("://" not in text or text.startswith(("package://", "file://"))):
+                found.append(Reference(text, _urdf_path(path, text), element.tag))
+    return found
+
+
+def _feed(digest: Any, data: bytes) -> None:
+    digest.update(len(data).to_bytes(8, "little"))
+    digest.update(data)
+
+
+def _feed_file(digest: Any, path: Path) -> None:
+    """The file's sha256 (``M`` alone for a missing file), so that no two inputs run together."""
+    if not path.is_file():
+        digest.update(b"M")
+        return
+    digest.update(b"F" + file_sha256(path).encode())
+
+
+_DIGESTS: dict[str, tuple[tuple[int, int, int, int], str]] = {}
+"""sha256 by real path, with the ``(mtime_ns, size, ctime_ns, inode)`` it was computed for: a robot's meshes are
+hashed once per process while they stay unchanged (every command resolves its asset more than once)."""
+_RACY_NS = 2_000_000_000
+"""A file changed this recently is hashed every time: file times are too coarse to tell two quick writes apart."""
+
+
+def file_sha256(path: str | Path) -> str:
+    """The sha256 of a file's bytes (what ``sha256sum`` prints)."""
+    st = os.stat(path)
+    stamp, real = (st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino), os.path.realpath(path)
+    known = _DIGESTS.get(real)
+    if known is not None and known[0] == stamp:
+        return known[1]
+    digest = hashlib.sha256()
+    with Path(path).open("rb") as stream:
+        while chunk := stream.read(_CHUNK):
+            digest.update(chunk)
+    if time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) > _RACY_NS:
+        if len(_DIGESTS) > 4096:
+            _DIGESTS.clear()
+        _DIGESTS[real] = (stamp, digest.hexdigest())
+    return digest.hexdigest()
+
+
+def references_sha256(refs: tuple[Reference, ...]) -> str | None:
+    """One sha256 over every reference (as written, and its bytes), in a fixed order; ``None`` without any."""
+    if not refs:
+        return None
+    digest = hashlib.sha256()
+    for ref in sorted(refs, key=lambda r: (r.element, r.text)):
+        _feed(digest, ref.element.encode())
+        _feed(digest, ref.text.encode())
+        _feed_file(digest, ref.path)
+    return digest.hexdigest()
+
+
+def content_key(path: str | Path, converter: str, fmt: str | None = None) -> str:
+    """The cache key of converting ``path`` with ``converter`` (``"name version"``): a sha256 (hex) over the key
+    format, the converter, the file's bytes and :func:`references_sha256` of what it references."""
+    path = Path(path)
+    fmt = fmt or source_format(path)
+    digest = hashlib.sha256()
+    _feed(digest, _KEY_VERSION)
+    _feed(digest, converter.encode())
+    _feed(digest, str(fmt).encode())
+    _feed_file(digest, path)
+    _feed(digest, (references_sha256(references(path, fmt)) or "").encode())
+    return digest.hexdigest()
