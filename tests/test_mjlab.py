@@ -218,3 +218,28 @@ def test_real_mjwarp_policy_with_mjlab_metadata_walks_on_physx(anymal_files, tmp
     naive = replay(policy, "physx", reorder=False, **common)
     assert walked.fall_fraction == 0.0 and walked.forward_velocity > 0.7
     assert naive.fall_fraction > 0 or naive.forward_velocity < 0.3 * walked.forward_velocity
+
+
+@pytest.mark.engines
+def test_replay_with_an_mjcf_robot_needs_nothing_else(converters, tmp_path, capsys):
+    """mjlab's robots are MJCF: ``transfer replay policy.onnx --target physx --asset robot.xml`` reads the task from
+    the ONNX and converts the robot through the official converter (issue 20: nothing else needed)."""
+    pytest.importorskip("ovphysx")
+    from tests.robotgen import mjcf_robot
+    from tests.test_checkpoint import onnx_mlp
+    from transfer.cli import main
+    from transfer.orders import resolve_ordering
+
+    robot = mjcf_robot(tmp_path, name="walker", walker=True)
+    joints = resolve_ordering(robot, "mjwarp").joints  # MuJoCo's order: the one mjlab trains in
+    rng = np.random.default_rng(0)
+    n_obs, n_act = 12 + 3 * len(joints), len(joints)
+    layers = [(rng.normal(0, 0.1, (16, n_obs)).astype(np.float32), np.zeros(16, np.float32)),
+              (rng.normal(0, 0.1, (n_act, 16)).astype(np.float32), np.zeros(n_act, np.float32))]  # fmt: skip
+    policy = attach(onnx_mlp(tmp_path / "plain.onnx", layers), tmp_path / "policy.onnx",
+                    mjlab_metadata(joints, [0.0] * n_act, terms=MJLAB_LAYOUT))  # fmt: skip
+    code = main(["replay", str(policy), "--target", "physx", "--asset", str(robot), "--num-envs", "1",
+                 "--seconds", "0.2", "--json"])  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    result = json.loads(capsys.readouterr().out)
+    assert result["target"] == "physx" and result["order"] == "explicit list"
