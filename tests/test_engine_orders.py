@@ -299,3 +299,14 @@ def test_demo_quadruped_file_is_what_its_generator_writes(tmp_path):
     spec.loader.exec_module(module)
     fresh = module.build(tmp_path / "quadruped.usda")
     assert fresh.read_text() == (root / "transfer" / "data" / "quadruped.usda").read_text()
+
+
+def test_the_one_convention_to_engine_map_matches_the_backends():
+    """transfer.ordering.NATIVE_ENGINE (read above the backends without importing an engine) says what each backend
+    class declares as its native convention."""
+    from transfer.ordering import NATIVE_ENGINE, native_engine
+
+    pytest.importorskip("ovphysx")
+    pytest.importorskip("newton")
+    assert {backend_class(name).native_convention: name for name in NATIVE_ENGINE.values()} == dict(NATIVE_ENGINE)
+    assert native_engine("mjwarp") == "newton" and native_engine("robot_schema") is None and native_engine("x") is None

@@ -178,7 +178,7 @@ def long_functions() -> dict[str, int]:
 # What the second architecture pass (issue 22) has still to fold, listed so that nothing new joins it: each check
 # fails on a violation not listed here, and on a listed one that is gone (remove it from the list then).
 KNOWN_CYCLES = [["transfer.checkpoint", "transfer.policy"]]
-KNOWN_PRIVATE = {"_NATIVE_BACKEND", "_parse_source"}
+KNOWN_PRIVATE = {"_parse_source"}
 KNOWN_BACKEND_NAMES = {"transfer.runs.replay"}
 KNOWN_LONG = {
     "transfer.backends.physx.scene:compose_scene",
@@ -187,7 +187,6 @@ KNOWN_LONG = {
     "transfer.runs.train:train",
     "transfer.backends.newton.importer:import_usd",
     "transfer.task.readers:read_newton_policy_yaml",
-    "transfer.runs.convert:convert",
 }
 
 

@@ -11,8 +11,7 @@ from typing import Annotated
 import tyro
 
 from transfer.cli._checks import ASSET, CONFIG, ORDER, OutputFile
-
-_BACKEND = {"physx": "physx", "mjwarp": "newton"}
+from transfer.ordering import native_engine
 
 
 @dataclass(frozen=True)
@@ -72,7 +71,7 @@ def run_convert(cmd: Convert) -> int:
         print("  weights   untouched (same order): metadata added")
     asset = Path(meta["asset"]).name if meta["asset"] else "none"
     print(f"  metadata  {meta['convention'] or 'explicit list'} order, trained on {meta['trained_on']}, asset {asset}")
-    backend = _BACKEND.get(meta["convention"] or "")
+    backend = native_engine(meta["convention"])
     if backend is not None:
         extra = "" if meta["asset"] else " --asset ROBOT.usd"
         print(f"  run it    transfer replay {result.path} --target {backend}{extra}")

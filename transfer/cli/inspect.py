@@ -12,6 +12,7 @@ import tyro
 
 from transfer._console import engine_output
 from transfer.cli._checks import ROBOT
+from transfer.ordering import NATIVE_ENGINE
 
 CONVENTIONS = ("physx", "mjwarp", "robot_schema")
 
@@ -111,7 +112,7 @@ def _truth(asset: Path, root: str | None) -> dict[str, dict[str, Any]]:
     from transfer.errors import MissingPackageError
 
     results: dict[str, dict[str, Any]] = {}
-    for name, backend in (("physx", "physx"), ("mjwarp", "newton")):
+    for name, backend in ((c.value, engine) for c, engine in NATIVE_ENGINE.items()):
         try:
             orders = engine_orders(backend, asset, root)
             results[name] = {o.root: {"joints": list(o.joints), "bodies": list(o.bodies)} for o in orders}

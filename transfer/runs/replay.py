@@ -21,7 +21,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from transfer._console import is_terminal, progress_bar
-from transfer.ordering import OrderingConvention, parse_ordering
+from transfer.ordering import OrderingConvention, native_engine, parse_ordering
 
 __all__ = [
     "ReplayError",
@@ -33,8 +33,6 @@ __all__ = [
     "replay",
     "resolve_inputs",
 ]
-
-_NATIVE_BACKEND = {OrderingConvention.PHYSX: "physx", OrderingConvention.MJWARP: "newton"}
 
 
 class ReplayError(ValueError):
@@ -274,8 +272,8 @@ def native_backend(inputs: Inputs) -> str:
     trained = inputs.task.trained_on
     if trained in ("physx", "newton"):
         return trained
-    if isinstance(inputs.source, OrderingConvention) and inputs.source in _NATIVE_BACKEND:
-        return _NATIVE_BACKEND[inputs.source]
+    if isinstance(inputs.source, OrderingConvention) and native_engine(inputs.source) is not None:
+        return native_engine(inputs.source)
     raise ReplayError(
         f"Cannot tell which backend {inputs.policy.path.name} was trained on from a {inputs.source_label} order; "
         "set trained_on in the task file."

@@ -27,12 +27,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from transfer.ordering import native_engine
+
 __all__ = ["DECIDE", "StartingTask", "TaskFileError", "render", "starting_task", "write_task_file"]
 
 DECIDE = "# DECIDE:"
 """The marker of every comment where a human must choose a value the asset cannot give."""
 ACTION_SCALE = 0.5  # Isaac Lab's velocity tasks: 0.5 (ANYmal), 0.25 (Unitree)
-_TRAINED_ON = {"physx": "physx", "mjwarp": "newton"}
 
 
 class TaskFileError(ValueError):
@@ -140,7 +141,7 @@ def starting_task(
         spawn_height=None,
         command=(1.0, 0.0, 0.0),
         asset=_relative(asset, output),
-        trained_on=_TRAINED_ON.get(convention or ""),
+        trained_on=native_engine(convention),
         joint_names_by_convention={k: list(v) for k, v in orders.items()},
         gravity=None if settings.gravity is None else tuple(_number(g) for g in settings.gravity),
         self_collisions=settings.self_collisions,

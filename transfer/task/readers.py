@@ -17,6 +17,7 @@ from types import MappingProxyType
 from typing import Any
 
 from transfer.assets import PACKAGE_ASSETS, package_hint, resolve_asset
+from transfer.ordering import native_engine
 from transfer.task._checks import TaskError, _names, _number
 from transfer.task.model import FLAT_VELOCITY_OBSERVATION, TASK_FORMAT, ActionTerm, Task
 
@@ -203,7 +204,7 @@ def read_newton_policy_yaml(path: str | Path, data: Mapping[str, Any] | None = N
             observation=FLAT_VELOCITY_OBSERVATION,
             action=ActionTerm(kind="joint_position", scale=scale, use_default_offset=True),
             convention=only,
-            trained_on=None if only is None else {"mjwarp": "newton", "physx": "physx"}[only],
+            trained_on=None if only is None else native_engine(only),
             command=(1.0, 0.0, 0.0),
             joint_names_by_convention=orders,
             source=src,

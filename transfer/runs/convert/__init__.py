@@ -47,7 +47,7 @@ from transfer.checkpoint import (
     read_metadata,
     write_metadata,
 )
-from transfer.ordering import OrderingConvention
+from transfer.ordering import OrderingConvention, native_engine
 from transfer.runs.convert.onnx_graph import _Onnx
 from transfer.runs.convert.order import RUNTIME_HINT, ConvertError, Reorder
 from transfer.runs.convert.rsl_rl import _RslRl
@@ -123,7 +123,6 @@ def convert(
     """
     from transfer.orders import resolve_ordering
     from transfer.policy import detect_format
-    from transfer.runs.replay import _NATIVE_BACKEND
     from transfer.task import resolve_asset
     from transfer.task.isaaclab import find_run
 
@@ -162,7 +161,7 @@ def convert(
     reorder = Reorder.from_names(task, src_order.joints, to_order.joints, src_bodies, to_bodies)
     trained_on = task.trained_on
     if trained_on is None and isinstance(parsed, OrderingConvention):
-        trained_on = _NATIVE_BACKEND.get(parsed)
+        trained_on = native_engine(parsed)
     metadata = build_metadata(
         task,
         to_order.joints,
