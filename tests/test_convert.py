@@ -26,7 +26,7 @@ from transfer.checkpoint import CheckpointError, build_metadata, read_metadata
 from transfer.cli import main
 from transfer.policy import load_policy
 from transfer.runs.convert import ConvertError, Reorder, convert, reorder_checkpoint
-from transfer.runs.replay import ReplayError, resolve_inputs
+from transfer.runs.inputs import ReplayError, resolve_inputs
 from transfer.task import ActionTerm, ObsTerm, Task
 
 torch = pytest.importorskip("torch")

@@ -603,7 +603,8 @@ def test_the_run_walks_on_the_other_engine(runs, anymal, engine, target):
     pytest.importorskip("ovphysx")
     pytest.importorskip("newton")
     pytest.importorskip("onnxruntime")
-    from transfer.runs.replay import replay, resolve_inputs
+    from transfer.runs.inputs import resolve_inputs
+    from transfer.runs.replay import replay
 
     inputs = resolve_inputs(runs[engine], asset=anymal["asset"])
     assert inputs.source_label == {"newton": "mjwarp", "physx": "physx"}[engine] and inputs.task.trained_on == engine
@@ -675,7 +676,7 @@ def test_a_go2_run_with_a_dc_motor_is_read_shown_verified_and_replayed_on_both_e
     replay is checked to run and to hand the engine motor-limited efforts, not to walk)."""
     from transfer.cli import main
     from transfer.env import PolicyEnv
-    from transfer.runs.replay import resolve_inputs
+    from transfer.runs.inputs import resolve_inputs
 
     asset = shared / "assets/unitree_go2/usd/go2_flat.usda"
     run = write_run(tmp_path / "go2_run", "physx", env=go2_env(),

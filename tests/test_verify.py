@@ -10,7 +10,7 @@ import json
 import pytest
 
 from transfer.cli import main
-from transfer.runs.replay import resolve_inputs
+from transfer.runs.inputs import resolve_inputs
 from transfer.runs.verify import ACTION_TOLERANCE, TOLERANCES, check_sizes, verify
 
 pytestmark = [pytest.mark.engines, pytest.mark.filterwarnings("ignore")]

@@ -21,22 +21,23 @@ from typing import Any, TextIO
 import numpy as np
 
 from transfer._console import is_terminal, progress_bar
-from transfer.ordering import OrderingConvention, native_engine, parse_ordering
+from transfer.runs.inputs import (
+    Inputs,
+    ReplayError,
+    native_backend,
+    one_torch_thread,
+    resolve_inputs,
+    without_listed_order,
+)
 
 __all__ = [
     "ReplayError",
     "ReplayResult",
     "baseline_failure",
     "compare",
-    "native_backend",
     "plot",
     "replay",
-    "resolve_inputs",
 ]
-
-
-class ReplayError(ValueError):
-    """A replay's inputs do not fit together (missing asset or convention, sizes that do not match)."""
 
 
 @dataclass
@@ -79,207 +80,6 @@ class ReplayResult:
         return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in out.items()}
 
 
-@dataclass(frozen=True)
-class Inputs:
-    """A replay's resolved inputs: the policy, the task, the asset and the checkpoint's joint order."""
-
-    policy: Any
-    task: Any
-    asset: Path
-    source: Any
-    """An :class:`~transfer.ordering.OrderingConvention` or a tuple of joint names."""
-    source_label: str
-    asset_file: Path | None = None
-    """The MJCF/URDF file ``asset`` was converted from (``None``: ``asset`` is the file given)."""
-
-    @property
-    def asset_given(self) -> Path:
-        """The robot file as the user gave it: the MJCF/URDF source, else the USD."""
-        return self.asset_file or self.asset
-
-
-def _asset(given: str | Path) -> tuple[Path, Path | None]:
-    """The USD file to open for the asset ``given`` (a path or ``<package>:<name>``; MJCF/URDF converted through
-    :func:`transfer.assets.resolve_asset`) and the MJCF/URDF file it came from (``None`` for USD)."""
-    from transfer.assets import locate_asset, resolve_asset
-
-    located = locate_asset(given)
-    usd = resolve_asset(located)
-    return usd, (None if usd == located else located)
-
-
-def _parse_source(source: str | Sequence[str] | None) -> Any:
-    if source is None or not isinstance(source, str):
-        return parse_ordering(source)
-    path = Path(source)
-    if path.is_file():
-        import yaml
-
-        names = yaml.safe_load(path.read_text())
-        if not isinstance(names, list):
-            raise ReplayError(f"--source {path}: expected a list of joint names (YAML list or one name per line)")
-        return parse_ordering(names)
-    try:
-        return parse_ordering(source)
-    except ValueError:
-        raise ReplayError(
-            f"--source {source!r}: not a convention (physx, mjwarp, robot_schema) and not a file listing joint names"
-        ) from None
-
-
-def resolve_inputs(
-    checkpoint: str | Path,
-    *,
-    source: str | Sequence[str] | None = None,
-    config: str | Path | None = None,
-    asset: str | Path | None = None,
-) -> Inputs:
-    """Load the checkpoint and the task, and settle the asset and the checkpoint's joint order.
-
-    A checkpoint carrying metadata (:mod:`transfer.checkpoint`, written by ``transfer convert``) says all three:
-    ``source``, ``config`` and ``asset`` are optional then. Given anyway, each is checked against it and refused
-    when it contradicts it, showing both values: ``source`` must give the checkpoint's joint names on the asset,
-    ``config`` must agree on every field both set (fields the metadata leaves unset are taken from it), and
-    ``asset`` (or the asset the config or metadata names) must resolve the checkpoint's joint order.
-
-    ``checkpoint`` may also be an Isaac Lab run folder (``params/env.yaml`` beside ``model_<iter>.pt`` or
-    ``exported/policy.pt``), or a checkpoint file inside one: the task, the training engine (the default
-    ``source``) and the asset path come from the run's ``env.yaml`` (docs/isaaclab.md).
-    """
-    from transfer.policy import load_policy
-    from transfer.task import load_task
-    from transfer.task.isaaclab import find_run
-
-    if find_run(checkpoint) is not None and (config is None or Path(checkpoint).is_dir()):
-        return _inputs_from_run(checkpoint, source, config, asset)
-    policy = load_policy(checkpoint)
-    meta = policy.metadata
-    if meta is not None:
-        return _inputs_from_metadata(policy, meta, source, config, asset)
-    if config is None:
-        raise ReplayError(
-            f"{checkpoint}: no task configuration. Pass --config with a task file (presets/tasks/*.yaml) or a Newton "
-            "policy YAML describing the checkpoint's observation, action and defaults; or store them in the "
-            "checkpoint once: transfer convert CHECKPOINT --source X --to X --config FILE.yaml --asset ROBOT.usd -o OUT."
-        )
-    task = load_task(config)
-    parsed = _parse_source(source)
-    if parsed is None and task.convention is not None:
-        parsed = parse_ordering(task.convention)
-    if parsed is None:
-        raise ReplayError(
-            f"--source is needed: the joint order of {Path(checkpoint).name} (physx, mjwarp, robot_schema, or a file "
-            f"listing its joint names); {config} does not say."
-        )
-    if isinstance(parsed, OrderingConvention):
-        task = task.with_convention(parsed)
-        label = parsed.value
-    else:
-        label = "explicit list"
-    if asset is None and task.asset is None:
-        raise ReplayError(f"--asset is needed: {config} names no asset for the robot (a USD, MJCF or URDF file)")
-    path, source_file = _asset(asset if asset is not None else task.asset)
-    return Inputs(policy, task, path, parsed, label, source_file)
-
-
-def _inputs_from_run(path: str | Path, source: Any, config: Any, asset: Any) -> Inputs:
-    """:func:`resolve_inputs` for an Isaac Lab run folder (or a checkpoint file inside one, without ``config``).
-
-    The run's ``params/env.yaml`` is read (safely) before anything else is loaded; the checkpoint is the named
-    file, else the newest ``model_<iter>.pt``, else ``exported/policy.pt`` / ``.onnx``. The task is the env.yaml's
-    (``config``, when given, replaces it: the way to describe what env.yaml cannot say), the order is ``source``
-    or the one the training engine (or ``scene.robot.joint_ordering``) gives, the asset is ``asset`` or the run's
-    ``usd_path`` when that is a local file. A checkpoint carrying metadata speaks for itself.
-    """
-    from transfer.orders import resolve_ordering
-    from transfer.policy import detect_format, load_policy
-    from transfer.task import load_task
-    from transfer.task.isaaclab import isaaclab_task, read_isaaclab_run
-
-    run = read_isaaclab_run(path)
-    options = run.policy_options() if detect_format(run.checkpoint) == "rsl_rl" else {}
-    policy = load_policy(run.checkpoint, **options)
-    if policy.metadata is not None:
-        return _inputs_from_metadata(policy, policy.metadata, source, config, asset)
-    parsed = _parse_source(source) if source is not None else parse_ordering(run.order)
-    if config is not None:
-        task = load_task(config)
-        if isinstance(parsed, OrderingConvention):
-            task = task.with_convention(parsed)
-        task = dataclasses.replace(task, trained_on=task.trained_on or run.trained_on)
-        if asset is None and task.asset is not None:
-            from transfer.assets import locate_asset
-
-            asset = locate_asset(task.asset)
-    asset_path, source_file = _asset(run.asset_path(asset))
-    if config is None:
-        order = parsed.value if isinstance(parsed, OrderingConvention) else tuple(parsed)
-        task = isaaclab_task(run, resolve_ordering(asset_path, parsed).joints, order=order, asset=asset_path)
-    label = parsed.value if isinstance(parsed, OrderingConvention) else "explicit list"
-    return Inputs(policy, task, asset_path, parsed, label, source_file)
-
-
-def _inputs_from_metadata(policy: Any, meta: dict[str, Any], source: Any, config: Any, asset: Any) -> Inputs:
-    """:func:`resolve_inputs` for a checkpoint that describes itself: the metadata's task, order and asset, each
-    explicit argument checked against them."""
-    from transfer.checkpoint import merge_config, metadata_to_task
-    from transfer.orders import resolve_ordering
-    from transfer.task import load_task
-
-    name = policy.path.name
-    task = metadata_to_task(meta, source=f"{name} (metadata)")
-    order: Any = parse_ordering(task.convention) if task.convention is not None else task.joint_names
-    label = task.convention or "explicit list"
-    config_task = None if config is None else load_task(config)
-    if config_task is not None:
-        task = merge_config(task, config_task, where=f"--config {config} contradicts {name}'s metadata")
-    hint = asset or (config_task.asset if config_task is not None else None) or task.asset
-    if hint is None:
-        raise ReplayError(
-            f"--asset is needed: {name}'s metadata names no asset for the robot (convert it with --asset to store one)"
-        )
-    if asset is not None:
-        path, source_file = _asset(asset)
-    else:
-        try:
-            path, source_file = _asset(str(hint))
-        except FileNotFoundError as exc:
-            raise FileNotFoundError(
-                f"{exc} (named by {name}'s metadata); pass --asset with the robot's USD file"
-            ) from None
-    resolved = resolve_ordering(path, order).joints
-    if resolved != task.joint_names:
-        raise ReplayError(
-            f"{name}'s metadata lists its joints in {label} order as {list(task.joint_names)}, but {path.name} resolves "
-            f"that order to {list(resolved)}. Is this the checkpoint's robot? (--asset)"
-        )
-    if source is not None:
-        parsed = _parse_source(source)
-        given = resolve_ordering(path, parsed).joints
-        if given != task.joint_names:
-            shown = parsed.value if isinstance(parsed, OrderingConvention) else source
-            raise ReplayError(
-                f"--source {shown} contradicts {name}'s metadata: the checkpoint's joint order is {label} "
-                f"{list(task.joint_names)}; --source {shown} gives {list(given)} on {path.name}. Drop --source: the "
-                "checkpoint says its order."
-            )
-    return Inputs(policy, task, path, order, label, source_file)
-
-
-def native_backend(inputs: Inputs) -> str:
-    """The backend the checkpoint was trained on: the task's ``trained_on`` (a converted checkpoint's metadata keeps
-    it), else its convention's engine."""
-    trained = inputs.task.trained_on
-    if trained in ("physx", "newton"):
-        return trained
-    if isinstance(inputs.source, OrderingConvention) and native_engine(inputs.source) is not None:
-        return native_engine(inputs.source)
-    raise ReplayError(
-        f"Cannot tell which backend {inputs.policy.path.name} was trained on from a {inputs.source_label} order; "
-        "set trained_on in the task file."
-    )
-
-
 def replay(
     checkpoint: str | Path,
     target: str,
@@ -317,7 +117,7 @@ def replay(
     ordering = inputs.source if reorder else None
     if not reorder:
         # the naive user: the checkpoint's vectors read in the target's order, by the task's names in that order
-        task = _without_listed_order(task)
+        task = without_listed_order(task)
     env = PolicyEnv(
         task, inputs.asset, target, ordering, num_envs=num_envs, command=command, seed=seed,
         backend_overrides=backend_options,
@@ -326,12 +126,6 @@ def replay(
         return _run(env, policy, inputs, target, reorder, seconds, progress, label)
     finally:
         env.close()
-
-
-def _without_listed_order(task: Any) -> Any:
-    import dataclasses
-
-    return dataclasses.replace(task, joint_names=None, convention=None, joint_names_by_convention={})
 
 
 def _run(env: Any, policy: Any, inputs: Inputs, target: str, reorder: bool, seconds: float, progress: bool, label):
@@ -353,7 +147,7 @@ def _run(env: Any, policy: Any, inputs: Inputs, target: str, reorder: bool, seco
     steps = max(1, round(seconds / env.policy_dt))
     policy.reset()
     obs = env.observe()
-    _torch_threads()
+    one_torch_thread()
     start = time.perf_counter()
     stream = progress if hasattr(progress, "write") else sys.stderr
     terminal = progress is not False and is_terminal(stream)  # a bar on a terminal, one plain line elsewhere
@@ -419,12 +213,6 @@ def _kind(inputs: Inputs, target: str, reorder: bool) -> str:
         return "native" if native_backend(inputs) == target else "reordered"
     except ReplayError:
         return "reordered"
-
-
-def _torch_threads() -> None:
-    """One torch thread: the simulator needs the other cores (measured: two threads fight on 2 cores)."""
-    if "torch" in sys.modules:
-        sys.modules["torch"].set_num_threads(1)
 
 
 def compare(checkpoint: str | Path, target: str, **kwargs: Any) -> list[ReplayResult]:

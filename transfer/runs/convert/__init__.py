@@ -176,9 +176,9 @@ def convert(
 
 def _convert_run(path: Any, to: Any, *, out: Any, source: Any, config: Any, asset: Any, force: bool) -> ConvertResult:
     """:func:`convert` for an Isaac Lab run folder (or a checkpoint file inside one): its checkpoint, task, order and
-    asset as :func:`transfer.runs.replay.resolve_inputs` reads them; OUT's metadata records the run."""
+    asset as :func:`transfer.runs.inputs.resolve_inputs` reads them; OUT's metadata records the run."""
     from transfer.orders import resolve_ordering
-    from transfer.runs.replay import resolve_inputs
+    from transfer.runs.inputs import resolve_inputs
     from transfer.task.isaaclab import find_run
 
     inputs = resolve_inputs(path, source=source, config=config, asset=asset)
@@ -239,12 +239,12 @@ def _task_and_asset(checkpoint: Path, meta: Mapping[str, Any] | None, config: An
 
 def _orders(checkpoint: Path, meta: Mapping[str, Any] | None, task: Task, source: Any, to: Any) -> tuple[Any, Any]:
     """The checkpoint's order (``source``, else its metadata's, else the task's convention) and the new one."""
-    from transfer.runs.replay import _parse_source
+    from transfer.runs.inputs import parse_source
 
     parsed_to = _parse_to(to)
     if parsed_to is None:
         raise ConvertError("--to is needed: the joint order to convert to (physx, mjwarp, robot_schema, or names)")
-    parsed = _parse_source(source if source is None or isinstance(source, str) else list(source))
+    parsed = parse_source(source if source is None or isinstance(source, str) else list(source))
     if parsed is None and meta is not None:
         parsed = _metadata_order(meta)
     if parsed is None and task.convention is not None:
@@ -259,10 +259,10 @@ def _orders(checkpoint: Path, meta: Mapping[str, Any] | None, task: Task, source
 
 def _parse_to(to: Any) -> Any:
     """``to`` parsed as ``--source`` is, with its errors naming ``--to``."""
-    from transfer.runs.replay import _parse_source
+    from transfer.runs.inputs import parse_source
 
     try:
-        return _parse_source(to if isinstance(to, str) else list(to))
+        return parse_source(to if isinstance(to, str) else list(to))
     except ValueError as exc:
         raise ConvertError(str(exc).replace("--source", "--to", 1)) from None
 

@@ -27,14 +27,12 @@ names, same named state) with their tolerances; :mod:`~transfer.runs.verify.trac
 
 from __future__ import annotations
 
-import dataclasses
 import math
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from transfer.runs.replay import Inputs, ReplayError, resolve_inputs
+from transfer.runs.inputs import Inputs, ReplayError, one_torch_thread, resolve_inputs, without_listed_order
 from transfer.runs.verify.checks import (
     ACTION_TOLERANCE,
     BACKENDS,
@@ -90,10 +88,6 @@ def _resolve(checkpoint, source, config, asset) -> tuple[Inputs, Exception | Non
             raise exc from None
 
 
-def _without_listed_order(task: Any) -> Any:
-    return dataclasses.replace(task, joint_names=None, convention=None, joint_names_by_convention={})
-
-
 def verify(
     checkpoint: str | Path,
     *,
@@ -140,14 +134,14 @@ def verify(
     if not sizes.ok:
         return VerifyReport(ok=False, terms=[], orders={}, trace=None, verdict=_verdict(sizes, [], None), **common)
     _check_finite_actions(inputs.policy, seed)
-    _torch_threads()
+    one_torch_thread()
     overrides = dict(backend_orders or {})
     envs: dict[str, Any] = {}
     try:
         for name in BACKENDS:
             ordering, task = inputs.source, inputs.task
             if name in overrides:
-                ordering, task = overrides[name], _without_listed_order(task)
+                ordering, task = overrides[name], without_listed_order(task)
             envs[name] = PolicyEnv(task, inputs.asset, name, ordering, seed=seed, init_noise=0.0)
         commands = {name: env.command.copy() for name, env in envs.items()}
         terms = _compare(envs, inputs, sizes, samples, seed, tol)
@@ -185,9 +179,3 @@ def _check_finite_actions(policy: Any, seed: int, count: int = 64) -> None:
             "ordinary observations (zeros and standard-normal draws): its weights or normalizer hold NaN or inf. "
             "Nothing to verify; retrain or re-export the checkpoint."
         )
-
-
-def _torch_threads() -> None:
-    """One torch thread: the simulators need the other cores."""
-    if "torch" in sys.modules:
-        sys.modules["torch"].set_num_threads(1)

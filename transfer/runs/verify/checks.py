@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from transfer.runs.replay import Inputs
+from transfer.runs.inputs import Inputs
 from transfer.runs.verify.report import Largest, SizeCheck, TermCheck
 from transfer.task.terms import OBS_TERMS
 
