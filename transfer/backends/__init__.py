@@ -6,24 +6,36 @@ declares who it is (:attr:`~transfer.backends.base.Backend.name`, its
 its engine for the true articulation order of an asset (:meth:`~transfer.backends.base.Backend.engine_orders`).
 
 Importing this package imports no engine: a class module is imported on first use of :func:`backend_class`.
-Adding a backend: write ``transfer/backends/<name>/`` with a :class:`~transfer.backends.base.Backend` subclass and
-add one line to :data:`REGISTRY`.
+Adding a backend: write ``transfer/backends/<name>/`` with a :class:`~transfer.backends.base.Backend` subclass (and
+its joint movement probe, :mod:`transfer.backends.probes`) and add one entry to :data:`REGISTRY`.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from transfer.backends.base import Backend, EngineOrder
 
-__all__ = ["REGISTRY", "backend_class", "backend_names", "engine_orders"]
+__all__ = ["REGISTRY", "BackendEntry", "backend_class", "backend_names", "engine_orders", "movement_probe"]
 
-REGISTRY: dict[str, tuple[str, str, str]] = {
-    # name: (module, class, pip extra that installs the engine)
-    "physx": ("transfer.backends.physx", "PhysxBackend", "physx"),
-    "newton": ("transfer.backends.newton", "NewtonBackend", "newton"),
+
+@dataclass(frozen=True)
+class BackendEntry:
+    """One registered backend: where its class lives, the pip extra that installs its engine, and its joint movement
+    probe (a module with ``probe(asset, joints, plan)``, :mod:`transfer.backends.probes`)."""
+
+    module: str
+    cls: str
+    extra: str
+    movement_probe: str
+
+
+REGISTRY: dict[str, BackendEntry] = {
+    "physx": BackendEntry("transfer.backends.physx", "PhysxBackend", "physx", "transfer.backends.physx.movement"),
+    "newton": BackendEntry("transfer.backends.newton", "NewtonBackend", "newton", "transfer.backends.newton.movement"),
 }
 
 
@@ -47,12 +59,25 @@ def backend_class(name: str) -> type[Backend]:
         ImportError: its engine is not installed (the message names the pip extra).
     """
     key = _key(name)
-    module_name, class_name, extra = REGISTRY[key]
+    entry = REGISTRY[key]
+    return getattr(_import(key, entry.module), entry.cls)
+
+
+def _import(key: str, module: str) -> Any:
     try:
-        module = import_module(module_name)
+        return import_module(module)
     except ImportError as exc:
+        extra = REGISTRY[key].extra
         raise ImportError(f"The {key} backend needs its engine: pip install 'transfer[{extra}]' ({exc})") from exc
-    return getattr(module, class_name)
+
+
+def movement_probe(name: str) -> Any:
+    """The joint movement probe of backend ``name`` (``probe(asset, joints, plan) -> MovementTrace``; imports its
+    engine on first use)."""
+    key = str(name).strip().lower()
+    if key not in REGISTRY:
+        raise ValueError(f"No joint movement probe for backend {name!r}; probes: {', '.join(REGISTRY)}")
+    return _import(key, REGISTRY[key].movement_probe).probe
 
 
 def engine_orders(name: str, asset: Any, root: str | None = None) -> list[EngineOrder]:

@@ -10,7 +10,7 @@ least one joint produces measurable relative motion between its bodies.
    (positive, then negative). The target speed scales with the travel, never below 45 deg/s or 0.05 m/s. Loose
    assemblies (no articulation root) have their base bodies (joint parents that are never children) pinned
    kinematic; articulations keep their authored base.
-3. Attempts run through each engine's probe (:func:`transfer.backends.base.movement_probe`): directed joints toward
+3. Attempts run through each engine's probe (:func:`transfer.backends.movement_probe`): directed joints toward
    their open end and undirected ones positive, then the still-idle ones negative, then the spherical swings; on
    PhysX the six-direction velocity nudge for D6 and other joints when nothing moved.
 4. The tracker turns each probe's child-in-parent poses into the rotation angle of the relative quaternion and the
@@ -271,7 +271,8 @@ def _label(kind: str, sign: int, axis: int, joint: Any) -> str:
 
 def joint_movement(asset: str | Path, backend: str, *, duration: float = DURATION, scan: Any = None) -> MovementResult:
     """The joint_movement test of ``asset`` on ``backend`` (``"physx"`` or ``"newton"``): see the module docstring."""
-    from transfer.backends.base import MovementCommand, MovementJoint, MovementPlan, movement_probe
+    from transfer.backends import movement_probe
+    from transfer.backends.probes import MovementCommand, MovementJoint, MovementPlan
     from transfer.profile import scan_joints
 
     asset = str(asset)

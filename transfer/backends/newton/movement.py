@@ -33,8 +33,9 @@ import numpy as np
 
 from transfer.backends._pose import cross, relative_pose, rotate
 from transfer.backends._usd import overlay_stage
-from transfer.backends.base import MovementJoint, MovementPlan, MovementTrace, asset_file
+from transfer.backends.base import asset_file
 from transfer.backends.newton.importer import import_usd
+from transfer.backends.probes import MovementJoint, MovementPlan, MovementTrace
 
 __all__ = ["CAPABILITY", "probe"]
 

@@ -36,8 +36,9 @@ import numpy as np
 from transfer._console import quiet_warp
 from transfer.backends._pose import relative_pose
 from transfer.backends._usd import overlay_stage
-from transfer.backends.base import MovementJoint, MovementPlan, MovementTrace, asset_file
+from transfer.backends.base import asset_file
 from transfer.backends.physx import engine
+from transfer.backends.probes import MovementJoint, MovementPlan, MovementTrace
 
 __all__ = ["LOGGER", "probe"]
 
