@@ -22,9 +22,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.test_checkpoint import onnx_mlp, random_mlp, rsl_rl_checkpoint, torchscript_mlp
-from transfer.checkpoint import CheckpointError, build_metadata, read_metadata
+from transfer.checkpoint import CheckpointError, build_metadata
 from transfer.cli import main
-from transfer.policy import load_policy
+from transfer.formats import load_policy, read_metadata
 from transfer.runs.convert import ConvertError, Reorder, convert, reorder_checkpoint
 from transfer.runs.inputs import ReplayError, resolve_inputs
 from transfer.task import ActionTerm, ObsTerm, Task
@@ -362,7 +362,7 @@ def test_flags_that_contradict_the_metadata_are_refused_showing_both(anymal, con
 def test_a_moved_asset_needs_asset_and_only_then(anymal, converted_pt, tmp_path):
     meta = dict(read_metadata(converted_pt.path), asset="/nowhere/anymal_c.usda")
     moved = tmp_path / "moved.pt"
-    from transfer.checkpoint import write_metadata
+    from transfer.formats import write_metadata
 
     write_metadata(converted_pt.path, moved, meta)
     with pytest.raises(FileNotFoundError, match="named by moved.pt's metadata.*pass --asset"):
