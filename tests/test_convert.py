@@ -275,6 +275,30 @@ def test_same_order_adds_metadata_and_leaves_the_weights(anymal, tmp_path, capsy
     assert inputs.source_label == "mjwarp" and inputs.asset == anymal["asset"].resolve()
 
 
+def test_a_metadata_only_conversion_detects_the_format_and_checks_the_output_once(anymal, tmp_path, monkeypatch):
+    import transfer.checkpoint
+    import transfer.formats
+    import transfer.runs.convert as run
+
+    originals = {"detect_format": transfer.formats.detect_format, "check_output": transfer.checkpoint.check_output}
+    calls = dict.fromkeys(originals, 0)
+
+    def counted(name):
+        def call(*args, **kwargs):
+            calls[name] += 1
+            return originals[name](*args, **kwargs)
+
+        return call
+
+    for module in (transfer.formats, transfer.checkpoint, run):
+        for name in originals:
+            monkeypatch.setattr(module, name, counted(name))
+    result = convert(anymal["mjw_pt"], "mjwarp", source="mjwarp", config=PRESET, asset=anymal["asset"],
+                     out=tmp_path / "described.pt")  # fmt: skip
+    assert result.edits == () and read_metadata(result.path)["convention"] == "mjwarp"
+    assert calls == {"detect_format": 1, "check_output": 1}
+
+
 def _small(tmp_path: Path):
     task = Task(name="t", observation=(ObsTerm("projected_gravity"), ObsTerm("joint_pos_rel")),
                 action=ActionTerm(scale=1.0), default_joint_pos={".*": 0.0})  # fmt: skip
