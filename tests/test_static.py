@@ -194,6 +194,16 @@ def test_no_import_cycle():
     assert sorted(import_cycles()) == sorted(KNOWN_CYCLES)
 
 
+def test_the_schema_and_the_policy_interface_import_no_format_module():
+    """``checkpoint.py`` (the metadata schema) and ``policy.py`` (the ``Policy`` interface) sit below the formats:
+    each format module imports them, never the other way round (that was the checkpoint <-> policy cycle)."""
+    for module in ("transfer.checkpoint", "transfer.policy"):
+        formats = sorted(t for t in _targets(module) if t == "transfer.formats" or t.startswith("transfer.formats."))
+        assert formats == [], f"{module} imports {formats}"
+    assert "transfer.policy" not in _targets("transfer.checkpoint")
+    assert "transfer.checkpoint" not in _targets("transfer.policy")
+
+
 def test_no_private_name_crosses_runs_packages():
     found = private_imports_across_runs()
     assert {f.split(" imports ")[1].split(" from ")[0] for f in found} == KNOWN_PRIVATE, found
