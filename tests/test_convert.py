@@ -292,11 +292,12 @@ def test_a_metadata_only_conversion_detects_the_format_and_checks_the_output_onc
 
     for module in (transfer.formats, transfer.checkpoint, run):
         for name in originals:
-            monkeypatch.setattr(module, name, counted(name))
+            if hasattr(module, name):
+                monkeypatch.setattr(module, name, counted(name))
     result = convert(anymal["mjw_pt"], "mjwarp", source="mjwarp", config=PRESET, asset=anymal["asset"],
                      out=tmp_path / "described.pt")  # fmt: skip
-    assert result.edits == () and read_metadata(result.path)["convention"] == "mjwarp"
     assert calls == {"detect_format": 1, "check_output": 1}
+    assert result.edits == () and read_metadata(result.path)["convention"] == "mjwarp"
 
 
 def _small(tmp_path: Path):
