@@ -60,7 +60,7 @@ def measure(backend: str, num_envs: int, min_time: float, trials: int, actuator:
     import torch
 
     from transfer.env import Measure, PolicyEnv
-    from transfer.policy import load_policy
+    from transfer.formats import load_policy
     from transfer.runs.replay import resolve_inputs
 
     torch.set_num_threads(1)

@@ -52,7 +52,8 @@ def snapshot(folder: Path) -> dict[str, bytes]:
 def nan_policy(tmp_path_factory) -> Path:
     """The shipped Ant policy with its first weight matrix set to NaN (its metadata kept)."""
     torch = pytest.importorskip("torch")
-    from transfer.checkpoint import read_metadata, save_torchscript
+    from transfer.formats import read_metadata
+    from transfer.formats.torchscript import save_torchscript
 
     module = torch.jit.load(str(POLICY), map_location="cpu")
     with torch.no_grad():

@@ -26,14 +26,12 @@ from transfer.checkpoint import (
     atomic_write,
     build_metadata,
     check_metadata,
-    checkpoint_info,
     merge_config,
     metadata_to_task,
-    read_metadata,
-    write_metadata,
 )
 from transfer.cli import main
-from transfer.policy import load_policy
+from transfer.formats import load_policy, read_metadata, write_metadata
+from transfer.formats.info import checkpoint_info
 from transfer.task import OBS_TERMS, ActionTerm, ObsTerm, Task, load_task
 
 torch = pytest.importorskip("torch")

@@ -22,9 +22,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.test_checkpoint import onnx_mlp, random_mlp, rsl_rl_checkpoint, torchscript_mlp
-from transfer.checkpoint import CheckpointError, build_metadata, read_metadata
+from transfer.checkpoint import CheckpointError, build_metadata
 from transfer.cli import main
-from transfer.policy import load_policy
+from transfer.formats import load_policy, read_metadata
 from transfer.runs.convert import ConvertError, Reorder, convert, reorder_checkpoint
 from transfer.runs.inputs import ReplayError, resolve_inputs
 from transfer.task import ActionTerm, ObsTerm, Task
@@ -275,6 +275,31 @@ def test_same_order_adds_metadata_and_leaves_the_weights(anymal, tmp_path, capsy
     assert inputs.source_label == "mjwarp" and inputs.asset == anymal["asset"].resolve()
 
 
+def test_a_metadata_only_conversion_detects_the_format_and_checks_the_output_once(anymal, tmp_path, monkeypatch):
+    import transfer.checkpoint
+    import transfer.formats
+    import transfer.runs.convert as run
+
+    originals = {"detect_format": transfer.formats.detect_format, "check_output": transfer.checkpoint.check_output}
+    calls = dict.fromkeys(originals, 0)
+
+    def counted(name):
+        def call(*args, **kwargs):
+            calls[name] += 1
+            return originals[name](*args, **kwargs)
+
+        return call
+
+    for module in (transfer.formats, transfer.checkpoint, run):
+        for name in originals:
+            if hasattr(module, name):
+                monkeypatch.setattr(module, name, counted(name))
+    result = convert(anymal["mjw_pt"], "mjwarp", source="mjwarp", config=PRESET, asset=anymal["asset"],
+                     out=tmp_path / "described.pt")  # fmt: skip
+    assert calls == {"detect_format": 1, "check_output": 1}
+    assert result.edits == () and read_metadata(result.path)["convention"] == "mjwarp"
+
+
 def _small(tmp_path: Path):
     task = Task(name="t", observation=(ObsTerm("projected_gravity"), ObsTerm("joint_pos_rel")),
                 action=ActionTerm(scale=1.0), default_joint_pos={".*": 0.0})  # fmt: skip
@@ -362,7 +387,7 @@ def test_flags_that_contradict_the_metadata_are_refused_showing_both(anymal, con
 def test_a_moved_asset_needs_asset_and_only_then(anymal, converted_pt, tmp_path):
     meta = dict(read_metadata(converted_pt.path), asset="/nowhere/anymal_c.usda")
     moved = tmp_path / "moved.pt"
-    from transfer.checkpoint import write_metadata
+    from transfer.formats import write_metadata
 
     write_metadata(converted_pt.path, moved, meta)
     with pytest.raises(FileNotFoundError, match="named by moved.pt's metadata.*pass --asset"):

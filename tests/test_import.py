@@ -494,7 +494,7 @@ def walker_run(tmp_path_factory, converters) -> dict[str, Path]:
 
 @pytest.mark.engines
 def test_train_metadata_records_the_source_the_hash_and_the_converter(walker_run):
-    from transfer.checkpoint import read_metadata
+    from transfer.formats import read_metadata
 
     meta = read_metadata(walker_run["policy"])
     robot = walker_run["robot"]
@@ -542,7 +542,7 @@ def test_replay_without_scipy_names_it(walker_run):
 
 @pytest.mark.engines
 def test_convert_keeps_the_source_in_its_metadata(walker_run):
-    from transfer.checkpoint import read_metadata
+    from transfer.formats import read_metadata
 
     out = walker_run["folder"] / "physx_order.pt"
     result = cli("convert", walker_run["policy"], "--to", "physx", "-o", out)

@@ -349,13 +349,13 @@ def test_the_dump_carries_isaac_labs_python_tags_and_reads_back_as_plain_values(
 )
 def test_an_unknown_python_tag_is_refused_naming_it_and_its_line_and_nothing_runs(value, tmp_path, monkeypatch):
     import transfer.env
-    import transfer.policy
+    import transfer.formats
 
     def no(*args, **kwargs):
         raise AssertionError("nothing may be loaded or run for a refused env.yaml")
 
     monkeypatch.setattr(transfer.env.PolicyEnv, "__init__", no)
-    monkeypatch.setattr(transfer.policy, "load_policy", no)
+    monkeypatch.setattr(transfer.formats, "load_policy", no)
     marker = tmp_path / "RAN"
     folder = write_run(tmp_path / "run", "physx")
     (folder / "exported").mkdir()
@@ -421,7 +421,7 @@ def test_the_newest_model_is_chosen_by_iteration_number_unless_one_is_named(tmp_
     assert find_run(folder / "exported/policy.onnx") == (folder, folder / "exported/policy.onnx")
     assert find_run(tmp_path) is None
     assert read_isaaclab_run(folder).policy_options() == {"activation": "elu"}
-    from transfer.checkpoint import checkpoint_info
+    from transfer.formats.info import checkpoint_info
 
     info = checkpoint_info(folder, asset=anymal["asset"])  # the newest model, loaded with weights_only=True
     assert info["checkpoint"] == str(folder / "model_1000.pt") and info["format"] == "rsl_rl"
@@ -623,8 +623,8 @@ def test_the_run_walks_on_the_other_engine(runs, anymal, engine, target):
 def test_verify_and_convert_take_the_run_folder(runs, anymal, tmp_path, capsys):
     pytest.importorskip("ovphysx")
     pytest.importorskip("newton")
-    from transfer.checkpoint import read_metadata
     from transfer.cli import main
+    from transfer.formats import read_metadata
 
     asset = str(anymal["asset"])
     assert main(["verify", str(runs["newton"]), "--asset", asset, "--samples", "2"]) == 0

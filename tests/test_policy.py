@@ -17,7 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import SHARED
-from transfer.policy import PolicyError, RslRlPolicy, detect_format, load_policy
+from transfer.formats import detect_format, load_policy
+from transfer.formats.rsl_rl import RslRlPolicy
+from transfer.policy import PolicyError
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("rsl_rl")

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from transfer import load_policy, resolve_ordering
-from transfer.checkpoint import read_metadata
 from transfer.cli import main
+from transfer.formats import read_metadata
 from transfer.task import load_task, resolve_asset
 
 pytest.importorskip("rsl_rl")

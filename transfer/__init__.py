@@ -32,15 +32,15 @@ _EXPORTS = {
     "Task": "transfer.task",
     "load_task": "transfer.task",
     "Policy": "transfer.policy",
-    "load_policy": "transfer.policy",
+    "load_policy": "transfer.formats",
     "PolicyEnv": "transfer.env",
     "ReplayResult": "transfer.runs.replay",
     "replay": "transfer.runs.replay",
     "compare": "transfer.runs.replay",
     "verify": "transfer.runs.verify",
     "convert": "transfer.runs.convert",
-    "read_metadata": "transfer.checkpoint",
-    "write_metadata": "transfer.checkpoint",
+    "read_metadata": "transfer.formats",
+    "write_metadata": "transfer.formats",
 }
 
 __all__ = [
@@ -78,8 +78,8 @@ __all__ = [
 if TYPE_CHECKING:
     from transfer.articulation import Articulation, open_articulation
     from transfer.assets import import_asset, resolve_asset
-    from transfer.checkpoint import read_metadata, write_metadata
     from transfer.env import PolicyEnv
+    from transfer.formats import load_policy, read_metadata, write_metadata
     from transfer.name_map import ArticulationNameMap, NameMapError, build_name_map
     from transfer.ordering import OrderingConvention, parse_ordering
     from transfer.orders import (
@@ -89,7 +89,7 @@ if TYPE_CHECKING:
         resolve_ordering,
         resolve_orderings,
     )
-    from transfer.policy import Policy, load_policy
+    from transfer.policy import Policy
     from transfer.presets import (
         OrderingOverrideWarning,
         apply_articulation_ordering_preset,

@@ -16,9 +16,12 @@ mappings are keyed by those names, and observation terms carry their resolved si
 (:func:`transfer.assets.asset_source`: the file, its sha256, its references' sha256, the converter and its
 version). :func:`metadata_to_task` gives the task back.
 
-Writing never touches the input: :func:`write_metadata` writes a copy, atomically (a temporary file in the target
-folder, then ``os.replace``), refuses an output that is the input, and an existing output unless ``force``.
-Nothing heavy is imported here at module level: torch, onnx and yaml load inside the functions that need them.
+This module is the schema only: build, check, encode and decode the document, give its task back, merge it with a
+config (:func:`merge_config`, :func:`task_contradictions`), and the output rules every writer follows
+(:func:`check_output`, :func:`atomic_write`, :data:`SUFFIXES`). Reading and writing the document inside each
+format's file is :mod:`transfer.formats`' (:func:`transfer.formats.read_metadata`,
+:func:`transfer.formats.write_metadata`: a copy, written atomically, never over the input). No format module is
+imported here.
 """
 
 from __future__ import annotations
@@ -27,40 +30,28 @@ import dataclasses
 import json
 import os
 import tempfile
-import zipfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from transfer.assets import asset_source
-from transfer.formats.mjlab import is_mjlab, mjlab_task
 from transfer.task import Task, TaskError
-
-if TYPE_CHECKING:
-    import onnx
-    import torch
 
 __all__ = [
     "CHECKPOINT_FORMAT",
     "METADATA_KEY",
     "TORCHSCRIPT_EXTRA_FILE",
+    "SUFFIXES",
     "CheckpointError",
     "atomic_write",
     "build_metadata",
     "check_metadata",
     "check_output",
-    "checkpoint_info",
     "decode_metadata",
     "encode_metadata",
     "merge_config",
     "metadata_to_task",
-    "onnx_props_metadata",
-    "read_metadata",
-    "save_onnx",
-    "save_rsl_rl",
-    "save_torchscript",
     "task_contradictions",
-    "write_metadata",
 ]
 
 CHECKPOINT_FORMAT = "transfer-checkpoint/1"
@@ -316,137 +307,6 @@ def merge_config(checkpoint: Task, config: Task, *, where: str) -> Task:
     return dataclasses.replace(checkpoint, **updates) if updates else checkpoint
 
 
-# ---------------------------------------------------------------------------------------------------- reading
-
-
-def read_metadata(path: str | Path, format: str | None = None) -> dict[str, Any] | None:
-    """The metadata stored inside a checkpoint file, or ``None`` when it holds none.
-
-    ``format``: ``torchscript`` / ``onnx`` / ``rsl_rl``; ``None`` detects it. Raises :class:`CheckpointError` for
-    a document that is malformed or of another format version.
-    """
-    from transfer.policy import _torch_load_safe, detect_format
-
-    path = Path(path)
-    fmt = detect_format(path) if format is None else format
-    where = f"{path.name} (metadata)"
-    if fmt == "torchscript":
-        raw = _torchscript_extra_files(path).get(TORCHSCRIPT_EXTRA_FILE)
-    elif fmt == "onnx":
-        import onnx
-
-        model = onnx.load(str(path), load_external_data=False)
-        return onnx_props_metadata({p.key: p.value for p in model.metadata_props}, path)
-    elif fmt == "rsl_rl":
-        ckpt = _torch_load_safe(path)
-        raw = ckpt.get(METADATA_KEY) if isinstance(ckpt, dict) else None
-    else:
-        raise ValueError(f"Unknown checkpoint format {fmt!r}; expected torchscript, onnx or rsl_rl")
-    return None if raw is None else decode_metadata(raw, where)
-
-
-def onnx_props_metadata(props: Mapping[str, str], path: str | Path) -> dict[str, Any] | None:
-    """The document an ONNX model's ``metadata_props`` hold: transfer's own (key ``transfer``), else the one an
-    mjlab export's keys describe (:mod:`transfer.formats.mjlab`), else ``None``."""
-    path = Path(path)
-    raw = props.get(METADATA_KEY)
-    if raw is not None:
-        return decode_metadata(raw, f"{path.name} (metadata)")
-    if is_mjlab(props):
-        return _mjlab_metadata(props, path)
-    return None
-
-
-def _mjlab_metadata(props: Mapping[str, str], path: Path) -> dict[str, Any]:
-    """The document of an mjlab ONNX policy, from the task its ``metadata_props`` describe."""
-    task = mjlab_task(props, source=f"{path.name} (mjlab metadata)")
-    history = [{"tool": "mjlab", "run_path": props.get("run_path", ""), "file": path.name}]
-    try:
-        return build_metadata(task, task.joint_names, trained_on="newton", history=history)
-    except TaskError as exc:
-        raise CheckpointError(str(exc)) from None
-
-
-def _torchscript_extra_files(path: Path) -> dict[str, bytes]:
-    """The extra files of a TorchScript archive (``<archive>/extra/<name>``), by name."""
-    out: dict[str, bytes] = {}
-    with zipfile.ZipFile(path) as archive:
-        for name in archive.namelist():
-            parts = name.split("/")
-            if len(parts) == 3 and parts[1] == "extra" and parts[2]:
-                out[parts[2]] = archive.read(name)
-    return out
-
-
-def checkpoint_info(path: str | Path, *, asset: str | Path | None = None) -> dict[str, Any]:
-    """What ``transfer info`` prints: ``checkpoint``, ``format``, ``input_size``, ``output_size``, ``metadata`` (the
-    document or ``None``), ``observation_size`` (from the metadata, or ``None``) and ``notes``.
-
-    ``path`` may be an Isaac Lab run folder (or a checkpoint file inside one): the checkpoint is the run's
-    (:func:`transfer.task.isaaclab.run_checkpoint`), and unless it carries a document of its own, ``metadata`` is
-    the document derived from the run's ``params/env.yaml`` on ``asset`` (the run's ``usd_path`` when that is a
-    local file), in the keys :func:`build_metadata` writes; ``run`` says where it came from.
-
-    An RSL-RL actor without a std parameter is sized from its last layer (its distribution cannot be told from the
-    weights; a note says so). Raises ``FileNotFoundError``, :class:`~transfer.policy.PolicyError`, and
-    :class:`CheckpointError` for metadata of another format version.
-    """
-    from transfer.policy import PolicyError, detect_format, load_policy
-    from transfer.task.isaaclab import find_run, read_isaaclab_run
-
-    path = Path(path)
-    notes: list[str] = []
-    run = read_isaaclab_run(path) if find_run(path) is not None else None
-    file = run.checkpoint if run is not None else path
-    options = run.policy_options() if run is not None and detect_format(file) == "rsl_rl" else {}
-    try:
-        policy = load_policy(file, **options)
-    except PolicyError as exc:
-        if "distribution=" not in str(exc):
-            raise
-        policy = load_policy(file, **options, distribution="none")
-        notes.append("no std parameter: output_size is the last layer's (the distribution is not in the weights)")
-    meta = policy.metadata
-    run_info = None
-    if run is not None:
-        run_info = {"folder": str(run.folder), "env_yaml": str(run.env_yaml), "checkpoint": str(file),
-                    "usd_path": run.usd_path, "trained_on": run.trained_on, "order": run.order}  # fmt: skip
-        if meta is None:
-            meta = _run_metadata(run, asset, notes)
-        else:
-            notes.append(f"{file.name} carries its own metadata; params/env.yaml is not used")
-    if run is None and asset is not None:
-        notes.append(f"--asset {asset} is not used: it names the robot of a run folder, and {path.name} is a file")
-    obs_size = None
-    if meta is not None:
-        obs_size = sum(int(t["size"]) for t in meta["observation"])
-        if obs_size != policy.input_size:
-            notes.append(f"the metadata's observation has {obs_size} entries, the network reads {policy.input_size}")
-    out = {
-        "checkpoint": str(file),
-        "format": policy.format,
-        "input_size": policy.input_size,
-        "output_size": policy.output_size,
-        "observation_size": obs_size,
-        "metadata": meta,
-        "notes": notes,
-    }
-    if run_info is not None:
-        out["run"] = run_info
-    return out
-
-
-def _run_metadata(run: Any, asset: str | Path | None, notes: list[str]) -> dict[str, Any]:
-    """The document of an Isaac Lab run's checkpoint, derived from its ``params/env.yaml`` on the asset."""
-    from transfer.orders import resolve_ordering
-    from transfer.task.isaaclab import isaaclab_task
-
-    path = run.asset_path(asset)
-    joints = resolve_ordering(path, run.order).joints
-    task = isaaclab_task(run, joints, asset=path, notes=notes)
-    return build_metadata(task, joints, convention=run.convention, trained_on=run.trained_on, asset=task.asset)
-
-
 # ---------------------------------------------------------------------------------------------------- writing
 
 
@@ -493,64 +353,3 @@ def atomic_write(out: str | Path, write: Callable[[Path], None]) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return out
-
-
-def save_torchscript(
-    module: torch.jit.ScriptModule, out: str | Path, metadata: Mapping[str, Any], extra_files: Mapping[str, bytes] = ()
-) -> Path:
-    """``torch.jit.save`` ``module`` to ``out`` atomically, with the document (and ``extra_files`` kept)."""
-    import torch
-
-    files = {**dict(extra_files), TORCHSCRIPT_EXTRA_FILE: encode_metadata(metadata)}
-    return atomic_write(out, lambda tmp: torch.jit.save(module, str(tmp), _extra_files=files))
-
-
-def save_onnx(model: onnx.ModelProto, out: str | Path, metadata: Mapping[str, Any]) -> Path:
-    """Save ``model`` to ``out`` atomically with the document in ``metadata_props`` (the model is updated)."""
-    import onnx
-
-    kept = [(p.key, p.value) for p in model.metadata_props if p.key != METADATA_KEY]
-    del model.metadata_props[:]
-    for key, value in [*kept, (METADATA_KEY, encode_metadata(metadata))]:
-        entry = model.metadata_props.add()
-        entry.key, entry.value = key, value
-    return atomic_write(out, lambda tmp: onnx.save(model, str(tmp)))
-
-
-def save_rsl_rl(checkpoint: Mapping[str, Any], out: str | Path, metadata: Mapping[str, Any]) -> Path:
-    """``torch.save`` the RSL-RL dict to ``out`` atomically with the document under ``transfer``."""
-    import torch
-
-    data = {**dict(checkpoint), METADATA_KEY: json.loads(encode_metadata(metadata))}
-    return atomic_write(out, lambda tmp: torch.save(data, str(tmp)))
-
-
-def write_metadata(
-    checkpoint: str | Path, out: str | Path, metadata: Mapping[str, Any], *, force: bool = False
-) -> Path:
-    """Write a copy of ``checkpoint`` (any format) carrying ``metadata`` to ``out``; the weights are untouched.
-
-    Refuses ``out`` equal to the input and an existing ``out`` unless ``force`` (:func:`check_output`); writes
-    atomically. Replaces metadata the input already holds.
-    """
-    from transfer.policy import _torch_load_safe, detect_format
-
-    checkpoint = Path(checkpoint)
-    if not checkpoint.is_file():
-        raise FileNotFoundError(f"Checkpoint not found: {checkpoint}")
-    fmt = detect_format(checkpoint)
-    out = check_output(checkpoint, out, force=force, format=fmt)
-    check_metadata(metadata)
-    if fmt == "torchscript":
-        import torch
-
-        module = torch.jit.load(str(checkpoint), map_location="cpu")
-        return save_torchscript(module, out, metadata, _torchscript_extra_files(checkpoint))
-    if fmt == "onnx":
-        import onnx
-
-        return save_onnx(onnx.load(str(checkpoint)), out, metadata)
-    ckpt = _torch_load_safe(checkpoint)
-    if not isinstance(ckpt, dict):
-        raise CheckpointError(f"{checkpoint}: a torch checkpoint holding {type(ckpt).__name__}, not an RSL-RL dict")
-    return save_rsl_rl(ckpt, out, metadata)

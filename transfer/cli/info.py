@@ -134,7 +134,7 @@ def _lines(info: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def run_info(cmd: Info) -> int:
-    from transfer.checkpoint import checkpoint_info
+    from transfer.formats.info import checkpoint_info
 
     try:
         info = checkpoint_info(cmd.checkpoint, asset=cmd.asset)

@@ -1,4 +1,161 @@
-"""Checkpoint formats, one module each.
+"""Checkpoint formats, one module each, and the entry points that dispatch by format.
 
-- :mod:`transfer.formats.mjlab`: the ONNX policies mjlab exports, which describe their task in ``metadata_props``.
+- :mod:`transfer.formats.torchscript`: TorchScript modules (``torch.jit.save``; Isaac Lab's ``policy.pt``);
+- :mod:`transfer.formats.onnx`: ONNX models, run by onnxruntime;
+- :mod:`transfer.formats.mjlab`: the ONNX policies mjlab exports, which describe their task in ``metadata_props``;
+- :mod:`transfer.formats.rsl_rl`: RSL-RL training checkpoints (``OnPolicyRunner.save``).
+
+Each format module owns: ``detect``, safe load into the :class:`~transfer.policy.Policy` interface, metadata
+``read_metadata`` / ``write_metadata`` (the document's schema is :mod:`transfer.checkpoint`'s), the atomic save,
+and the weight permutation ``transfer convert`` applies (:mod:`transfer.formats.permutation` says what they share).
+:mod:`transfer.formats.info` is what ``transfer info`` prints.
+
+Here: :func:`detect_format`, :func:`load_policy`, :func:`read_metadata`, :func:`write_metadata` and
+:func:`format_module`, :func:`permutation_class`. torch, onnx and onnxruntime load inside the functions that need them.
 """
+
+from __future__ import annotations
+
+import zipfile
+from collections.abc import Mapping
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from transfer.checkpoint import check_metadata, check_output
+from transfer.formats import onnx, rsl_rl, torchscript
+from transfer.policy import Policy, PolicyError
+
+__all__ = [
+    "POLICY_FORMATS",
+    "detect_format",
+    "format_module",
+    "load_policy",
+    "permutation_class",
+    "read_metadata",
+    "write_metadata",
+]
+
+_MODULES: dict[str, ModuleType] = {"torchscript": torchscript, "onnx": onnx, "rsl_rl": rsl_rl}
+POLICY_FORMATS: tuple[str, ...] = tuple(_MODULES)
+
+
+def format_module(fmt: str) -> ModuleType:
+    """The module of format ``fmt`` (``torchscript`` / ``onnx`` / ``rsl_rl``). Raises ``ValueError`` for another."""
+    try:
+        return _MODULES[fmt]
+    except KeyError:
+        raise ValueError(f"Unknown checkpoint format {fmt!r}; expected one of {list(POLICY_FORMATS)}") from None
+
+
+def permutation_class(fmt: str) -> type:
+    """The class that permutes the weights of a checkpoint of format ``fmt`` for ``transfer convert``
+    (:mod:`transfer.formats.permutation` says its methods)."""
+    classes = {
+        "torchscript": torchscript.TorchScriptPermutation,
+        "onnx": onnx.OnnxPermutation,
+        "rsl_rl": rsl_rl.RslRlPermutation,
+    }
+    format_module(fmt)  # refuses an unknown format
+    return classes[fmt]
+
+
+def detect_format(path: str | Path) -> str:
+    """The policy format of a file, from its content (and the ``.onnx`` suffix). Raises :class:`PolicyError`."""
+    path = Path(path)
+    with open(path, "rb") as fh:
+        head = fh.read(4)
+    if not head:
+        raise PolicyError(f"{path}: an empty file (0 bytes), not a policy; was it written completely?")
+    if zipfile.is_zipfile(path):
+        try:
+            names = zipfile.ZipFile(path).namelist()
+        except (zipfile.BadZipFile, OSError) as exc:
+            raise PolicyError(f"{path}: a damaged zip archive ({exc})") from None
+        if torchscript.detect(names):
+            return "torchscript"
+        if rsl_rl.detect(names, head):
+            return "rsl_rl"
+        raise PolicyError(f"{path}: a zip archive, but neither a TorchScript module nor a torch.save checkpoint")
+    if onnx.detect(path):
+        return "onnx"
+    if rsl_rl.detect(None, head):  # a pickle stream: torch.save's legacy (non-zip) format
+        return "rsl_rl"
+    if head == b"PK\x03\x04":  # a zip archive's first entry without the directory at its end
+        raise PolicyError(
+            f"{path}: truncated or corrupt: it starts as a zip archive (TorchScript and torch.save write those) but "
+            f"its end is missing or damaged ({path.stat().st_size} bytes). Copy or export the file again."
+        )
+    raise PolicyError(
+        f"{path}: not a policy file this version reads. Expected a TorchScript module (.pt from torch.jit.save / "
+        "Isaac Lab's export), an ONNX model (.onnx), or an RSL-RL training checkpoint (model_<iter>.pt)."
+    )
+
+
+def load_policy(path: str | Path, *, device: str = "cpu", format: str | None = None, **options: Any) -> Policy:
+    """Load a policy file into a :class:`~transfer.policy.Policy`.
+
+    Args:
+        path: A TorchScript ``.pt``, an ``.onnx`` model, or an RSL-RL training checkpoint.
+        device: Torch device the network runs on (ONNX always runs on the CPU).
+        format: ``torchscript`` / ``onnx`` / ``rsl_rl``; ``None`` detects it from the content.
+        options: For ``rsl_rl``: ``activation`` (rsl_rl's name, default ``"elu"``), ``distribution``,
+            ``action_range`` (see :class:`~transfer.formats.rsl_rl.RslRlPolicy`).
+
+    Raises:
+        FileNotFoundError: no such file.
+        PolicyError: a corrupt or unrecognised file, or one that would need arbitrary pickle code.
+        NotImplementedError: a recurrent or CNN RSL-RL actor, a multi-input ONNX graph.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"Policy file not found: {path}")
+    if path.is_dir():
+        raise PolicyError(
+            f"{path} is a folder without params/env.yaml, so not an Isaac Lab run folder; pass the checkpoint file "
+            "(policy.pt, policy.onnx, model_<iter>.pt), or a run folder that holds params/env.yaml"
+        )
+    fmt = detect_format(path) if format is None else format
+    if fmt not in POLICY_FORMATS:
+        raise ValueError(f"Unknown policy format {format!r}; expected one of {list(POLICY_FORMATS)} or None")
+    if options and fmt != "rsl_rl":
+        raise TypeError(f"{path}: options {sorted(options)} apply to RSL-RL checkpoints only, not {fmt}")
+    if fmt == "torchscript":
+        return torchscript.TorchScriptPolicy(path, device)
+    if fmt == "onnx":
+        return onnx.OnnxPolicy(path, device)
+    return rsl_rl.RslRlPolicy(path, device, **options)
+
+
+def read_metadata(path: str | Path, format: str | None = None) -> dict[str, Any] | None:
+    """The metadata stored inside a checkpoint file (:mod:`transfer.checkpoint`), or ``None`` when it holds none.
+
+    ``format``: ``torchscript`` / ``onnx`` / ``rsl_rl``; ``None`` detects it. Raises
+    :class:`~transfer.checkpoint.CheckpointError` for a document that is malformed or of another format version.
+    """
+    path = Path(path)
+    fmt = detect_format(path) if format is None else format
+    return format_module(fmt).read_metadata(path)
+
+
+def write_metadata(
+    checkpoint: str | Path,
+    out: str | Path,
+    metadata: Mapping[str, Any],
+    *,
+    force: bool = False,
+    format: str | None = None,
+) -> Path:
+    """Write a copy of ``checkpoint`` (any format) carrying ``metadata`` to ``out``; the weights are untouched.
+
+    Refuses ``out`` equal to the input and an existing ``out`` unless ``force``
+    (:func:`~transfer.checkpoint.check_output`); writes atomically. Replaces metadata the input already holds.
+    ``format``: the checkpoint's, when known (else detected).
+    """
+    checkpoint = Path(checkpoint)
+    if not checkpoint.is_file():
+        raise FileNotFoundError(f"Checkpoint not found: {checkpoint}")
+    fmt = detect_format(checkpoint) if format is None else format
+    out = check_output(checkpoint, out, force=force, format=fmt)
+    check_metadata(metadata)
+    return format_module(fmt).write_metadata(checkpoint, out, metadata)

@@ -20,8 +20,10 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
+from transfer.checkpoint import CheckpointError, build_metadata
 from transfer.task import ActionTerm, ObsTerm, Task, TaskError
 from transfer.task.terms import mjlab_names
 
@@ -31,6 +33,7 @@ __all__ = [
     "MJLAB_TERMS",
     "MjlabError",
     "is_mjlab",
+    "mjlab_metadata",
     "mjlab_task",
     "read_props",
     "write_props",
@@ -243,3 +246,15 @@ def mjlab_task(props: Mapping[str, str], *, source: str = "mjlab metadata") -> T
         },
         source=source,
     )
+
+
+def mjlab_metadata(props: Mapping[str, str], path: str | Path) -> dict[str, Any]:
+    """The metadata document (:func:`transfer.checkpoint.build_metadata`) of an mjlab ONNX policy at ``path``, from
+    the task its ``metadata_props`` describe (:func:`mjlab_task`)."""
+    path = Path(path)
+    task = mjlab_task(props, source=f"{path.name} (mjlab metadata)")
+    history = [{"tool": "mjlab", "run_path": props.get("run_path", ""), "file": path.name}]
+    try:
+        return build_metadata(task, task.joint_names, trained_on="newton", history=history)
+    except TaskError as exc:
+        raise CheckpointError(str(exc)) from None

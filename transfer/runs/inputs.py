@@ -100,7 +100,7 @@ def resolve_inputs(
     ``exported/policy.pt``), or a checkpoint file inside one: the task, the training engine (the default
     ``source``) and the asset path come from the run's ``env.yaml`` (docs/isaaclab.md).
     """
-    from transfer.policy import load_policy
+    from transfer.formats import load_policy
     from transfer.task import load_task
     from transfer.task.isaaclab import find_run
 
@@ -145,8 +145,8 @@ def _inputs_from_run(path: str | Path, source: Any, config: Any, asset: Any) -> 
     or the one the training engine (or ``scene.robot.joint_ordering``) gives, the asset is ``asset`` or the run's
     ``usd_path`` when that is a local file. A checkpoint carrying metadata speaks for itself.
     """
+    from transfer.formats import detect_format, load_policy
     from transfer.orders import resolve_ordering
-    from transfer.policy import detect_format, load_policy
     from transfer.task import load_task
     from transfer.task.isaaclab import isaaclab_task, read_isaaclab_run
 

@@ -337,7 +337,7 @@ def _relative(asset: str, output: str | os.PathLike | None) -> str:
 
 
 def _check_sizes(result: StartingTask, checkpoint: str | os.PathLike) -> dict[str, Any]:
-    from transfer.policy import load_policy
+    from transfer.formats import load_policy
 
     policy = load_policy(checkpoint)
     sizes = {"input_size": policy.input_size, "output_size": policy.output_size}

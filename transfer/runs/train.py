@@ -353,7 +353,7 @@ def _metadata(env: Any, backend: str, spec: Any, asset: str | None) -> dict[str,
 
 def _save(runner: Any, path: Path, metadata: dict[str, Any]) -> None:
     """The RSL-RL checkpoint as rsl_rl writes it, plus the metadata under its ``transfer`` key."""
-    from transfer.checkpoint import save_rsl_rl
+    from transfer.formats.rsl_rl import save_rsl_rl
 
     saved = runner.alg.save()
     saved["iter"] = runner.current_learning_iteration
@@ -365,7 +365,7 @@ def _export(runner: Any, path: Path, metadata: dict[str, Any]) -> Path:
     """TorchScript export (rsl_rl's own ``as_jit``), with the metadata in its extra files."""
     import torch
 
-    from transfer.checkpoint import save_torchscript
+    from transfer.formats.torchscript import save_torchscript
 
     model = runner.alg.get_policy().as_jit()
     model.to("cpu")

@@ -23,9 +23,9 @@ actions equal the original's under the runtime permutation. The output carries t
 (:mod:`transfer.checkpoint`) with the new order; the input is never written.
 
 Layout: this module is the API (:func:`convert`, :func:`reorder_checkpoint`, :class:`ConvertResult`);
-:mod:`~transfer.runs.convert.order` the permutation by name (:class:`Reorder`) and the refusals;
-:mod:`~transfer.runs.convert.torchscript`, :mod:`~transfer.runs.convert.onnx_graph` and
-:mod:`~transfer.runs.convert.rsl_rl` the edits per format.
+:mod:`~transfer.runs.convert.order` the permutation by name (:class:`Reorder`); each format's module
+(:mod:`transfer.formats.torchscript`, :mod:`transfer.formats.onnx`, :mod:`transfer.formats.rsl_rl`) the edits of its
+weights (:func:`transfer.formats.permutation_class`) and the refusals (:mod:`transfer.formats.permutation`).
 """
 
 from __future__ import annotations
@@ -38,20 +38,10 @@ from typing import Any
 
 import numpy as np
 
-from transfer.checkpoint import (
-    build_metadata,
-    check_metadata,
-    check_output,
-    merge_config,
-    metadata_to_task,
-    read_metadata,
-    write_metadata,
-)
+from transfer.checkpoint import build_metadata, check_metadata, check_output, merge_config, metadata_to_task
+from transfer.formats import detect_format, format_module, permutation_class, read_metadata
 from transfer.ordering import OrderingConvention, native_engine
-from transfer.runs.convert.onnx_graph import _Onnx
 from transfer.runs.convert.order import RUNTIME_HINT, ConvertError, Reorder
-from transfer.runs.convert.rsl_rl import _RslRl
-from transfer.runs.convert.torchscript import _TorchScript
 from transfer.task import Task
 
 __all__ = ["ConvertError", "ConvertResult", "Reorder", "convert", "reorder_checkpoint"]
@@ -122,7 +112,6 @@ def convert(
         FileNotFoundError: a missing checkpoint, config or asset.
     """
     from transfer.orders import resolve_ordering
-    from transfer.policy import detect_format
     from transfer.task import resolve_asset
     from transfer.task.isaaclab import find_run
 
@@ -136,7 +125,7 @@ def convert(
         )
     if not checkpoint.is_file():
         raise FileNotFoundError(f"Checkpoint not found: {checkpoint}")
-    fmt = detect_format(checkpoint)
+    fmt = detect_format(checkpoint)  # once per conversion, as check_output below
     out = check_output(checkpoint, out, force=force, format=fmt)
     meta = read_metadata(checkpoint, fmt)
     task, asset_text = _task_and_asset(checkpoint, meta, config, asset)
@@ -171,7 +160,7 @@ def convert(
         asset=asset_text,
         history=[*(meta or {}).get("history", []), _history(checkpoint, parsed, parsed_to)],
     )
-    return reorder_checkpoint(checkpoint, out, reorder, metadata, force=force, format=fmt, source=_label(parsed))
+    return _reorder(checkpoint, out, reorder, metadata, fmt, CHECK_SAMPLES, _label(parsed))
 
 
 def _convert_run(path: Any, to: Any, *, out: Any, source: Any, config: Any, asset: Any, force: bool) -> ConvertResult:
@@ -208,9 +197,7 @@ def _convert_run(path: Any, to: Any, *, out: Any, source: Any, config: Any, asse
         asset=str(inputs.asset_given.resolve()),
         history=[{**_history(checkpoint, parsed, parsed_to), "run": str(folder)}],
     )
-    return reorder_checkpoint(
-        checkpoint, out, reorder, metadata, force=force, format=inputs.policy.format, source=_label(parsed)
-    )
+    return _reorder(checkpoint, out, reorder, metadata, inputs.policy.format, CHECK_SAMPLES, _label(parsed))
 
 
 def _task_and_asset(checkpoint: Path, meta: Mapping[str, Any] | None, config: Any, asset: Any) -> tuple[Task, str]:
@@ -299,18 +286,23 @@ def reorder_checkpoint(
     input's order in the result). Checked on ``samples`` random observations before anything is written; an
     identity ``reorder`` writes the metadata only.
     """
-    from transfer.policy import detect_format
-
     checkpoint = Path(checkpoint)
     fmt = format or detect_format(checkpoint)
     out = check_output(checkpoint, out, force=force, format=fmt)
+    return _reorder(checkpoint, out, reorder, metadata, fmt, samples, source)
+
+
+def _reorder(
+    checkpoint: Path, out: Path, reorder: Reorder, metadata: Mapping[str, Any], fmt: str, samples: int, source: str
+) -> ConvertResult:
+    """:func:`reorder_checkpoint` on an output already checked (:func:`check_output`) for the format ``fmt``."""
     metadata = check_metadata(metadata)
     names = tuple(metadata["joint_names"])
     label = metadata.get("convention") or "explicit list"
     if reorder.identity:
-        write_metadata(checkpoint, out, metadata, force=force)
+        format_module(fmt).write_metadata(checkpoint, out, metadata)
         return ConvertResult(out, fmt, source, label, names, (), 0, 0.0, dict(metadata))
-    handler = {"torchscript": _TorchScript, "onnx": _Onnx, "rsl_rl": _RslRl}[fmt](checkpoint, reorder)
+    handler = permutation_class(fmt)(checkpoint, reorder)
     edits = handler.edit()
     error = _check(handler, reorder, samples, checkpoint.name)
     handler.save(out, metadata)

@@ -1,4 +1,6 @@
-"""The permutation of one conversion, by name (:class:`Reorder`), and how a conversion is refused.
+"""The permutation of one conversion, by name (:class:`Reorder`). How a conversion is refused
+(:class:`ConvertError`, :data:`RUNTIME_HINT`) is :mod:`transfer.formats.permutation`'s, shared with the per-format
+weight edits.
 
 Both joint orders are matched with :func:`transfer.build_name_map`; the task's observation layout
 (:meth:`transfer.Task.term_slices`) says which observation entries are joint- (or body-) indexed.
@@ -12,18 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from transfer.formats.permutation import RUNTIME_HINT, ConvertError
 from transfer.name_map import build_name_map
 from transfer.task import Task
-
-RUNTIME_HINT = (
-    "Run it with runtime reordering instead: transfer replay CHECKPOINT --target BACKEND --source CONVENTION "
-    "(the checkpoint is fed its own order by name, each step)."
-)
-
-
-class ConvertError(ValueError):
-    """A checkpoint cannot be converted: inputs that do not fit, or a graph whose layers cannot be identified."""
-
 
 # ---------------------------------------------------------------------------------------------------- the permutation
 
@@ -103,29 +96,4 @@ def _gather(kind: str, source: Sequence[str], target: Sequence[str]) -> tuple[in
     return tuple(range(len(source))) if nmap is None else nmap.user_to_backend_indices
 
 
-# ---------------------------------------------------------------------------------------------------- refusals
-
-
-def _output_index(action: Sequence[int], rows: int, name: str) -> list[int]:
-    """The row permutation of an output of ``rows`` entries: the action's, or twice it for (mean, std)-style
-    heads that write 2 x actions (rsl_rl's heteroscedastic Gaussian and Beta)."""
-    n = len(action)
-    if rows == n:
-        return list(action)
-    if rows == 2 * n:
-        return [*action, *(n + a for a in action)]
-    raise ConvertError(
-        f"{name}: the layer that writes the action has {rows} outputs; the task's action has {n} entries (or "
-        f"{2 * n} for a head writing two values per joint). " + RUNTIME_HINT
-    )
-
-
-def _size_mismatch(name: str, layer: str, reads: int, task: int) -> ConvertError:
-    return ConvertError(
-        f"{name} reads {reads} observation entries ({layer}), but the task's observation has {task}: is this the "
-        "task's checkpoint and robot? Check --config and --asset."
-    )
-
-
-def _refuse(name: str, why: str) -> ConvertError:
-    return ConvertError(f"{name}: cannot convert: {why}. " + RUNTIME_HINT)
+__all__ = ["RUNTIME_HINT", "ConvertError", "Reorder"]

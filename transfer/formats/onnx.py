@@ -1,26 +1,146 @@
-"""ONNX: the graph walk from the observation input to the first MatMul/Gemm and back from the action output to
-the last, and the edits of their initializers (and Constant nodes), through elementwise normalizer and output ops."""
+"""ONNX policies (``.onnx``), run by onnxruntime on the CPU.
+
+Detect (:func:`detect`: the ``.onnx`` suffix), load (:class:`OnnxPolicy`), the metadata document in the model's
+``metadata_props`` entry ``transfer`` (:func:`read_metadata`, :func:`props_metadata`, :func:`save_onnx`,
+:func:`write_metadata`; an mjlab export's own keys are read by :mod:`transfer.formats.mjlab`), and the weight
+permutation ``transfer convert`` applies (:class:`OnnxPermutation`: the graph walk from the observation input to the
+first MatMul/Gemm and back from the action output to the last, and the edits of their initializers and Constant
+nodes, through elementwise normalizer and output ops). onnx and onnxruntime are imported inside the functions only.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from transfer.checkpoint import save_onnx
-from transfer.runs.convert.order import Reorder, _output_index, _refuse, _size_mismatch
+from transfer.checkpoint import METADATA_KEY, atomic_write, decode_metadata, encode_metadata
+from transfer.formats.mjlab import is_mjlab, mjlab_metadata
+from transfer.formats.permutation import Permutation, output_index, refuse, size_mismatch
+from transfer.policy import Policy, PolicyError
+
+if TYPE_CHECKING:
+    import onnx
+
+__all__ = ["OnnxPermutation", "OnnxPolicy", "detect", "props_metadata", "read_metadata", "save_onnx", "write_metadata"]
+
+FORMAT = "onnx"
 
 _ELEMENTWISE = frozenset({"Add", "Sub", "Mul", "Div"})
 _UNARY = frozenset({"Identity", "Tanh", "Sigmoid", "Relu", "Elu", "Selu", "Neg", "Abs", "Softsign", "Clip", "Cast"})
 
 
-class _Onnx:
+def detect(path: Path) -> bool:
+    """Whether ``path`` names an ONNX model (its suffix: protobuf bytes carry no magic number)."""
+    return path.suffix.lower() == ".onnx"
+
+
+# ---------------------------------------------------------------------------------------------------- loading
+
+
+class OnnxPolicy(Policy):
+    """An ONNX model run by onnxruntime on the CPU (whatever ``device`` says; torch outputs go back to the
+    input's device). Sizes come from the graph's single input and first output. A graph with a fixed batch of
+    1 (rsl_rl's exports) is run one environment at a time."""
+
+    format = "onnx"
+    native = "numpy"
+
+    def __init__(self, path: Path, device: str = "cpu"):
+        import onnxruntime as ort
+
+        try:
+            session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+        except Exception as exc:
+            raise PolicyError(f"{path}: not a valid ONNX model ({type(exc).__name__}: {exc})") from None
+        inputs, outputs = session.get_inputs(), session.get_outputs()
+        if len(inputs) != 1:
+            raise NotImplementedError(
+                f"{path}: the graph has {len(inputs)} inputs ({[i.name for i in inputs]}); only single-input "
+                "(feed-forward) ONNX policies are supported. Recurrent exports carry their hidden state as "
+                "extra inputs: load the TorchScript export instead."
+            )
+        shape = list(inputs[0].shape)
+        if len(shape) != 2 or not isinstance(shape[1], int):
+            raise PolicyError(f"{path}: input {inputs[0].name!r} has shape {shape}; expected (batch, obs_dim)")
+        if inputs[0].type != "tensor(float)":
+            raise PolicyError(f"{path}: input {inputs[0].name!r} is {inputs[0].type}; expected tensor(float)")
+        self.session = session
+        self._input_name = inputs[0].name
+        self._output_name = outputs[0].name
+        self._batch = shape[0] if isinstance(shape[0], int) else None
+        out_dim = outputs[0].shape[-1] if outputs[0].shape else None
+        if not isinstance(out_dim, int):
+            out_dim = session.run([self._output_name], {self._input_name: np.zeros((1, shape[1]), np.float32)})[0]
+            out_dim = out_dim.shape[-1]
+        super().__init__(path, shape[1], int(out_dim), "cpu")
+
+    def read_metadata(self) -> dict[str, Any] | None:
+        return props_metadata(self.session.get_modelmeta().custom_metadata_map, self.path)
+
+    def _run(self, x: np.ndarray) -> np.ndarray:
+        return self.session.run([self._output_name], {self._input_name: x})[0]
+
+    def _forward(self, x: np.ndarray) -> np.ndarray:
+        if self._batch is None or self._batch == x.shape[0]:
+            return self._run(x)
+        if self._batch == 1:
+            return np.concatenate([self._run(x[i : i + 1]) for i in range(x.shape[0])], axis=0)
+        raise ValueError(f"{self.path.name}: the graph takes exactly {self._batch} environments; got {x.shape[0]}")
+
+
+# ---------------------------------------------------------------------------------------------------- metadata
+
+
+def read_metadata(path: str | Path) -> dict[str, Any] | None:
+    """The document the model's ``metadata_props`` hold (:func:`props_metadata`), or ``None``."""
+    import onnx
+
+    model = onnx.load(str(path), load_external_data=False)
+    return props_metadata({p.key: p.value for p in model.metadata_props}, path)
+
+
+def props_metadata(props: Mapping[str, str], path: str | Path) -> dict[str, Any] | None:
+    """The document an ONNX model's ``metadata_props`` hold: transfer's own (key ``transfer``), else the one an
+    mjlab export's keys describe (:mod:`transfer.formats.mjlab`), else ``None``."""
+    path = Path(path)
+    raw = props.get(METADATA_KEY)
+    if raw is not None:
+        return decode_metadata(raw, f"{path.name} (metadata)")
+    if is_mjlab(props):
+        return mjlab_metadata(props, path)
+    return None
+
+
+def save_onnx(model: onnx.ModelProto, out: str | Path, metadata: Mapping[str, Any]) -> Path:
+    """Save ``model`` to ``out`` atomically with the document in ``metadata_props`` (the model is updated)."""
+    import onnx
+
+    kept = [(p.key, p.value) for p in model.metadata_props if p.key != METADATA_KEY]
+    del model.metadata_props[:]
+    for key, value in [*kept, (METADATA_KEY, encode_metadata(metadata))]:
+        entry = model.metadata_props.add()
+        entry.key, entry.value = key, value
+    return atomic_write(out, lambda tmp: onnx.save(model, str(tmp)))
+
+
+def write_metadata(checkpoint: Path, out: Path, metadata: Mapping[str, Any]) -> Path:
+    """A copy of ``checkpoint`` with ``metadata`` at ``out`` (checked by the caller), its other props kept."""
+    import onnx
+
+    return save_onnx(onnx.load(str(checkpoint)), out, metadata)
+
+
+# ---------------------------------------------------------------------------------------------------- convert
+
+
+class OnnxPermutation:
     """Initializers (and Constant nodes) of the first MatMul/Gemm reading the graph input and of the last writing
     the graph output, with the elementwise ops between them and the input (a normalizer) or the output."""
 
-    def __init__(self, path: Path, reorder: Reorder):
+    def __init__(self, path: Path, reorder: Permutation):
         import onnx
 
         self.path, self.reorder = path, reorder
@@ -52,7 +172,7 @@ class _Onnx:
         users = self.consumers.get(tensor, [])
         graph_out = any(o.name == tensor for o in self.model.graph.output)
         if len(users) != 1 or graph_out:
-            raise _refuse(
+            raise refuse(
                 self.path.name,
                 f"{what} {tensor!r} feeds {len(users) + graph_out} places ("
                 + ", ".join([f"{n.op_type} {n.name or n.output[0]!r}" for n in users] + ["graph output"] * graph_out)
@@ -65,7 +185,7 @@ class _Onnx:
         the node's other (non-constant) side or output."""
         others = [i for i in node.input if i != tensor]
         if len(node.input) != 2 or len(others) != 1 or others[0] not in self.consts:
-            raise _refuse(
+            raise refuse(
                 self.path.name,
                 f"{node.op_type} {node.name or node.output[0]!r} combines the {what} with a computed tensor, not a "
                 "constant",
@@ -75,7 +195,7 @@ class _Onnx:
         if size == n and shape[-1] == n:
             edits.append((others[0], len(shape) - 1, index, f"entries ({what}, {node.op_type})"))
         elif size != 1:
-            raise _refuse(
+            raise refuse(
                 self.path.name,
                 f"{node.op_type} {node.name or node.output[0]!r} applies a constant of shape {list(shape)} to the "
                 f"{what} ({n} entries)",
@@ -100,14 +220,14 @@ class _Onnx:
         name, obs = self.path.name, self.reorder.observation
         inputs = [i for i in g.input if i.name not in self.consts]
         if len(inputs) != 1 or len(g.output) != 1:
-            raise _refuse(
+            raise refuse(
                 name,
                 f"the graph has {len(inputs)} inputs and {len(g.output)} outputs; convert handles one observation "
                 "input and one action output",
             )
         dims = [d.dim_value if d.HasField("dim_value") else None for d in inputs[0].type.tensor_type.shape.dim]
         if dims and dims[-1] is not None and dims[-1] != len(obs):
-            raise _size_mismatch(name, f"its input {inputs[0].name!r}", dims[-1], len(obs))
+            raise size_mismatch(name, f"its input {inputs[0].name!r}", dims[-1], len(obs))
         return inputs[0].name
 
     def _forward_from_observation(self, tensor: str, edits: list) -> None:
@@ -121,24 +241,22 @@ class _Onnx:
                 self._const_edit(node, tensor, len(obs), obs, "observation normalizer", edits)
             elif op in _UNARY:
                 if list(node.input).index(tensor) != 0 or any(i and i not in self.consts for i in node.input[1:]):
-                    raise _refuse(name, f"{op} {node.name!r} reads the observation with computed bounds")
+                    raise refuse(name, f"{op} {node.name!r} reads the observation with computed bounds")
             elif op == "Gemm" and list(node.input).index(tensor) == 0 and node.input[1] in self.consts:
                 attrs = {a.name: a.i for a in node.attribute if a.name in ("transA", "transB")}
                 if attrs.get("transA", 0):
-                    raise _refuse(name, f"Gemm {node.name!r} transposes the observation (transA=1)")
+                    raise refuse(name, f"Gemm {node.name!r} transposes the observation (transA=1)")
                 edits.append((node.input[1], 1 if attrs.get("transB", 0) else 0, obs, "observation columns (Gemm)"))
                 self.first = node.name or node.output[0]
                 break
             elif op == "MatMul" and list(node.input).index(tensor) == 0 and node.input[1] in self.consts:
                 if len(self._const_shape(node.input[1])) != 2:
-                    raise _refuse(
-                        name, f"MatMul {node.name!r} has a weight of shape {self._const_shape(node.input[1])}"
-                    )
+                    raise refuse(name, f"MatMul {node.name!r} has a weight of shape {self._const_shape(node.input[1])}")
                 edits.append((node.input[1], 0, obs, "observation rows of the weight (MatMul)"))
                 self.first = node.name or node.output[0]
                 break
             else:
-                raise _refuse(
+                raise refuse(
                     name,
                     f"the observation reaches {op} {node.name or node.output[0]!r} before any MatMul/Gemm with a "
                     "constant weight: the first layer reading the observation cannot be identified",
@@ -155,7 +273,7 @@ class _Onnx:
         while True:
             node = self.producer.get(tensor)
             if node is None:
-                raise _refuse(name, f"the action {tensor!r} is not written by any node")
+                raise refuse(name, f"the action {tensor!r} is not written by any node")
             if tensor != g.output[0].name:
                 self._one_consumer(tensor, "the action layer's output")
             op = node.op_type
@@ -163,7 +281,7 @@ class _Onnx:
             if op in _ELEMENTWISE:
                 tensor = next((i for i in node.input if i not in self.consts), "")
                 if not tensor:
-                    raise _refuse(name, f"{op} {node.name!r} writing the action has only constant inputs")
+                    raise refuse(name, f"{op} {node.name!r} writing the action has only constant inputs")
                 self._const_edit(node, tensor, n, rows or act, "action", edits)
                 continue
             if op in _UNARY:
@@ -173,18 +291,18 @@ class _Onnx:
                 attrs = {a.name: a.i for a in node.attribute if a.name in ("transA", "transB")}
                 trans_b = attrs.get("transB", 0)
                 out_rows = self._const_shape(node.input[1])[0 if trans_b else 1]
-                rows = _output_index(act, out_rows, name)
+                rows = output_index(act, out_rows, name)
                 edits.append((node.input[1], 0 if trans_b else 1, rows, "action rows (Gemm)"))
                 if len(node.input) > 2 and node.input[2]:
                     self._const_edit_bias(node.input[2], rows, edits)
                 self.last = node.name or node.output[0]
                 break
             if op == "MatMul" and node.input[1] in self.consts and node.input[0] not in self.consts:
-                rows = _output_index(act, self._const_shape(node.input[1])[-1], name)
+                rows = output_index(act, self._const_shape(node.input[1])[-1], name)
                 edits.append((node.input[1], 1, rows, "action columns of the weight (MatMul)"))
                 self.last = node.name or node.output[0]
                 break
-            raise _refuse(
+            raise refuse(
                 name,
                 f"the action is written by {op} {node.name or node.output[0]!r}, not by a MatMul/Gemm with a "
                 "constant weight followed by elementwise ops: the layer that writes the action cannot be identified",
@@ -196,7 +314,7 @@ class _Onnx:
         if size == len(rows):
             edits.append((key, len(shape) - 1, rows, "action entries (Gemm bias)"))
         elif size != 1:
-            raise _refuse(self.path.name, f"the action layer's bias {key!r} has shape {list(shape)}")
+            raise refuse(self.path.name, f"the action layer's bias {key!r} has shape {list(shape)}")
 
     def _apply(self, edits: list[tuple[str, int, Sequence[int], str]]) -> None:
         from onnx import numpy_helper
@@ -205,7 +323,7 @@ class _Onnx:
         for key in set(used):
             readers = self.consumers.get(key, [])
             if len(readers) > 1:
-                raise _refuse(
+                raise refuse(
                     self.path.name,
                     f"the constant {key!r} is shared by {len(readers)} nodes; permuting it would change the others",
                 )
@@ -229,7 +347,7 @@ class _Onnx:
 
     def compare(self, x: np.ndarray, x_new: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
         expected = self._run(self.original_bytes, x)
-        rows = _output_index(self.reorder.action, expected.shape[1], self.path.name)
+        rows = output_index(self.reorder.action, expected.shape[1], self.path.name)
         return [(expected[:, rows], self._run(self.model.SerializeToString(), x_new))]
 
     def save(self, out: Path, metadata: Mapping[str, Any]) -> None:
