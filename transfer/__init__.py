@@ -37,6 +37,7 @@ _EXPORTS = {
     "compare": "transfer.runs.replay",
     "verify": "transfer.runs.verify",
     "convert": "transfer.runs.convert",
+    "sweep": "transfer.runs.sweep",
     "read_metadata": "transfer.checkpoint",
     "write_metadata": "transfer.checkpoint",
 }
@@ -67,6 +68,7 @@ __all__ = [
     "replay",
     "resolve_ordering",
     "resolve_orderings",
+    "sweep",
     "verify",
     "write_metadata",
 ]
@@ -92,6 +94,7 @@ if TYPE_CHECKING:
     )
     from transfer.runs.convert import convert
     from transfer.runs.replay import ReplayResult, compare, replay
+    from transfer.runs.sweep import sweep
     from transfer.runs.verify import verify
     from transfer.task import Task, load_task
 

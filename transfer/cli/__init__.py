@@ -7,7 +7,8 @@
 - ``transfer info``: a checkpoint's format, sizes and metadata (:mod:`transfer.cli.info`);
 - ``transfer convert``: a checkpoint rewritten to another joint order, with metadata (:mod:`transfer.cli.convert`);
 - ``transfer validate``: the joint_movement test on both engines and the robot profile (:mod:`transfer.cli.validate`);
-- ``transfer task``: a starting task file for a robot asset (:mod:`transfer.cli.task`).
+- ``transfer task``: a starting task file for a robot asset (:mod:`transfer.cli.task`);
+- ``transfer sweep``: many checkpoints x engines x seeds x perturbations on Ray (:mod:`transfer.cli.sweep`).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ def _commands() -> tuple[dict[str, Any], dict[type, Any]]:
     from transfer.cli.info import Info, run_info
     from transfer.cli.inspect import Inspect, run_inspect
     from transfer.cli.replay import Replay, run_replay
+    from transfer.cli.sweep import Sweep, run_sweep
     from transfer.cli.task import TaskFile, run_task
     from transfer.cli.train import Train, run_train
     from transfer.cli.validate import Validate, run_validate
@@ -51,10 +53,11 @@ def _commands() -> tuple[dict[str, Any], dict[type, Any]]:
         "convert": tyro.conf.FlagCreatePairsOff[Convert],
         "validate": tyro.conf.FlagCreatePairsOff[Validate],
         "task": tyro.conf.FlagCreatePairsOff[TaskFile],
+        "sweep": tyro.conf.FlagCreatePairsOff[Sweep],
     }
     runners = {
         Inspect: run_inspect, Replay: run_replay, Verify: run_verify, Train: run_train, Info: run_info,
-        Convert: run_convert, Validate: run_validate, TaskFile: run_task,
+        Convert: run_convert, Validate: run_validate, TaskFile: run_task, Sweep: run_sweep,
     }  # fmt: skip
     return subcommands, runners
 
