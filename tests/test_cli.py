@@ -20,6 +20,7 @@ POSITIONALS = {  # subcommand -> its positional argument (None: flags only)
     "train": None,
     "validate": "ASSET",
     "task": "ASSET",
+    "sweep": "SPEC.yaml",
 }
 
 

@@ -62,7 +62,12 @@ def summarize(plan: Any, records: Mapping[str, Mapping[str, Any]], **facts: Any)
     baselines = {c.label: _baseline(c, plan.cells, records) for c in plan.checkpoints}
     counts = {"cells": len(plan.cells), "grid_cells": len(grid), "references": plan.references}
     table = _heatmap_table(plan.spec["perturbations"], labels, list(groups.values()))
-    return {**counts, **facts, "rows": rows, "heatmap": table, "baselines": baselines}
+    errors = [
+        {"checkpoint": checkpoints[c["checkpoint"]].label, "target": c["target"], "key": c["key"], "error": r["error"]}
+        for c in plan.cells
+        if (r := records.get(c["key"])) is not None and r.get("error")
+    ]
+    return {**counts, **facts, "rows": rows, "heatmap": table, "baselines": baselines, "errors": errors}
 
 
 def _row(checkpoint: Any, target: str, entries: list[tuple[dict, Mapping | None, Mapping | None]]) -> dict[str, Any]:
@@ -97,7 +102,8 @@ def _baseline(checkpoint: Any, cells: Sequence[Mapping[str, Any]], records: Mapp
             continue
         if record.get("error"):
             return f"native reference failed: {record['error']}"
-        problem = baseline_failure(SimpleNamespace(**{**record, "settings": record.get("settings") or {}}))
+        numbers = {k: math.nan if record.get(k) is None else record[k] for k in ("forward_velocity", "fall_fraction")}
+        problem = baseline_failure(SimpleNamespace(**{**record, **numbers, "settings": record.get("settings") or {}}))
         if problem:
             return problem
     return None
@@ -105,21 +111,21 @@ def _baseline(checkpoint: Any, cells: Sequence[Mapping[str, Any]], records: Mapp
 
 def _heatmap_table(perturbations: Mapping[str, list], rows: list[str], groups: list[list[tuple]]) -> dict[str, Any]:
     """Rows (checkpoint -> target) x columns (each perturbation's values; one column without perturbations): the
-    mean ratio (``ratio``) and the mean fall fraction (``fell``) of the row's cells at that value (``None``: none)."""
+    mean ratio (``ratio``), the mean fall fraction (``fell``) and the failed cells (``failed``) of the row's cells at
+    that value (``None``: no cell gave one)."""
     columns = [(name, value) for name, values in perturbations.items() for value in values] or [(None, None)]
-    ratio, fell = [], []
+    table: dict[str, list[list[Any]]] = {"ratio": [], "fell": [], "failed": []}
     for entries in groups:
-        ratio.append([])
-        fell.append([])
+        for line in table.values():
+            line.append([])
         for name, value in columns:
             hits = [(r, ref) for cell, r, ref in entries if name is None or cell["perturbation"][name] == value]
-            ratio[-1].append(_mean([x for x in (ratio_of(r, ref) for r, ref in hits) if x is not None]))
-            falls = [
-                r["fall_fraction"] for r, _ in hits if r and not r.get("error") and _finite(r.get("fall_fraction"))
-            ]
-            fell[-1].append(_mean(falls))
+            done = [r for r, _ in hits if r is not None and not r.get("error")]
+            table["ratio"][-1].append(_mean([x for x in (ratio_of(r, ref) for r, ref in hits) if x is not None]))
+            table["fell"][-1].append(_mean([r["fall_fraction"] for r in done if _finite(r.get("fall_fraction"))]))
+            table["failed"][-1].append(sum(1 for r, _ in hits if r is not None and r.get("error")))
     labels = [f"{name} {value:g}" if name else "all cells" for name, value in columns]
-    return {"rows": rows, "columns": labels, "ratio": ratio, "fell": fell}
+    return {"rows": rows, "columns": labels, **table}
 
 
 def heatmap(summary: Mapping[str, Any], path: str | Path) -> Path:
@@ -139,20 +145,22 @@ def heatmap(summary: Mapping[str, Any], path: str | Path) -> Path:
         )
         for key in ("ratio", "fell")
     )
-    fig, ax = plt.subplots(figsize=(2.0 + 1.1 * len(columns), 1.6 + 0.5 * len(rows)))
-    cmap = plt.get_cmap("RdYlGn").copy()
-    cmap.set_bad("0.85")
+    width = 2.5 + 0.065 * max(len(r) for r in rows) + 1.0 * len(columns)
+    fig, ax = plt.subplots(figsize=(width, 2.0 + 0.55 * len(rows)))
+    cmap = plt.get_cmap("RdYlGn").with_extremes(bad="0.85")
     image = ax.imshow(np.ma.masked_invalid(data), cmap=cmap, vmin=0.0, vmax=1.0, aspect="auto")
     for i in range(len(rows)):
         for j in range(len(columns)):
-            text = "n/a" if np.isnan(data[i, j]) else f"{data[i, j]:.2f}"
-            if fell[i, j] > 0:
+            text = f"{data[i, j]:.2f}"
+            if np.isnan(data[i, j]):
+                text = "failed" if table["failed"][i][j] else "n/a"
+            elif fell[i, j] > 0:
                 text += f"\n{fell[i, j]:.0%} fell"
             ax.text(j, i, text, ha="center", va="center", fontsize=8)
     ax.set_xticks(range(len(columns)), columns, rotation=30, ha="right", fontsize=8)
     ax.set_yticks(range(len(rows)), rows, fontsize=8)
-    fig.colorbar(image, ax=ax, label="forward speed / native (mean; 1 and above: green)")
-    ax.set_title("transfer sweep: forward speed as a ratio of native", fontsize=10)
+    fig.colorbar(image, ax=ax, label="x native (mean)")
+    ax.set_title("transfer sweep: forward speed as a ratio of native\n(mean over the cells at each value)", fontsize=9)
     fig.tight_layout()
     out = Path(path)
     fig.savefig(out, dpi=110)
@@ -187,6 +195,11 @@ def print_table(summary: Mapping[str, Any], out: Any = None) -> None:
     for label, problem in summary["baselines"].items():
         if problem:
             print(f"warning: {label}: {problem}", file=out)
+    errors = summary.get("errors") or []
+    for e in errors[:3]:
+        print(f"failed: {e['checkpoint']} on {e['target']} (cell {e['key']}): {e['error'][:300]}", file=out)
+    if len(errors) > 3:
+        print(f"failed: {len(errors) - 3} more (each with its error in cells.jsonl)", file=out)
     perturbed = ", ".join(PERTURBATIONS)
     print(f"ratios: forward speed over the same checkpoint, seed and command on its training engine, undisturbed "
           f"({perturbed} at their neutral values)", file=out)  # fmt: skip

@@ -13,6 +13,7 @@ import logging
 import os
 import sys
 import time
+import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
@@ -105,8 +106,8 @@ def sweep(
     an error (failed cells run again). A failing cell is recorded with its error and the sweep goes on.
     ``progress``: a bar over cells on a terminal (on stderr, or the stream given), one line per cell elsewhere.
     """
-    plan = load_spec(spec)
     out = check_out(out, resume)
+    plan = load_spec(spec)
     if not in_process:
         _check_ray()
     out.mkdir(parents=True, exist_ok=True)
@@ -257,6 +258,8 @@ def _start_ray(workers: int, address: str | None) -> None:
     import transfer
 
     quiet = {"logging_level": logging.ERROR, "log_to_driver": False, "configure_logging": True}
+    # Ray 2.52 announces that it will stop hiding GPUs from num_gpus=0 tasks; it hides them now, as CPU cells want.
+    warnings.filterwarnings("ignore", message="Tip: In future versions of Ray", category=FutureWarning)
     try:
         if address:
             ray.init(address=address, **quiet)

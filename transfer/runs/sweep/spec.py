@@ -144,10 +144,7 @@ def load_spec(spec: str | Path | Mapping[str, Any]) -> Plan:
         raise SpecError(f"{_where(source, 'checkpoints')}: missing; list the checkpoints (- path: POLICY.pt ...)")
     spec_out: dict[str, Any] = {
         "targets": _targets(data.get("targets", list(TARGETS)), _where(source, "targets")),
-        "seeds": [
-            _number(s, _where(source, f"seeds[{i}]"), low=0, high=MAX_SEED, integer=True)
-            for i, s in enumerate(_list(data.get("seeds", [0]), _where(source, "seeds")))
-        ],
+        "seeds": _seeds(data.get("seeds", [0]), _where(source, "seeds")),
         "num_envs": _number(data.get("num_envs", 1), _where(source, "num_envs"), low=1, high=MAX_ENVS, integer=True),
         "seconds": _number(data.get("seconds", 10.0), _where(source, "seconds"), low=0, high=MAX_SECONDS, above=True),
         "commands": _commands(data.get("commands"), _where(source, "commands")),
@@ -194,6 +191,13 @@ def _targets(value: Any, where: str) -> list[str]:
     return targets
 
 
+def _seeds(value: Any, where: str) -> list[int]:
+    seeds = [_number(s, f"{where}[{i}]", low=0, high=MAX_SEED, integer=True) for i, s in enumerate(_list(value, where))]
+    if len(set(seeds)) != len(seeds):
+        raise SpecError(f"{where}: {seeds} repeats a seed; list each once")
+    return seeds
+
+
 def _commands(value: Any, where: str) -> list[list[float]] | None:
     if value is None:
         return None
@@ -201,7 +205,9 @@ def _commands(value: Any, where: str) -> list[list[float]] | None:
     for i, command in enumerate(_list(value, where, scalars=False)):
         if not isinstance(command, (list, tuple)) or len(command) != 3:
             raise SpecError(f"{where}[{i}]: expected [vx, vy, wz] (m/s, m/s, rad/s), got {command!r}")
-        out.append([_number(c, f"{where}[{i}]", low=-MAX_VELOCITY, high=MAX_VELOCITY) for c in command])
+        out.append([_number(c, f"{where}[{i}]", low=-MAX_VELOCITY, high=MAX_VELOCITY) + 0.0 for c in command])
+        if out[-1] in out[:-1]:
+            raise SpecError(f"{where}[{i}]: {command} is listed twice; list each command once")
     return out
 
 
@@ -216,7 +222,7 @@ def _perturbations(value: Any, where: str) -> dict[str, list[Any]]:
         checked = []
         for i, v in enumerate(_list(values, f"{where}.{name}")):
             try:
-                checked.append(getattr(Perturbation(**{name: v}), name))
+                checked.append(getattr(Perturbation(**{name: v}), name) + 0)  # + 0: -0.0 is 0.0
             except ValueError as exc:
                 raise SpecError(f"{where}.{name}[{i}]: {str(exc).split(': ', 1)[-1]}") from None
         if len(set(checked)) != len(checked):
@@ -335,7 +341,7 @@ def _unique_labels(checkpoints: list[Checkpoint]) -> list[Checkpoint]:
 def canonical_cell(cell: Mapping[str, Any]) -> dict[str, Any]:
     """The parameters that name a cell (:data:`KEY_FIELDS`), in canonical types: integers where a field counts
     (seed, envs, delay), floats where it measures (``1`` and ``1.0`` are one cell), every perturbation present."""
-    perturbation = Perturbation.from_dict(cell.get("perturbation")).to_dict()
+    perturbation = {k: v + 0 for k, v in Perturbation.from_dict(cell.get("perturbation")).to_dict().items()}
     return {
         "checkpoint": str(cell["checkpoint"]),
         "source": cell.get("source"),
@@ -346,7 +352,7 @@ def canonical_cell(cell: Mapping[str, Any]) -> dict[str, Any]:
         "seed": int(cell["seed"]),
         "num_envs": int(cell["num_envs"]),
         "seconds": float(cell["seconds"]),
-        "command": [float(c) for c in cell["command"]],
+        "command": [float(c) + 0.0 for c in cell["command"]],  # + 0.0: -0.0 is 0.0
         "perturbation": perturbation,
         "device": str(cell.get("device", "cpu")),
     }
