@@ -27,10 +27,13 @@ def _finite(value: Any) -> bool:
 
 def ratio_of(record: Mapping[str, Any] | None, reference: Mapping[str, Any] | None) -> float | None:
     """Forward velocity of ``record`` over its native reference's; ``None`` where either is missing, failed or the
-    reference did not move forward."""
+    reference did not move forward. A cell whose every env fell before the warm-up ended (no velocity to average)
+    walked 0 x native."""
     if record is None or reference is None or record.get("error") or reference.get("error"):
         return None
     value, native = record.get("forward_velocity"), reference.get("forward_velocity")
+    if value is None and record.get("fall_fraction") == 1.0:
+        value = 0.0
     if not (_finite(value) and _finite(native)) or native <= 0:
         return None
     return float(value) / float(native)
@@ -157,6 +160,10 @@ def heatmap(summary: Mapping[str, Any], path: str | Path) -> Path:
             elif fell[i, j] > 0:
                 text += f"\n{fell[i, j]:.0%} fell"
             ax.text(j, i, text, ha="center", va="center", fontsize=8)
+    groups = [c.rsplit(" ", 1)[0] for c in columns]
+    for j in range(1, len(columns)):
+        if groups[j] != groups[j - 1]:  # a white line between one perturbation's values and the next's
+            ax.axvline(j - 0.5, color="white", linewidth=3)
     ax.set_xticks(range(len(columns)), columns, rotation=30, ha="right", fontsize=8)
     ax.set_yticks(range(len(rows)), rows, fontsize=8)
     fig.colorbar(image, ax=ax, label="x native (mean)")

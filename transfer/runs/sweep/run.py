@@ -29,9 +29,9 @@ FILES = {"cells": "cells.jsonl", "spec": "spec.json", "summary": "summary.json",
 
 WORKER_CALLS = 32
 """Cells a Ray worker process runs before Ray replaces it (``max_calls``). Reusing a process saves the engines'
-start-up (measured on the Ant: a first cell 3.1 s on PhysX and 6.6 s on Newton, later ones 0.25 s and 2.2 s) and
-gives identical results; it keeps ~1.3 MB per cell (RSS, 24 Ant replays in one process), which the replacement
-bounds (docs/sweep.md)."""
+start-up (measured: the Ant's first cell 3.1 s on PhysX and 6.6 s on Newton, later ones 0.25 s and 2.2 s; ANYmal
+C's 2.9 s and 9.5 s, later 0.4 s and 4 s) and gives identical results, but a process keeps ~9 MB per ANYmal cell
+(4 envs; ~1.3 MB per Ant cell): 32 cells bound a worker to ~300 MB more (docs/sweep.md)."""
 
 
 class SweepError(ValueError):
@@ -268,7 +268,9 @@ def _start_ray(workers: int, address: str | None) -> None:
         path = os.pathsep.join([home, *filter(None, [os.environ.get("PYTHONPATH")])])
         ray.init(
             num_cpus=workers, include_dashboard=False, object_store_memory=128 * 1024**2,
-            runtime_env={"env_vars": {"PYTHONPATH": path, "OMP_NUM_THREADS": "1"}}, **quiet,
+            runtime_env={"env_vars": {"PYTHONPATH": path, "OMP_NUM_THREADS": "1"}},
+            _system_config={"enable_metrics_collection": False},  # no metrics agent without the dashboard
+            **quiet,
         )  # fmt: skip
     except Exception as exc:  # noqa: BLE001 - any reason Ray cannot start is one message
         where = f"join the Ray cluster at {address}" if address else f"start a local Ray cluster of {workers} CPU(s)"
