@@ -64,6 +64,7 @@ def run_sweep(cmd: Sweep) -> int:
     print_table(summary)
     workers = summary["workers"]
     where = "in this process" if workers == "in-process" else f"on Ray ({workers} worker(s))"
+    where = where if summary["ran"] else "(nothing to run)"
     print(
         f"{summary['cells']} cells: {summary['ran']} ran, {summary['skipped']} already in {Path(cmd.out) / 'cells.jsonl'}"
         f", {summary['failed']} failed; {summary['wall_seconds']:.0f} s {where}"

@@ -177,9 +177,7 @@ class NewtonBackend(Backend):
             cfg = newton.ModelBuilder.ShapeConfig(mu=material.dynamic_friction, restitution=material.restitution)
             scene.add_ground_plane(height=world.ground_height, cfg=cfg)
         self.model = scene.finalize(device=self.device)
-        if world.friction_scale != 1.0:  # every shape is the robot's or the ground's: the contact friction scales
-            mu = self.model.shape_material_mu
-            mu.assign(mu.numpy() * world.friction_scale)
+        _scale_friction(self.model, world.friction_scale)
         if world.gravity is not None:
             self.model.set_gravity(world.gravity)
         self.view = MechanismView(
@@ -497,6 +495,13 @@ def _joint_order(dof_order: Sequence[str] | None) -> list[str] | None:
     # A split or shuffled multi-DoF joint does not rebuild the same DoF names.
     rebuilt = [d for joint, n in zip(joints, counts, strict=True) for d in dof_names(joint, n)]
     return joints if rebuilt == list(dof_order) and len(set(joints)) == len(joints) else None
+
+
+def _scale_friction(model: Any, scale: float) -> None:
+    """Every shape's sliding friction times ``scale``: the model holds only the robots' shapes and the ground, and
+    MuJoCo takes the larger of two frictions, so each contact's friction scales by it."""
+    if scale != 1.0:
+        model.shape_material_mu.assign(model.shape_material_mu.numpy() * scale)
 
 
 def _authored_self_collisions(usd_path: Any) -> bool:
