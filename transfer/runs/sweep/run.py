@@ -30,8 +30,10 @@ FILES = {"cells": "cells.jsonl", "spec": "spec.json", "summary": "summary.json",
 WORKER_CALLS = 32
 """Cells a Ray worker process runs before Ray replaces it (``max_calls``). Reusing a process saves the engines'
 start-up (measured: the Ant's first cell 3.1 s on PhysX and 6.6 s on Newton, later ones 0.25 s and 2.2 s; ANYmal
-C's 2.9 s and 9.5 s, later 0.4 s and 4 s) and gives identical results, but a process keeps ~9 MB per ANYmal cell
-(4 envs; ~1.3 MB per Ant cell): 32 cells bound a worker to ~300 MB more (docs/sweep.md)."""
+C's 2.9 s and 9.5 s, later 0.4 s and 3 to 5 s) and gives identical results. A process grows with the cells it runs
+(ANYmal C on Newton, 4 envs: ~15 MB per cell for ~20 cells, then flat at +320 MB; the Ant ~1.3 MB per cell) and
+does not slow down (30 ANYmal cells in one process: no trend); replacing it every 32 cells bounds what an engine
+might keep across cells (docs/sweep.md)."""
 
 
 class SweepError(ValueError):
