@@ -110,30 +110,21 @@ def sweep(
     """
     out = check_out(out, resume)
     plan = load_spec(spec)
-    if not in_process:
-        _check_ray()
-    out.mkdir(parents=True, exist_ok=True)
-    cells_file = out / FILES["cells"]
-    done, bad = read_records(cells_file)
+    done, bad = read_records(out / FILES["cells"])
     todo = [c for c in plan.cells if c["key"] not in done or done[c["key"]].get("error")]
-    (out / FILES["spec"]).write_text(json.dumps(plan.spec, indent=2) + "\n")
     start = time.perf_counter()
-    report = _Progress(len(plan.cells), len(plan.cells) - len(todo), progress)
-    with _Appender(cells_file) as append:
+    on_ray = not in_process and bool(todo)
+    if on_ray:  # before anything is written: a cluster that cannot start (or be joined) leaves OUT as it was
+        _start_ray(workers, address)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / FILES["spec"]).write_text(json.dumps(plan.spec, indent=2) + "\n")
+        _run_cells(todo, out / FILES["cells"], done, plan.spec["device"] if on_ray else None, progress, len(plan.cells))
+    finally:
+        if on_ray:
+            import ray
 
-        def finished(record: dict[str, Any]) -> None:
-            append(record)
-            done[record["key"]] = record
-            report(record)
-
-        try:
-            if in_process:
-                for cell in todo:
-                    finished(run_cell(cell))
-            else:
-                _run_on_ray(todo, workers, address, plan.spec["device"], finished)
-        finally:
-            report.close()
+            ray.shutdown()
     facts = {
         "out": str(out), "workers": "in-process" if in_process else (address or workers),
         "ran": len(todo), "skipped": len(plan.cells) - len(todo),
@@ -145,6 +136,29 @@ def sweep(
     heatmap(summary, out / FILES["heatmap"])
     (out / FILES["summary"]).write_text(json.dumps(summary, indent=2) + "\n")
     return summary
+
+
+def _run_cells(
+    todo: list[dict[str, Any]], path: Path, done: dict, device: str | None, progress: bool | TextIO, total: int
+) -> None:
+    """Run ``todo`` (on the Ray cluster already joined when ``device`` is given, else here), appending each record
+    to ``path`` and to ``done`` the moment it arrives."""
+    report = _Progress(total, total - len(todo), progress)
+    with _Appender(path) as append:
+
+        def finished(record: dict[str, Any]) -> None:
+            append(record)
+            done[record["key"]] = record
+            report(record)
+
+        try:
+            if device is None:
+                for cell in todo:
+                    finished(run_cell(cell))
+            else:
+                _run_on_ray(todo, device, finished)
+        finally:
+            report.close()
 
 
 class _Appender:
@@ -215,50 +229,60 @@ def _describe(record: Mapping[str, Any]) -> str:
 
 
 # -- Ray -------------------------------------------------------------------------------------------------------
-def _check_ray() -> None:
-    try:
-        import ray  # noqa: F401
-    except ImportError:
-        raise RayUnavailable(
-            "Ray is not installed: pip install 'transfer[sweep]' (or pass --in-process to run the cells here, one "
-            "after another)"
-        ) from None
-
-
-def _run_on_ray(todo: list[dict[str, Any]], workers: int, address: str | None, device: str, finished: Callable) -> None:
-    """Submit every cell at once (one CPU each, one GPU on CUDA) and record each as it finishes; a cell whose worker
-    died is recorded with Ray's error."""
+def _run_on_ray(todo: list[dict[str, Any]], device: str, finished: Callable) -> None:
+    """Submit every cell at once to the joined cluster (one CPU each, one GPU on CUDA) and record each as it
+    finishes; a cell whose worker died is recorded with Ray's error."""
     import ray
 
-    if not todo:
-        return
-    _start_ray(workers, address)
+    remote = ray.remote(
+        num_cpus=1, num_gpus=1 if device.startswith("cuda") else 0, max_calls=WORKER_CALLS, max_retries=0
+    )(run_cell)
+    pending = {remote.remote(cell): cell for cell in todo}
+    while pending:
+        ready, _ = ray.wait(list(pending), num_returns=1)
+        for ref in ready:
+            cell = pending.pop(ref)
+            try:
+                record = ray.get(ref)
+            except Exception as exc:  # noqa: BLE001 - the worker died or Ray failed: the cell failed
+                text = " ".join(str(exc).split())[:2000]
+                record = record_of(cell, f"{type(exc).__name__}: {text}")
+            finished(record)
+
+
+def _reachable(address: str) -> str | None:
+    """Why nothing answers at a ``HOST:PORT`` or ``ray://HOST:PORT`` address (``None``: something listens, or the
+    address is ``auto``/``local``, which Ray resolves itself). Ray itself waits minutes on a dead address."""
+    import socket
+
+    target = address.split("://", 1)[-1]
+    host, sep, port = target.rpartition(":")
+    if address in ("auto", "local") or not sep or not port.isdigit():
+        return None
     try:
-        remote = ray.remote(
-            num_cpus=1, num_gpus=1 if device.startswith("cuda") else 0, max_calls=WORKER_CALLS, max_retries=0
-        )(run_cell)
-        pending = {remote.remote(cell): cell for cell in todo}
-        while pending:
-            ready, _ = ray.wait(list(pending), num_returns=1)
-            for ref in ready:
-                cell = pending.pop(ref)
-                try:
-                    record = ray.get(ref)
-                except Exception as exc:  # noqa: BLE001 - the worker died or Ray failed: the cell failed
-                    text = " ".join(str(exc).split())[:2000]
-                    record = record_of(cell, f"{type(exc).__name__}: {text}")
-                finished(record)
-    finally:
-        ray.shutdown()
+        with socket.create_connection((host or "127.0.0.1", int(port)), timeout=5):
+            return None
+    except OSError as exc:
+        return exc.strerror or type(exc).__name__
 
 
 def _start_ray(workers: int, address: str | None) -> None:
     """A local cluster of ``workers`` CPU slots (quiet: no dashboard, worker output kept in Ray's logs), or the
     cluster at ``address``. Workers import this very ``transfer`` (its folder is put on their PYTHONPATH)."""
-    import ray
-
+    try:
+        import ray
+    except ImportError:
+        raise RayUnavailable(
+            "Ray is not installed: pip install 'transfer[sweep]' (or pass --in-process to run the cells here, one "
+            "after another)"
+        ) from None
     import transfer
 
+    if address and (reason := _reachable(address)) is not None:
+        raise RayUnavailable(
+            f"no Ray cluster answers at {address} ({reason}): start one there (ray start --head), or leave out "
+            "--address for a local one"
+        )
     quiet = {"logging_level": logging.ERROR, "log_to_driver": False, "configure_logging": True}
     # Ray 2.52 announces that it will stop hiding GPUs from num_gpus=0 tasks; it hides them now, as CPU cells want.
     warnings.filterwarnings("ignore", message="Tip: In future versions of Ray", category=FutureWarning)
