@@ -141,6 +141,23 @@ def test_gain_scale_reaches_the_engine_s_drives(engine):
 
 
 @pytest.mark.parametrize("engine", ENGINES)
+def test_gain_scale_reaches_explicit_actuators_too(engine):
+    """An explicit PD computes its torque from the scaled gains: at the same state and target, half the torque."""
+    explicit = TASK.with_settings(
+        {"actuators": [{"name": "legs", "model": "ideal_pd", "joints": [".*"]}], "effort_limit": {".*": 1000.0}}
+    )
+    torques = {}
+    for scale in (1.0, 0.5):
+        env = PolicyEnv(explicit, ASSET, engine, parse_ordering("physx"), perturbation=Perturbation(gain_scale=scale))
+        with env:
+            env.art.set_joint_position_target(env.default_joint_pos + 0.1)
+            env.art.step(TASK.sim_dt)
+            torques[scale] = env.art.applied_effort.numpy().copy()
+    assert np.abs(torques[1.0]).min() > 0.1
+    np.testing.assert_allclose(torques[0.5], 0.5 * torques[1.0], rtol=1e-5)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
 def test_action_delay_holds_the_target_back_that_many_physics_steps(engine):
     action = np.full((1, 8), 1.0)
     runs = {}
