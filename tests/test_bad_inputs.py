@@ -130,12 +130,14 @@ NUMBERS = [
     (["train", "--task", TASK], "--obs-noise", ["-0.5"]),
     (["train", "--task", TASK], "--num-envs", ["0"]),
     (["train", "--task", TASK], "--seed", ["-1"]),
+    (["sweep", ROOT / "presets/sweeps/anymal_c_acceptance.yaml"], "--workers", ["0"]),
+    (["sweep", ROOT / "presets/sweeps/anymal_c_acceptance.yaml"], "--workers", ["100000"]),
 ]
 
 
 @pytest.mark.parametrize(("command", "flag", "values"), NUMBERS, ids=lambda v: v if isinstance(v, str) else None)
 def test_a_number_that_makes_no_sense_is_refused_naming_the_flag(command, flag, values, tmp_path, capsys):
-    out = ["-o", tmp_path / "run"] if command[0] == "train" else []
+    out = ["-o", tmp_path / "run"] if command[0] in ("train", "sweep") else []
     err = refused(capsys, *command, *out, flag, *values)
     assert f"error: {flag} {' '.join(values)}" in err.replace("1e+12", "1e12").replace("1e+30", "1e30"), err
     assert "expected" in err or "must be" in err

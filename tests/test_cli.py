@@ -21,6 +21,7 @@ POSITIONALS = {  # subcommand -> its positional argument (None: flags only)
     "validate": "ASSET",
     "task": "ASSET",
     "import": "ROBOT.xml|ROBOT.urdf",
+    "sweep": "SPEC.yaml",
 }
 
 

@@ -9,7 +9,20 @@ import pytest
 
 import transfer
 
-HEAVY = ["torch", "pxr", "newton", "ovphysx", "ovstage", "warp", "omegaconf", "onnxruntime", "onnx", "yaml", "rsl_rl"]
+HEAVY = [
+    "torch",
+    "pxr",
+    "newton",
+    "ovphysx",
+    "ovstage",
+    "warp",
+    "omegaconf",
+    "onnxruntime",
+    "onnx",
+    "yaml",
+    "rsl_rl",
+    "ray",
+]
 
 # Names whose modules are pure Python over the standard library (and numpy): using them loads no heavy package.
 LIGHT_NAMES = [

@@ -39,6 +39,7 @@ _EXPORTS = {
     "compare": "transfer.runs.replay",
     "verify": "transfer.runs.verify",
     "convert": "transfer.runs.convert",
+    "sweep": "transfer.runs.sweep",
     "read_metadata": "transfer.formats",
     "write_metadata": "transfer.formats",
 }
@@ -71,6 +72,7 @@ __all__ = [
     "resolve_asset",
     "resolve_ordering",
     "resolve_orderings",
+    "sweep",
     "verify",
     "write_metadata",
 ]
@@ -97,6 +99,7 @@ if TYPE_CHECKING:
     )
     from transfer.runs.convert import convert
     from transfer.runs.replay import ReplayResult, compare, replay
+    from transfer.runs.sweep import sweep
     from transfer.runs.verify import verify
     from transfer.task import Task, load_task
 

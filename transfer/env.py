@@ -10,7 +10,9 @@ training run on this one environment; nothing here knows which backend is undern
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +23,7 @@ import numpy as np
 from transfer.task import Task
 from transfer.task.terms import OBS_TERMS
 
-__all__ = ["EXPLICIT_EFFORT_LIMIT", "Measure", "PolicyEnv", "fallen"]
+__all__ = ["EXPLICIT_EFFORT_LIMIT", "PERTURBATIONS", "Measure", "Perturbation", "PolicyEnv", "fallen"]
 
 log = logging.getLogger("transfer")
 
@@ -36,6 +38,65 @@ def fallen(pos: np.ndarray, lin_w: np.ndarray, gravity_b: np.ndarray, fall_heigh
     or its state is not finite."""
     broken = ~np.isfinite(pos).all(1) | ~np.isfinite(lin_w).all(1)
     return broken | (pos[:, 2] < fall_height) | (gravity_b[:, 2] > -FALL_TILT_COS)
+
+
+PERTURBATIONS: dict[str, str] = {
+    "ground_friction": "scale of the friction at the ground contact (1: as the task says)",
+    "added_base_mass": "kg added to the base (root link); its inertia scales with its mass",
+    "gain_scale": "scale of every joint's stiffness and damping (engine drives and explicit actuators alike)",
+    "action_delay": "physics steps between the policy's action and its target reaching the joints",
+    "push": "m/s added once to the base velocity, sideways (left of the command), at mid-run",
+}
+"""The disturbances a run can be put under (:class:`Perturbation`), and what each value means."""
+
+
+@dataclass(frozen=True)
+class Perturbation:
+    """Disturbances a run is put under, each at its neutral value by default (:data:`PERTURBATIONS` says what each
+    means). :class:`PolicyEnv` applies the first four; the runner applies ``push`` (:meth:`PolicyEnv.push`) at the
+    moment it chooses (a replay: after half its policy steps)."""
+
+    ground_friction: float = 1.0
+    added_base_mass: float = 0.0
+    gain_scale: float = 1.0
+    action_delay: int = 0
+    push: float = 0.0
+
+    def __post_init__(self) -> None:
+        for name in ("ground_friction", "added_base_mass", "gain_scale", "push"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise ValueError(
+                    f"perturbation {name}: expected a finite number ({PERTURBATIONS[name]}), got {value!r}"
+                )
+            object.__setattr__(self, name, float(value))
+        for name in ("ground_friction", "gain_scale"):
+            if getattr(self, name) < 0:
+                raise ValueError(
+                    f"perturbation {name}: expected a scale >= 0 (1 changes nothing), got {getattr(self, name)}"
+                )
+        delay = self.action_delay
+        if isinstance(delay, float) and delay.is_integer():
+            delay = int(delay)
+        if isinstance(delay, bool) or not isinstance(delay, int) or delay < 0:
+            raise ValueError(f"perturbation action_delay: expected a whole number of physics steps >= 0, got {delay!r}")
+        object.__setattr__(self, "action_delay", delay)
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any] | None) -> Perturbation:
+        """A perturbation from ``{name: value}`` (names of :data:`PERTURBATIONS`; missing ones neutral)."""
+        unknown = sorted(set(values or {}) - set(PERTURBATIONS))
+        if unknown:
+            raise ValueError(f"perturbation: unknown {unknown}; known: {', '.join(PERTURBATIONS)}")
+        return cls(**dict(values or {}))
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @property
+    def neutral(self) -> bool:
+        """Whether nothing is disturbed."""
+        return self == Perturbation()
 
 
 EXPLICIT_EFFORT_LIMIT = 1.0e9
@@ -126,6 +187,10 @@ class PolicyEnv:
         seed: Seeds the initial joint-position noise (uniform, ``init_noise`` rad) that makes envs differ.
         backend_overrides: Extra :func:`~transfer.open_articulation` keyword arguments (they win over the task's
             scene description, :meth:`~transfer.Task.scene`).
+        perturbation: Disturbances to run under (:class:`Perturbation`): the ground friction reaches the scene
+            (:attr:`~transfer.backends.scene.SceneDescription.friction_scale`), the added base mass and the gain scale
+            are written once the articulation is open, the action delay holds each target back that many physics
+            steps; ``push`` is the runner's to apply (:meth:`push`).
 
     The world is the task's (:meth:`~transfer.Task.scene`: ground, spawn, gravity, self-collisions, solver
     settings), the same value on every backend. Joints in explicit actuator groups (``task.actuators``) get their
@@ -145,12 +210,16 @@ class PolicyEnv:
         init_noise: float = 0.02,
         device: str = "cpu",
         backend_overrides: dict[str, Any] | None = None,
+        perturbation: Perturbation | None = None,
     ) -> None:
         from transfer.articulation import open_articulation
 
         self.backend = backend
+        self.perturbation = perturbation or Perturbation()
         self.spawn_height, root_z = spawn_heights(task, asset)
         self.scene = task.scene(self.spawn_height, root_z)
+        if self.perturbation.ground_friction != 1.0:
+            self.scene = dataclasses.replace(self.scene, friction_scale=self.perturbation.ground_friction)
         opts = {"scene": self.scene, **dict(backend_overrides or {})}
         body_ordering = joint_ordering if not isinstance(joint_ordering, (list, tuple)) else None
         import warnings
@@ -174,6 +243,8 @@ class PolicyEnv:
         self.num_envs, names = num_envs, art.joint_names
         self.default_joint_pos = np.array([[t.default_joint_pos.get(n, 0.0) for n in names]] * num_envs, np.float32)
         self._write_joint_properties(t, seed)
+        if self.perturbation.added_base_mass:
+            self._add_base_mass(self.perturbation.added_base_mass)
         action_joints = t.action.joints if t.action.joints is not None else names
         self.action_ids = [names.index(n) for n in action_joints]
         self.action_size = len(self.action_ids)
@@ -185,6 +256,9 @@ class PolicyEnv:
         self._obs = np.zeros((num_envs, self.observation_size), np.float32)
         self._rng = np.random.default_rng(seed)
         self._noise = noise
+        delay = self.perturbation.action_delay
+        self._delayed = np.zeros((delay + 1, num_envs, self.action_size), np.float32) if delay else None
+        self._head = 0
         self.steps = 0
         self.reset()
 
@@ -197,6 +271,11 @@ class PolicyEnv:
         if t.effort_limit:
             values["effort_limit"] = t.effort_limit
         rows = {k: np.array([v[j] for j in names], np.float32) for k, v in values.items() if v}
+        scale = self.perturbation.gain_scale
+        if scale != 1.0:  # the task's gains, else the asset's as the engine holds them
+            d = art.data
+            for key, engine in (("stiffness", d.joint_stiffness), ("damping", d.joint_damping)):
+                rows[key] = (rows[key] if key in rows else engine.numpy()[0].astype(np.float32)) * np.float32(scale)
         explicit = [g for g in t.actuators if g.explicit]
         if explicit:
             from transfer.actuators import Actuators
@@ -214,6 +293,30 @@ class PolicyEnv:
             art.set_actuators(actuators)
         if rows:
             art.write_joint_properties(**{k: np.tile(v, (n, 1)) for k, v in rows.items()})
+
+    def _add_base_mass(self, kg: float) -> None:
+        """Add ``kg`` to the root link's mass in every env (its inertia scales with it)."""
+        art = self.art
+        root = art.body_names.index(art.backend_body_names[0])
+        mass = art.body_masses()[:, [root]]
+        if (mass + kg <= 0).any():
+            raise ValueError(
+                f"perturbation added_base_mass {kg:g} kg: the base ({art.body_names[root]}) weighs {float(mass.min()):g} "
+                "kg; the sum must stay above 0"
+            )
+        art.write_body_masses(mass + np.float32(kg), body_ids=[root])
+
+    def push(self, velocity: Any) -> None:
+        """Add ``velocity`` (m/s; ``(3,)`` or ``(num_envs, 3)``) to every env's base linear velocity at once, given in
+        each base's yaw frame (x forward, y left, z up): a shove, taking effect at the next physics step."""
+        d = self.art.data
+        dv = np.broadcast_to(np.asarray(velocity, np.float64), (self.num_envs, 3))
+        x, y, z, w = d.root_quat_w.numpy().T
+        yaw = np.arctan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
+        c, s = np.cos(yaw), np.sin(yaw)
+        world = np.stack([c * dv[:, 0] - s * dv[:, 1], s * dv[:, 0] + c * dv[:, 1], dv[:, 2]], axis=1)
+        velocity_w = np.concatenate([d.root_lin_vel_w.numpy() + world, d.root_ang_vel_w.numpy()], axis=1)
+        self.art.write_root_velocity(velocity_w.astype(np.float32))
 
     @property
     def policy_dt(self) -> float:
@@ -242,6 +345,8 @@ class PolicyEnv:
         q = (default + self._rng.uniform(-self._noise, self._noise, default.shape)).astype(np.float32)
         art.write_joint_state(q, np.zeros_like(q), env_ids=sel)
         art.set_joint_position_target(default, env_ids=sel)
+        if self._delayed is not None:  # the held-back targets start at the defaults
+            self._delayed[:, ids] = default[:, self.action_ids]
         self.last_action[ids] = 0.0
         if env_ids is None:
             self.steps = 0
@@ -266,9 +371,15 @@ class PolicyEnv:
         self.last_action[:] = actions
         t = self.task
         targets = self.default_joint_pos[:, self.action_ids] if t.action.use_default_offset else 0.0
-        targets = targets + self.action_scale * actions
-        self.art.set_joint_position_target(targets.astype(np.float32), joint_ids=self.action_ids)
+        targets = (targets + self.action_scale * actions).astype(np.float32)
+        if self._delayed is None:
+            self.art.set_joint_position_target(targets, joint_ids=self.action_ids)
         for _ in range(t.decimation):
+            if self._delayed is not None:  # the target commanded action_delay physics steps ago reaches the joints
+                slots = len(self._delayed)
+                self._delayed[self._head] = targets
+                self._head = (self._head + 1) % slots
+                self.art.set_joint_position_target(self._delayed[self._head], joint_ids=self.action_ids)
             self.art.step(t.sim_dt)
         self.steps += 1
         return self.observe(), ~finite

@@ -258,6 +258,49 @@ class Articulation:
         self._backend.write_root_velocity(self._root_vel, sel)
         self._invalidate()
 
+    # -- mass properties ---------------------------------------------------------------------------------
+    def body_masses(self) -> np.ndarray:
+        """``(num_envs, num_bodies)`` link masses (kg), public body order, read from the engine (a host copy).
+
+        Raises ``NotImplementedError`` on a backend without :attr:`~transfer.backends.base.Backend.supports_body_mass`.
+        """
+        self._check_open()
+        masses = self._backend.body_masses().numpy()
+        return self.body_ordering.to_user(masses, axis=1) if self.body_ordering else masses.copy()
+
+    def body_inertias(self) -> np.ndarray:
+        """``(num_envs, num_bodies, 9)`` link inertia tensors (kg·m²), public body order, in the frame the engine
+        keeps them in (:meth:`~transfer.backends.base.Backend.body_inertias`), a host copy."""
+        self._check_open()
+        inertias = self._backend.body_inertias().numpy()
+        return self.body_ordering.to_user(inertias, axis=1) if self.body_ordering else inertias.copy()
+
+    def write_body_masses(self, masses: Any, env_ids: Any = None, body_ids: Any = None) -> None:
+        """Set link masses (kg, > 0) of the selected environments and (public) bodies: ``(len(env_ids),
+        len(body_ids))``. Each link's inertia scales with its mass (its density changes, its shape stays)."""
+        self._check_open()
+        envs = host_indices(env_ids, self.num_envs, "env_ids") if env_ids is not None else np.arange(self.num_envs)
+        bodies = (
+            host_indices(body_ids, self.num_bodies, "body_ids") if body_ids is not None else np.arange(self.num_bodies)
+        )
+        values = np.asarray(masses, dtype=np.float32)
+        if values.shape != (len(envs), len(bodies)):
+            raise ValueError(
+                f"write_body_masses: got shape {values.shape}, expected {(len(envs), len(bodies))} = "
+                "(len(env_ids), len(body_ids))"
+            )
+        if not (np.isfinite(values).all() and (values > 0).all()):
+            raise ValueError(f"write_body_masses: masses must be finite and > 0 kg, got {values.tolist()}")
+        public = self.body_masses()
+        public[np.ix_(envs, bodies)] = values
+        full = self.body_ordering.to_backend(public, axis=1) if self.body_ordering else public
+        rows = None if env_ids is None else wp.array(envs.astype(np.int32), dtype=wp.int32, device=self.device)
+        self._backend.write_body_masses(
+            wp.array(np.ascontiguousarray(full), dtype=wp.float32, device=self.device), rows
+        )
+        self._steps.clear()  # re-record after the solver is told the model changed
+        self._invalidate()
+
     # -- actuators -------------------------------------------------------------------------------------
     def set_actuators(self, actuators: Actuators | None) -> None:
         """Install explicit actuator models (:class:`~transfer.actuators.Actuators`, public order), or remove them.

@@ -146,6 +146,8 @@ class Backend(ABC):
     """``reset(env_ids)`` resets only the given environments."""
     supports_body_velocities: ClassVar[bool] = True
     """:meth:`body_velocities` is available."""
+    supports_body_mass: ClassVar[bool] = False
+    """:meth:`body_masses`, :meth:`body_inertias` and :meth:`write_body_masses` are available."""
     supports_cuda_graph: bool = False
     """:meth:`step`, :meth:`publish` and full-width target writes (``env_ids=None``) make no host synchronization
     and keep their array pointers: they may be captured in one CUDA graph. Only ever true on a CUDA device."""
@@ -207,6 +209,22 @@ class Backend(ABC):
     @abstractmethod
     def joint_properties(self) -> JointProperties:
         """Per-DoF properties as the engine holds them (converted to SI)."""
+
+    def body_masses(self) -> wp.array:
+        """Shape ``(num_envs, num_bodies)``: link masses (kg) as the engine holds them."""
+        raise NotImplementedError(f"{type(self).__name__} does not support body masses")
+
+    def body_inertias(self) -> wp.array:
+        """Shape ``(num_envs, num_bodies, 9)``: link inertia tensors (kg·m²) about the centre of mass, row-major, in
+        the frame the engine keeps them in (PhysX: the centre-of-mass frame; Newton: the link frame). Compare them
+        with themselves (a write scales them), not across engines."""
+        raise NotImplementedError(f"{type(self).__name__} does not support body inertias")
+
+    def write_body_masses(self, masses: wp.array, env_ids: wp.array | None = None) -> None:
+        """Set link masses (kg, each > 0), ``(num_envs, num_bodies)``. Each link's inertia tensor is scaled by the
+        same factor as its mass: its density changes, its shape, centre of mass and principal axes stay (Isaac
+        Lab's ``randomize_rigid_body_mass`` with ``recompute_inertia``)."""
+        raise NotImplementedError(f"{type(self).__name__} does not support writing body masses")
 
     # -- writes ----------------------------------------------------------------------------------
     @abstractmethod

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
@@ -84,6 +84,12 @@ class SceneDescription:
         physx: ``solver_position_iterations`` / ``solver_velocity_iterations`` of the articulation (PhysX only).
         newton: ``solver`` (one of :data:`NEWTON_SOLVERS`) and ``solver_options`` (the solver's keyword
             arguments) (Newton only).
+        friction_scale: Multiplies the sliding friction of every contact between the robot and the ground (``1``:
+            as the materials say). Each engine scales the ground's static and dynamic friction and the robot's
+            collision shapes' (under PhysX's ``multiply`` combine, the ground's only), so that whatever rule the
+            engine combines two materials by (PhysX's average, min, max; MuJoCo's larger of the two), the contact
+            friction is this times the unscaled one. Scaling the ground alone would not do: with Newton's robot
+            shapes at friction 1 and MuJoCo taking the larger friction, a slippery ground would change nothing.
     """
 
     ground: GroundMaterial | None = None
@@ -94,6 +100,7 @@ class SceneDescription:
     self_collisions: bool | None = None
     physx: Mapping[str, int] = field(default_factory=dict)
     newton: Mapping[str, Any] = field(default_factory=dict)
+    friction_scale: float = 1.0
 
     def __post_init__(self) -> None:
         if self.ground is not None and not isinstance(self.ground, GroundMaterial):
@@ -116,6 +123,22 @@ class SceneDescription:
         if solver is not None and solver not in (*NEWTON_SOLVERS, "auto"):
             raise ValueError(f"scene.newton.solver: expected one of {list(NEWTON_SOLVERS)} or 'auto', got {solver!r}")
         object.__setattr__(self, "newton", MappingProxyType(dict(self.newton)))
+        object.__setattr__(self, "friction_scale", _finite(self.friction_scale, "scene.friction_scale", 0.0))
+
+    def scaled_ground(self) -> GroundMaterial | None:
+        """The ground's material with :attr:`friction_scale` applied to its static and dynamic friction."""
+        if self.ground is None or self.friction_scale == 1.0:
+            return self.ground
+        g, s = self.ground, self.friction_scale
+        return replace(g, static_friction=g.static_friction * s, dynamic_friction=g.dynamic_friction * s)
+
+    @property
+    def scales_shape_friction(self) -> bool:
+        """Whether an engine that combines materials by the ground's combine mode (PhysX) scales the robot's
+        collision shapes' frictions too: :attr:`friction_scale` is not 1 and the mode is not ``multiply`` (where
+        scaling the ground alone scales the product). MuJoCo takes the larger friction: Newton always scales both."""
+        combine = (self.ground or DEFAULT_GROUND).friction_combine
+        return self.friction_scale != 1.0 and combine != "multiply"
 
     @property
     def spawn_lift(self) -> float:

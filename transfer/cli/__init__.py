@@ -9,6 +9,7 @@
 - ``transfer validate``: the joint_movement test on both engines and the robot profile (:mod:`transfer.cli.validate`);
 - ``transfer task``: a starting task file for a robot asset (:mod:`transfer.cli.task`);
 - ``transfer import``: an MJCF or URDF robot converted to a USD file (:mod:`transfer.cli.asset_import`).
+- ``transfer sweep``: many checkpoints x engines x seeds x perturbations on Ray (:mod:`transfer.cli.sweep`).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ def _commands() -> tuple[dict[str, Any], dict[type, Any]]:
     from transfer.cli.info import Info, run_info
     from transfer.cli.inspect import Inspect, run_inspect
     from transfer.cli.replay import Replay, run_replay
+    from transfer.cli.sweep import Sweep, run_sweep
     from transfer.cli.task import TaskFile, run_task
     from transfer.cli.train import Train, run_train
     from transfer.cli.validate import Validate, run_validate
@@ -54,10 +56,11 @@ def _commands() -> tuple[dict[str, Any], dict[type, Any]]:
         "validate": tyro.conf.FlagCreatePairsOff[Validate],
         "task": tyro.conf.FlagCreatePairsOff[TaskFile],
         "import": tyro.conf.FlagCreatePairsOff[Import],
+        "sweep": tyro.conf.FlagCreatePairsOff[Sweep],
     }
     runners = {
         Inspect: run_inspect, Replay: run_replay, Verify: run_verify, Train: run_train, Info: run_info,
-        Convert: run_convert, Validate: run_validate, TaskFile: run_task, Import: run_import,
+        Convert: run_convert, Validate: run_validate, TaskFile: run_task, Import: run_import, Sweep: run_sweep,
     }  # fmt: skip
     return subcommands, runners
 

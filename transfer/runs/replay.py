@@ -97,6 +97,8 @@ def replay(
     backend_options: dict[str, Any] | None = None,
     inputs: Inputs | None = None,
     settings: Mapping[str, Any] | None = None,
+    perturbation: Any = None,
+    device: str = "cpu",
 ) -> ReplayResult:
     """Run ``checkpoint`` on ``target`` (``"physx"`` or ``"newton"``) for ``seconds`` and measure it.
 
@@ -107,8 +109,14 @@ def replay(
     a terminal (one plain line per run elsewhere). ``settings``: task fields to change by dotted name, e.g.
     ``{"physx.solver_position_iterations": 8, "ground.friction_combine": "multiply"}``
     (:meth:`~transfer.Task.with_settings`): the simulation settings without writing a task file.
+    ``perturbation``: disturbances to run under, a :class:`~transfer.env.Perturbation` or ``{name: value}``
+    (:data:`~transfer.env.PERTURBATIONS`); the push is applied after half the policy steps. ``device``: where the
+    engines run (``"cpu"``, ``"cuda:0"``).
     """
-    from transfer.env import PolicyEnv
+    from transfer.env import Perturbation, PolicyEnv
+
+    if not isinstance(perturbation, Perturbation):
+        perturbation = Perturbation.from_dict(perturbation)
 
     inputs = inputs or resolve_inputs(checkpoint, source=source, config=config, asset=asset)
     if settings:
@@ -119,8 +127,8 @@ def replay(
         # the naive user: the checkpoint's vectors read in the target's order, by the task's names in that order
         task = without_listed_order(task)
     env = PolicyEnv(
-        task, inputs.asset, target, ordering, num_envs=num_envs, command=command, seed=seed,
-        backend_overrides=backend_options,
+        task, inputs.asset, target, ordering, num_envs=num_envs, command=command, seed=seed, device=device,
+        backend_overrides=backend_options, perturbation=perturbation,
     )  # fmt: skip
     try:
         return _run(env, policy, inputs, target, reorder, seconds, progress, label)
@@ -152,7 +160,10 @@ def _run(env: Any, policy: Any, inputs: Inputs, target: str, reorder: bool, seco
     stream = progress if hasattr(progress, "write") else sys.stderr
     terminal = progress is not False and is_terminal(stream)  # a bar on a terminal, one plain line elsewhere
     bar = progress_bar(range(steps), progress, label or target, "step", delay=2.0)
-    for _ in bar:
+    push = env.perturbation.push
+    for step in bar:
+        if push and step == steps // 2:  # a shove sideways, left of the commanded direction
+            env.push((-direction[1] * push, direction[0] * push, 0.0))
         actions = policy(obs)
         obs, nonfinite = env.step(actions)
         measure.nonfinite |= nonfinite

@@ -97,6 +97,7 @@ class NewtonBackend(Backend):
     supports_body_velocities: ClassVar[bool] = True
     publish_on_step: ClassVar[bool] = True
     orders_natively: ClassVar[bool] = True
+    supports_body_mass: ClassVar[bool] = True
 
     @classmethod
     def engine_orders(cls, asset: str | os.PathLike, root: str | None = None) -> list[EngineOrder]:
@@ -176,6 +177,7 @@ class NewtonBackend(Backend):
             cfg = newton.ModelBuilder.ShapeConfig(mu=material.dynamic_friction, restitution=material.restitution)
             scene.add_ground_plane(height=world.ground_height, cfg=cfg)
         self.model = scene.finalize(device=self.device)
+        _scale_friction(self.model, world.friction_scale)
         if world.gravity is not None:
             self.model.set_gravity(world.gravity)
         self.view = MechanismView(
@@ -366,6 +368,31 @@ class NewtonBackend(Backend):
             values[name] = out
         return JointProperties(**values)
 
+    def body_masses(self) -> wp.array:
+        """``(num_envs, num_bodies)``: link masses (kg) of the model."""
+        return self.view.links.get_masses()
+
+    def body_inertias(self) -> wp.array:
+        """``(num_envs, num_bodies, 9)``: link inertia tensors (kg·m²) about the centre of mass, in the link frame."""
+        inertia = self.view.links.get_inertias().numpy().reshape(self.num_envs, self.num_bodies, 9)
+        return wp.array(inertia, dtype=wp.float32, device=self.device)
+
+    def write_body_masses(self, masses: wp.array, env_ids: wp.array | None = None) -> None:
+        """Set link masses (kg) of the rows in ``env_ids`` (and their inverses); each link's inertia scales with its
+        mass; the solver is told."""
+        links = self.view.links
+        new = as_rows(masses, wp.float32, (self.num_envs, self.num_bodies), "write_body_masses: masses", self.device)
+        rows = self.view.env_ids(env_ids).numpy()
+        values = new.numpy()
+        if not (np.isfinite(values[rows]).all() and (values[rows] > 0).all()):
+            raise ValueError(f"NewtonBackend write_body_masses: masses must be finite and > 0 kg, got {values[rows]}")
+        old = links.get_masses().numpy()
+        ratio = np.divide(values, old, out=np.ones_like(values), where=old > 0)
+        inertia = links.get_inertias().numpy() * ratio[..., None, None]
+        links.set_masses(new, env_ids)
+        links.set_inertias(wp.array(inertia, dtype=wp.mat33, device=self.device), env_ids)
+        self.solver.notify_model_changed(newton.ModelFlags.BODY_INERTIAL_PROPERTIES)
+
     def _swap_unlimited(self, src: wp.array, threshold: float, value: float, dst: wp.array) -> None:
         if src.size:
             wp.launch(
@@ -468,6 +495,13 @@ def _joint_order(dof_order: Sequence[str] | None) -> list[str] | None:
     # A split or shuffled multi-DoF joint does not rebuild the same DoF names.
     rebuilt = [d for joint, n in zip(joints, counts, strict=True) for d in dof_names(joint, n)]
     return joints if rebuilt == list(dof_order) and len(set(joints)) == len(joints) else None
+
+
+def _scale_friction(model: Any, scale: float) -> None:
+    """Every shape's sliding friction times ``scale``: the model holds only the robots' shapes and the ground, and
+    MuJoCo takes the larger of two frictions, so each contact's friction scales by it."""
+    if scale != 1.0:
+        model.shape_material_mu.assign(model.shape_material_mu.numpy() * scale)
 
 
 def _authored_self_collisions(usd_path: Any) -> bool:

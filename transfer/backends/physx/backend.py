@@ -49,6 +49,12 @@ _PROPERTIES = {
     "velocity_limit": "ARTICULATION_DOF_MAX_VELOCITY",
     "effort_limit": "ARTICULATION_DOF_MAX_FORCE",
 }
+# Host bindings created on first use (mass properties, shape materials).
+_ON_DEMAND = {
+    "body_mass": "ARTICULATION_BODY_MASS",
+    "body_inertia": "ARTICULATION_BODY_INERTIA",
+    "shape_material": "ARTICULATION_SHAPE_FRICTION_AND_RESTITUTION",  # (static, dynamic, restitution) per shape
+}
 # Public property -> (binding, component of the trailing axis or None)
 _PROPERTY_FIELDS = {
     "stiffness": ("stiffness", None),
@@ -119,6 +125,7 @@ class PhysxBackend(Backend):
     native_convention: ClassVar[OrderingConvention] = OrderingConvention.PHYSX
     supports_partial_reset: ClassVar[bool] = True
     supports_body_velocities: ClassVar[bool] = True
+    supports_body_mass: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -193,7 +200,7 @@ class PhysxBackend(Backend):
             cpu_scene,
             spawn_offset,
             float(drive_max_force),
-            ground_material=world.ground or DEFAULT_GROUND,
+            ground_material=world.scaled_ground() or DEFAULT_GROUND,
             gravity=world.gravity,
             self_collisions=world.self_collisions,
         )
@@ -223,6 +230,8 @@ class PhysxBackend(Backend):
             self._px = physx
             self._load(scene)
             self._bind()
+            if world.scales_shape_friction:
+                self._scale_shape_friction(world.friction_scale)
         except BaseException:
             self.close()
             raise
@@ -435,6 +444,63 @@ class PhysxBackend(Backend):
             for name, host in values.items():
                 getattr(self._props_out, name).assign(host)
         return self._props_out
+
+    # -- mass properties and shape materials (host bindings, created on first use) --------------------------------
+    def _host_binding(self, key: str) -> tuple[Any, np.ndarray]:
+        """The binding ``key`` of :data:`_ON_DEMAND` (created now if new) and its values, read into a host array."""
+        binding = self._engine.bindings.get(key)
+        if binding is None:
+            import warnings
+
+            from ovphysx.types import TensorType
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                binding = self._px.create_tensor_binding(
+                    prim_paths=list(self.env_root_paths), tensor_type=getattr(TensorType, _ON_DEMAND[key])
+                )
+            self._engine.bindings[key] = binding
+        host = np.zeros(tuple(binding.shape), dtype=np.float32)
+        binding.read(host)
+        return binding, host
+
+    def body_masses(self) -> wp.array:
+        """``(num_envs, num_bodies)``: link masses (kg), as PhysX holds them."""
+        return wp.array(self._host_binding("body_mass")[1], dtype=wp.float32, device=self.device)
+
+    def body_inertias(self) -> wp.array:
+        """``(num_envs, num_bodies, 9)``: link inertia tensors (kg·m²), row-major, about the centre of mass in PhysX's
+        centre-of-mass frame."""
+        return wp.array(self._host_binding("body_inertia")[1], dtype=wp.float32, device=self.device)
+
+    def write_body_masses(self, masses: wp.array, env_ids: wp.array | None = None) -> None:
+        """Set link masses (kg) of the rows in ``env_ids``; each link's inertia scales with its mass."""
+        masses = self._check(masses, "write_body_masses: masses", (self.num_envs, self.num_bodies))
+        _, host_ids = self._env_ids(env_ids)
+        rows = np.arange(self.num_envs) if host_ids is None else host_ids
+        if rows.size == 0:
+            return
+        new = masses.numpy()
+        if not (np.isfinite(new[rows]).all() and (new[rows] > 0).all()):
+            raise ValueError(f"PhysxBackend write_body_masses: masses must be finite and > 0 kg, got {new[rows]}")
+        mass_binding, old = self._host_binding("body_mass")
+        inertia_binding, inertia = self._host_binding("body_inertia")
+        ratio = np.ones_like(old)
+        ratio[rows] = np.divide(new[rows], old[rows], out=np.ones_like(new[rows]), where=old[rows] > 0)
+        old[rows] = new[rows]
+        inertia *= ratio[..., None]
+        indices = None if host_ids is None else np.ascontiguousarray(host_ids, dtype=np.int32)
+        mass_binding.write(np.ascontiguousarray(old), indices=indices)
+        inertia_binding.write(np.ascontiguousarray(inertia), indices=indices)
+
+    def shape_frictions(self) -> np.ndarray:
+        """``(num_envs, num_shapes, 2)``: static and dynamic friction of the articulation's collision shapes."""
+        return self._host_binding("shape_material")[1][..., :2].copy()
+
+    def _scale_shape_friction(self, scale: float) -> None:
+        binding, host = self._host_binding("shape_material")
+        host[..., :2] *= scale
+        binding.write(np.ascontiguousarray(host))
 
     # -- writes --------------------------------------------------------------------------------------------------
     def write_root_pose(self, pose: wp.array, env_ids: wp.array | None = None) -> None:

@@ -1,0 +1,306 @@
+"""``transfer.sweep(spec, out, workers=...)``: run every cell of a spec on Ray (or in this process) and summarize.
+
+The output folder holds ``cells.jsonl`` (one record per finished cell, appended the moment it arrives),
+``spec.json`` (the spec as checked), ``summary.json`` and ``heatmap.png``. Nothing else is written there, and an
+existing file is never overwritten unless it is one of these four from an earlier run of the same folder
+(``resume``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import time
+import warnings
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, TextIO
+
+from transfer.runs.sweep.cell import record_of, run_cell
+from transfer.runs.sweep.report import heatmap, summarize
+from transfer.runs.sweep.spec import load_spec
+
+__all__ = ["FILES", "WORKER_CALLS", "RayUnavailable", "SweepError", "check_out", "read_records", "sweep"]
+
+FILES = {"cells": "cells.jsonl", "spec": "spec.json", "summary": "summary.json", "heatmap": "heatmap.png"}
+"""What a sweep writes in its output folder."""
+
+WORKER_CALLS = 32
+"""Cells a Ray worker process runs before Ray replaces it (``max_calls``). Reusing a process saves the engines'
+start-up (measured: the Ant's first cell 3.1 s on PhysX and 6.6 s on Newton, later ones 0.25 s and 2.2 s; ANYmal
+C's 2.9 s and 9.5 s, later 0.4 s and 3 to 5 s) and gives identical results. A process grows with the cells it runs
+(ANYmal C on Newton, 4 envs: ~15 MB per cell for ~20 cells, then flat at +320 MB; the Ant ~1.3 MB per cell) and
+does not slow down (30 ANYmal cells in one process: no trend); replacing it every 32 cells bounds what an engine
+might keep across cells (docs/sweep.md)."""
+
+
+class SweepError(ValueError):
+    """The sweep cannot start: its output folder, or its engine (Ray)."""
+
+
+class RayUnavailable(SweepError):
+    """Ray is not installed or could not start (or join) a cluster."""
+
+
+def check_out(out: str | Path, resume: bool) -> Path:
+    """Check the output folder before any work: a folder (new, empty, or an earlier sweep's with ``resume``)."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise SweepError(f"-o {out} is a file, not a folder; give a folder for the sweep's output (new or empty)")
+    if not out.is_dir():
+        return out
+    if resume and (out / FILES["cells"]).is_file():
+        return out
+    present = sorted(p.name for p in out.iterdir())
+    if (out / FILES["cells"]).is_file():
+        raise SweepError(
+            f"-o {out} holds an earlier sweep ({FILES['cells']}): pass --resume to continue it (cells already "
+            "recorded are skipped), or give a new folder"
+        )
+    if present:
+        shown = ", ".join(present[:4]) + (", ..." if len(present) > 4 else "")
+        raise SweepError(f"-o {out} is not empty ({shown}); give a new or empty folder (nothing in it is overwritten)")
+    return out
+
+
+def read_records(path: str | Path) -> tuple[dict[str, dict[str, Any]], int]:
+    """The records of a ``cells.jsonl`` by key (a later record of a key replaces an earlier one) and the number of
+    lines that are not a record (a line cut short when a sweep was killed)."""
+    records: dict[str, dict[str, Any]] = {}
+    bad = 0
+    path = Path(path)
+    if not path.is_file():
+        return records, 0
+    for line in path.read_text().splitlines():
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            bad += 1
+            continue
+        if isinstance(record, dict) and isinstance(record.get("key"), str):
+            records[record["key"]] = record
+        else:
+            bad += 1
+    return records, bad
+
+
+def sweep(
+    spec: str | Path | Mapping[str, Any],
+    out: str | Path,
+    *,
+    workers: int = 1,
+    address: str | None = None,
+    resume: bool = False,
+    in_process: bool = False,
+    progress: bool | TextIO = True,
+) -> dict[str, Any]:
+    """Run every cell of ``spec`` (a YAML file or a mapping, docs/sweep.md) and return the summary (also written to
+    ``out/summary.json``, with ``out/cells.jsonl``, ``out/spec.json`` and ``out/heatmap.png``).
+
+    The spec is checked in full first (:func:`~transfer.runs.sweep.spec.load_spec`). Cells run on a local Ray
+    cluster of ``workers`` CPU slots, or on the cluster at ``address`` (``"auto"``, ``"ray://HOST:10001"``); each
+    cell asks for one CPU (and one GPU when the spec's device is CUDA). ``in_process``: one cell after another in
+    this process, without Ray. ``resume``: continue the sweep in ``out``, skipping every cell recorded there without
+    an error (failed cells run again). A failing cell is recorded with its error and the sweep goes on.
+    ``progress``: a bar over cells on a terminal (on stderr, or the stream given), one line per cell elsewhere.
+    """
+    out = check_out(out, resume)
+    plan = load_spec(spec)
+    done, bad = read_records(out / FILES["cells"])
+    todo = [c for c in plan.cells if c["key"] not in done or done[c["key"]].get("error")]
+    start = time.perf_counter()
+    on_ray = not in_process and bool(todo)
+    if on_ray:  # before anything is written: a cluster that cannot start (or be joined) leaves OUT as it was
+        _start_ray(workers, address)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / FILES["spec"]).write_text(json.dumps(plan.spec, indent=2) + "\n")
+        _run_cells(todo, out / FILES["cells"], done, plan.spec["device"] if on_ray else None, progress, len(plan.cells))
+    finally:
+        if on_ray:
+            import ray
+
+            ray.shutdown()
+    facts = {
+        "out": str(out), "workers": "in-process" if in_process else (address or workers),
+        "ran": len(todo), "skipped": len(plan.cells) - len(todo),
+        "failed": sum(1 for c in plan.cells if (done.get(c["key"]) or {}).get("error")),
+        "wall_seconds": time.perf_counter() - start, "unreadable_lines": bad,
+        "files": {name: str(out / file) for name, file in FILES.items()},
+    }  # fmt: skip
+    summary = summarize(plan, done, **facts)
+    heatmap(summary, out / FILES["heatmap"])
+    (out / FILES["summary"]).write_text(json.dumps(summary, indent=2) + "\n")
+    return summary
+
+
+def _run_cells(
+    todo: list[dict[str, Any]], path: Path, done: dict, device: str | None, progress: bool | TextIO, total: int
+) -> None:
+    """Run ``todo`` (on the Ray cluster already joined when ``device`` is given, else here), appending each record
+    to ``path`` and to ``done`` the moment it arrives."""
+    report = _Progress(total, total - len(todo), progress)
+    with _Appender(path) as append:
+
+        def finished(record: dict[str, Any]) -> None:
+            append(record)
+            done[record["key"]] = record
+            report(record)
+
+        try:
+            if device is None:
+                for cell in todo:
+                    finished(run_cell(cell))
+            else:
+                _run_on_ray(todo, device, finished)
+        finally:
+            report.close()
+
+
+class _Appender:
+    """Appends records to ``cells.jsonl``, one line each, flushed at once (a killed sweep keeps every finished cell)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __enter__(self) -> Callable[[dict[str, Any]], None]:
+        ends_cleanly = not self.path.is_file() or self.path.stat().st_size == 0
+        if not ends_cleanly:
+            with self.path.open("rb") as f:
+                f.seek(-1, os.SEEK_END)
+                ends_cleanly = f.read(1) == b"\n"
+        self.file = self.path.open("a")
+        if not ends_cleanly:  # a line cut short by a kill: start on a fresh line
+            self.file.write("\n")
+        return self.append
+
+    def append(self, record: dict[str, Any]) -> None:
+        self.file.write(json.dumps(record, allow_nan=False) + "\n")
+        self.file.flush()
+
+    def __exit__(self, *exc: object) -> None:
+        self.file.close()
+
+
+class _Progress:
+    """A bar over cells on a terminal; one plain line per finished cell elsewhere."""
+
+    def __init__(self, total: int, skipped: int, progress: bool | TextIO) -> None:
+        from tqdm import tqdm
+
+        self.stream = progress if hasattr(progress, "write") else sys.stderr
+        self.quiet = progress is False
+        self.total, self.count = total, skipped
+        try:
+            self.terminal = not self.quiet and self.stream.isatty()
+        except (AttributeError, ValueError):
+            self.terminal = False
+        self.bar = tqdm(total=total, initial=skipped, unit="cell", file=self.stream, disable=not self.terminal)
+
+    def __call__(self, record: Mapping[str, Any]) -> None:
+        self.count += 1
+        if self.terminal:
+            self.bar.update(1)
+            self.bar.set_postfix_str(_describe(record), refresh=False)
+        elif not self.quiet:
+            print(f"[{self.count}/{self.total}] {_describe(record)}", file=self.stream, flush=True)
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+def _describe(record: Mapping[str, Any]) -> str:
+    from transfer.env import PERTURBATIONS, Perturbation
+
+    neutral = Perturbation().to_dict()
+    changed = [f"{k} {record[k]:g}" for k in PERTURBATIONS if record.get(k) != neutral[k]]
+    what = f"{record['label']} on {record['target']}, seed {record['seed']}" + (
+        f", {', '.join(changed)}" if changed else ""
+    )
+    if record.get("error"):
+        return f"{what}: error: {record['error'][:200]}"
+    fwd, fell = record.get("forward_velocity"), record.get("fall_fraction")
+    speed = "n/a" if fwd is None else f"{fwd:.2f} m/s"
+    return f"{what}: {speed}, {fell:.0%} fell ({record['wall_seconds']:.1f} s)"
+
+
+# -- Ray -------------------------------------------------------------------------------------------------------
+def _run_on_ray(todo: list[dict[str, Any]], device: str, finished: Callable) -> None:
+    """Submit every cell at once to the joined cluster (one CPU each, one GPU on CUDA) and record each as it
+    finishes; a cell whose worker died is recorded with Ray's error."""
+    import ray
+
+    remote = ray.remote(
+        num_cpus=1, num_gpus=1 if device.startswith("cuda") else 0, max_calls=WORKER_CALLS, max_retries=0
+    )(run_cell)
+    pending = {remote.remote(cell): cell for cell in todo}
+    while pending:
+        ready, _ = ray.wait(list(pending), num_returns=1)
+        for ref in ready:
+            cell = pending.pop(ref)
+            try:
+                record = ray.get(ref)
+            except Exception as exc:  # noqa: BLE001 - the worker died or Ray failed: the cell failed
+                text = " ".join(str(exc).split())[:2000]
+                record = record_of(cell, f"{type(exc).__name__}: {text}")
+            finished(record)
+
+
+def _reachable(address: str) -> str | None:
+    """Why nothing answers at a ``HOST:PORT`` or ``ray://HOST:PORT`` address (``None``: something listens, or the
+    address is ``auto``/``local``, which Ray resolves itself). Ray itself waits minutes on a dead address."""
+    import socket
+
+    target = address.split("://", 1)[-1]
+    host, sep, port = target.rpartition(":")
+    if address in ("auto", "local") or not sep or not port.isdigit():
+        return None
+    try:
+        with socket.create_connection((host or "127.0.0.1", int(port)), timeout=5):
+            return None
+    except OSError as exc:
+        return exc.strerror or type(exc).__name__
+
+
+def _start_ray(workers: int, address: str | None) -> None:
+    """A local cluster of ``workers`` CPU slots (quiet: no dashboard, worker output kept in Ray's logs), or the
+    cluster at ``address``. Workers import this very ``transfer`` (its folder is put on their PYTHONPATH)."""
+    try:
+        import ray
+    except ImportError:
+        raise RayUnavailable(
+            "Ray is not installed: pip install 'transfer[sweep]' (or pass --in-process to run the cells here, one "
+            "after another)"
+        ) from None
+    import transfer
+
+    if address and (reason := _reachable(address)) is not None:
+        raise RayUnavailable(
+            f"no Ray cluster answers at {address} ({reason}): start one there (ray start --head), or leave out "
+            "--address for a local one"
+        )
+    quiet = {"logging_level": logging.ERROR, "log_to_driver": False, "configure_logging": True}
+    # Ray 2.52 announces that it will stop hiding GPUs from num_gpus=0 tasks; it hides them now, as CPU cells want.
+    warnings.filterwarnings("ignore", message="Tip: In future versions of Ray", category=FutureWarning)
+    try:
+        if address:
+            ray.init(address=address, **quiet)
+            return
+        home = str(Path(transfer.__file__).resolve().parents[1])
+        path = os.pathsep.join([home, *filter(None, [os.environ.get("PYTHONPATH")])])
+        ray.init(
+            num_cpus=workers, include_dashboard=False, object_store_memory=128 * 1024**2,
+            runtime_env={"env_vars": {"PYTHONPATH": path, "OMP_NUM_THREADS": "1"}},
+            _system_config={"enable_metrics_collection": False},  # no metrics agent without the dashboard
+            **quiet,
+        )  # fmt: skip
+    except Exception as exc:  # noqa: BLE001 - any reason Ray cannot start is one message
+        where = f"join the Ray cluster at {address}" if address else f"start a local Ray cluster of {workers} CPU(s)"
+        text = " ".join(str(exc).split())[:500]
+        raise RayUnavailable(
+            f"could not {where}: {type(exc).__name__}: {text} (--in-process runs the cells here without Ray)"
+        ) from None

@@ -1,0 +1,397 @@
+"""The sweep's spec: read, checked in full before any cell runs, and expanded into cells.
+
+A spec (a YAML file or a dict, docs/sweep.md) names checkpoints, targets, seeds, the run's size, commands and
+perturbations; :func:`load_spec` checks every field (each error names the field and what to give), resolves every
+checkpoint's inputs (policy, task, asset, joint order, training engine) and returns a :class:`Plan`: the grid's
+cells, the product of all lists, plus one native reference cell per checkpoint, seed and command (the checkpoint on
+its training engine, undisturbed) that ratios are read against. A cell is plain JSON-able data (:func:`cell_key`
+names it by all its parameters); :func:`transfer.runs.sweep.cell.run_cell` runs one.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import itertools
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from transfer.env import PERTURBATIONS, Perturbation
+
+__all__ = [
+    "CHECKPOINT_KEYS",
+    "KEY_FIELDS",
+    "SPEC_KEYS",
+    "TARGETS",
+    "Checkpoint",
+    "Plan",
+    "SpecError",
+    "canonical_cell",
+    "cell_key",
+    "expand",
+    "load_spec",
+]
+
+TARGETS = ("physx", "newton")
+SPEC_KEYS = ("checkpoints", "targets", "seeds", "num_envs", "seconds", "commands", "perturbations", "device")
+CHECKPOINT_KEYS = ("path", "source", "config", "asset", "settings", "name")
+KEY_FIELDS = (
+    "checkpoint", "source", "config", "asset", "settings", "target", "seed", "num_envs", "seconds", "command",
+    "perturbation", "device",
+)  # fmt: skip
+"""The parameters that name a cell (its label is only how it is shown)."""
+
+MAX_ENVS, MAX_SECONDS, MAX_SEED, MAX_VELOCITY, MAX_CELLS = 65_536, 86_400.0, 2**32 - 1, 100.0, 100_000
+
+
+class SpecError(ValueError):
+    """A spec field that cannot be right, found before any cell ran; the message names the field."""
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """One checkpoint of the spec, resolved: its label, its inputs as the cell takes them, its training engine."""
+
+    label: str
+    path: str
+    source: str | list[str] | None
+    config: str | None
+    asset: str | None
+    settings: dict[str, Any]
+    native: str
+    """The backend it was trained on: its native reference cells run there."""
+    command: tuple[float, float, float]
+    """The task's velocity command (used when the spec gives no ``commands``)."""
+
+
+@dataclass
+class Plan:
+    """A checked spec: its checkpoints and the cells to run (the grid, then the native references it lacks)."""
+
+    spec: dict[str, Any]
+    """The spec as checked, with absolute paths and every default filled in (written to ``OUT/spec.json``)."""
+    checkpoints: list[Checkpoint]
+    cells: list[dict[str, Any]] = field(default_factory=list)
+    references: int = 0
+    """How many of :attr:`cells` are native references added to the grid (the grid did not hold them)."""
+
+
+def _where(source: str | None, field_name: str) -> str:
+    return f"{source}: {field_name}" if source else field_name
+
+
+def _number(value: Any, where: str, *, low: float, high: float, integer: bool = False, above: bool = False) -> Any:
+    ok = not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
+    if ok and integer:
+        ok = float(value).is_integer()
+    if ok:
+        ok = (value > low if above else value >= low) and value <= high
+    if not ok:
+        kind = "an integer" if integer else "a number"
+        raise SpecError(f"{where}: expected {kind} {'>' if above else '>='} {low:g} and <= {high:g}, got {value!r}")
+    return int(value) if integer else float(value)
+
+
+def _list(value: Any, where: str, *, scalars: bool = True) -> list[Any]:
+    """A YAML list (a lone scalar counts as a list of one when ``scalars``); never empty."""
+    if scalars and not isinstance(value, (list, tuple, dict)):
+        value = [value]
+    if not isinstance(value, (list, tuple)) or not value:
+        raise SpecError(f"{where}: expected a non-empty list, got {value!r}")
+    return list(value)
+
+
+def _path(value: Any, base: Path, where: str, what: str) -> Path:
+    if not isinstance(value, str) or not value.strip():
+        raise SpecError(f"{where}: expected a path ({what}), got {value!r}")
+    path = Path(value).expanduser()
+    path = path if path.is_absolute() else base / path
+    if not path.exists():
+        raise SpecError(f"{where}: {value}: file not found (relative paths start at {base}); give {what}")
+    return path.resolve()
+
+
+def _expand_paths(value: Any, base: Path, where: str) -> list[Path]:
+    """A checkpoint path, glob or run folder as absolute paths (a glob: its sorted matches)."""
+    if not isinstance(value, str) or not value.strip():
+        raise SpecError(f"{where}: expected a checkpoint file, glob or Isaac Lab run folder, got {value!r}")
+    if not glob.has_magic(value):
+        return [_path(value, base, where, "a checkpoint file or an Isaac Lab run folder")]
+    pattern = value if Path(value).expanduser().is_absolute() else str(base / value)
+    matches = sorted(Path(p).resolve() for p in glob.glob(str(Path(pattern).expanduser()), recursive=True))
+    if not matches:
+        raise SpecError(f"{where}: {value}: the pattern matches no file (relative paths start at {base})")
+    return matches
+
+
+def load_spec(spec: str | Path | Mapping[str, Any]) -> Plan:
+    """Read and check ``spec`` (a YAML file or a mapping) in full and expand it into a :class:`Plan`.
+
+    Relative paths in a spec file start at the file's folder; in a mapping, at the current folder. Every checkpoint
+    is resolved here (policy, task, asset, joint order, training engine), so a cell fails only for what only an
+    engine can tell. Raises :class:`SpecError` naming the field and what to give.
+    """
+    data, source, base = _read(spec)
+    unknown = sorted(set(map(str, data)) - set(SPEC_KEYS))
+    if unknown:
+        raise SpecError(f"{_where(source, ', '.join(unknown))}: unknown key(s); a spec has {', '.join(SPEC_KEYS)}")
+    if "checkpoints" not in data:
+        raise SpecError(f"{_where(source, 'checkpoints')}: missing; list the checkpoints (- path: POLICY.pt ...)")
+    spec_out: dict[str, Any] = {
+        "targets": _targets(data.get("targets", list(TARGETS)), _where(source, "targets")),
+        "seeds": _seeds(data.get("seeds", [0]), _where(source, "seeds")),
+        "num_envs": _number(data.get("num_envs", 1), _where(source, "num_envs"), low=1, high=MAX_ENVS, integer=True),
+        "seconds": _number(data.get("seconds", 10.0), _where(source, "seconds"), low=0, high=MAX_SECONDS, above=True),
+        "commands": _commands(data.get("commands"), _where(source, "commands")),
+        "perturbations": _perturbations(data.get("perturbations") or {}, _where(source, "perturbations")),
+        "device": _device(data.get("device", "cpu"), _where(source, "device")),
+    }
+    checkpoints = _checkpoints(data["checkpoints"], base, source)
+    spec_out["checkpoints"] = [
+        {k: getattr(c, k) for k in ("path", "source", "config", "asset", "settings")} | {"name": c.label}
+        for c in checkpoints
+    ]
+    plan = Plan(spec_out, checkpoints)
+    plan.cells, plan.references = expand(spec_out, checkpoints)
+    if len(plan.cells) > MAX_CELLS:
+        raise SpecError(f"{_where(source, 'the grid')}: {len(plan.cells)} cells, more than {MAX_CELLS}; split the spec")
+    return plan
+
+
+def _read(spec: str | Path | Mapping[str, Any]) -> tuple[dict[str, Any], str | None, Path]:
+    if isinstance(spec, Mapping):
+        return dict(spec), None, Path.cwd()
+    import yaml
+
+    path = Path(spec)
+    if not path.is_file():
+        raise SpecError(f"{path}: spec file not found; give a YAML file (docs/sweep.md)")
+    try:
+        data = yaml.safe_load(path.read_text())
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        first = str(exc).strip().splitlines()
+        raise SpecError(f"{path}: not readable YAML ({' '.join(first[:1] + first[-1:])})") from None
+    if not isinstance(data, dict):
+        raise SpecError(f"{path}: expected a mapping (checkpoints:, targets:, ...), got {type(data).__name__}")
+    return data, str(path), path.resolve().parent
+
+
+def _targets(value: Any, where: str) -> list[str]:
+    targets = _list(value, where)
+    for i, t in enumerate(targets):
+        if t not in TARGETS:
+            raise SpecError(f"{where}[{i}]: {t!r} is not a backend; give {' or '.join(TARGETS)}")
+    if len(set(targets)) != len(targets):
+        raise SpecError(f"{where}: {targets} names a backend twice; list each once")
+    return targets
+
+
+def _seeds(value: Any, where: str) -> list[int]:
+    seeds = [_number(s, f"{where}[{i}]", low=0, high=MAX_SEED, integer=True) for i, s in enumerate(_list(value, where))]
+    if len(set(seeds)) != len(seeds):
+        raise SpecError(f"{where}: {seeds} repeats a seed; list each once")
+    return seeds
+
+
+def _commands(value: Any, where: str) -> list[list[float]] | None:
+    if value is None:
+        return None
+    out = []
+    for i, command in enumerate(_list(value, where, scalars=False)):
+        if not isinstance(command, (list, tuple)) or len(command) != 3:
+            raise SpecError(f"{where}[{i}]: expected [vx, vy, wz] (m/s, m/s, rad/s), got {command!r}")
+        out.append([_number(c, f"{where}[{i}]", low=-MAX_VELOCITY, high=MAX_VELOCITY) + 0.0 for c in command])
+        if out[-1] in out[:-1]:
+            raise SpecError(f"{where}[{i}]: {command} is listed twice; list each command once")
+    return out
+
+
+def _perturbations(value: Any, where: str) -> dict[str, list[Any]]:
+    if not isinstance(value, Mapping):
+        raise SpecError(f"{where}: expected a mapping from a perturbation to its values, got {value!r}")
+    out: dict[str, list[Any]] = {}
+    for name, values in value.items():
+        if name not in PERTURBATIONS:
+            known = "; ".join(f"{k} ({v})" for k, v in PERTURBATIONS.items())
+            raise SpecError(f"{where}: unknown perturbation {name!r}; known: {known}")
+        checked = []
+        for i, v in enumerate(_list(values, f"{where}.{name}")):
+            try:
+                checked.append(getattr(Perturbation(**{name: v}), name) + 0)  # + 0: -0.0 is 0.0
+            except ValueError as exc:
+                raise SpecError(f"{where}.{name}[{i}]: {str(exc).split(': ', 1)[-1]}") from None
+        if len(set(checked)) != len(checked):
+            raise SpecError(f"{where}.{name}: {values} repeats a value; list each once")
+        out[name] = checked
+    return out
+
+
+def _device(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not re.fullmatch(r"cpu|cuda(:\d+)?", value):
+        raise SpecError(f"{where}: expected 'cpu' or 'cuda[:N]', got {value!r}")
+    return value
+
+
+_FLAGS = (("--source", "source"), ("--config", "config"), ("--asset", "asset"), ("--set", "settings"))
+
+
+def _spec_words(message: str) -> str:
+    """An input error worded for the command line (``--config``), reworded for a spec entry (``config``)."""
+    for flag, key in _FLAGS:
+        message = message.replace(flag, key)
+    return message
+
+
+def _checkpoints(value: Any, base: Path, source: str | None) -> list[Checkpoint]:
+    where = _where(source, "checkpoints")
+    out: list[Checkpoint] = []
+    for i, entry in enumerate(_list(value, where)):
+        entry = {"path": entry} if isinstance(entry, str) else entry
+        at = f"{where}[{i}]"
+        if not isinstance(entry, Mapping):
+            raise SpecError(f"{at}: expected a mapping (path, source, config, asset, settings), got {entry!r}")
+        unknown = sorted(set(map(str, entry)) - set(CHECKPOINT_KEYS))
+        if unknown:
+            raise SpecError(f"{at}: unknown key(s) {unknown}; an entry has {', '.join(CHECKPOINT_KEYS)}")
+        if "path" not in entry:
+            raise SpecError(f"{at}.path: missing; give the checkpoint file, a glob or an Isaac Lab run folder")
+        config = (
+            None if entry.get("config") is None else str(_path(entry["config"], base, f"{at}.config", "a task file"))
+        )
+        asset = None if entry.get("asset") is None else str(_path(entry["asset"], base, f"{at}.asset", "a USD file"))
+        order = entry.get("source")
+        if isinstance(order, str) and Path(order).suffix in (".yaml", ".yml", ".txt"):
+            order = str(_path(order, base, f"{at}.source", "a file listing joint names"))
+        elif order is not None and not (isinstance(order, str) or _names(order)):
+            raise SpecError(f"{at}.source: expected a convention (physx, mjwarp, robot_schema), a list of joint names "
+                            f"or a file listing them, got {order!r}")  # fmt: skip
+        settings = entry.get("settings") or {}
+        if not isinstance(settings, Mapping):
+            raise SpecError(f"{at}.settings: expected a mapping of task fields by dotted name, got {settings!r}")
+        paths = _expand_paths(entry["path"], base, f"{at}.path")
+        name = entry.get("name")
+        if name is not None and (not isinstance(name, str) or not name or len(paths) > 1):
+            raise SpecError(f"{at}.name: expected one label for one checkpoint (not a glob), got {name!r}")
+        for path in paths:
+            out.append(_resolve(str(path), order, config, asset, dict(settings), name, at))
+    return _unique_labels(out)
+
+
+def _names(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(n, str) and n for n in value)
+
+
+def _resolve(path: str, order: Any, config: Any, asset: Any, settings: dict, name: Any, at: str) -> Checkpoint:
+    """Resolve one checkpoint's inputs now (the replay's own resolution), so that a cell fails only on the engine."""
+    import dataclasses
+
+    from transfer.runs.inputs import ReplayError, native_backend, resolve_inputs
+
+    try:
+        inputs = resolve_inputs(path, source=order, config=config, asset=asset)
+        if settings:
+            task = inputs.task.with_settings(settings, where=f"{at}.settings")
+            inputs = dataclasses.replace(inputs, task=task)
+        native = native_backend(inputs)
+    except ReplayError as exc:
+        raise SpecError(f"{at} ({Path(path).name}): {_spec_words(str(exc))}") from None
+    except (FileNotFoundError, ValueError, NotImplementedError) as exc:
+        raise SpecError(f"{at} ({Path(path).name}): {_spec_words(str(exc))}") from None
+    command = tuple(float(c) for c in inputs.task.command)
+    return Checkpoint(name or "", path, order, config, asset, settings, native, command)  # type: ignore[arg-type]
+
+
+def _generic(part: str) -> bool:
+    """A path part that does not tell checkpoints apart (``policy.pt``, ``model_499.pt``, ``exported``)."""
+    return part == "exported" or bool(re.fullmatch(r"(policy|model(_\d+)?)\.(pt|onnx|jit)", part))
+
+
+def _unique_labels(checkpoints: list[Checkpoint]) -> list[Checkpoint]:
+    """Label each unnamed checkpoint by its file name, led by its folders while they are generic
+    (``ant_flat_physx/exported/policy.pt``) or the labels not unique."""
+    import dataclasses
+
+    def label(path: str, extra: int) -> str:
+        parts = Path(path).parts
+        depth = 1
+        while depth < len(parts) - 1 and _generic(parts[-depth]):
+            depth += 1
+        return "/".join(parts[-min(depth + extra, len(parts) - 1) :])
+
+    for extra in range(32):
+        labels = [c.label or label(c.path, extra) for c in checkpoints]
+        if len(set(labels)) == len(labels):
+            break
+    seen: set[str] = set()
+    for c, text in zip(checkpoints, labels, strict=True):
+        if text in seen:
+            raise SpecError(
+                f"checkpoints: two entries are labelled {text!r} (one is {c.path}): list each checkpoint once, and give "
+                "distinct names"
+            )
+        seen.add(text)
+    return [dataclasses.replace(c, label=text) for c, text in zip(checkpoints, labels, strict=True)]
+
+
+def canonical_cell(cell: Mapping[str, Any]) -> dict[str, Any]:
+    """The parameters that name a cell (:data:`KEY_FIELDS`), in canonical types: integers where a field counts
+    (seed, envs, delay), floats where it measures (``1`` and ``1.0`` are one cell), every perturbation present."""
+    perturbation = {k: v + 0 for k, v in Perturbation.from_dict(cell.get("perturbation")).to_dict().items()}
+    return {
+        "checkpoint": str(cell["checkpoint"]),
+        "source": cell.get("source"),
+        "config": cell.get("config"),
+        "asset": cell.get("asset"),
+        "settings": dict(cell.get("settings") or {}),
+        "target": str(cell["target"]),
+        "seed": int(cell["seed"]),
+        "num_envs": int(cell["num_envs"]),
+        "seconds": float(cell["seconds"]),
+        "command": [float(c) + 0.0 for c in cell["command"]],  # + 0.0: -0.0 is 0.0
+        "perturbation": perturbation,
+        "device": str(cell.get("device", "cpu")),
+    }
+
+
+def cell_key(cell: Mapping[str, Any]) -> str:
+    """A cell's name: a hash of all its parameters (:func:`canonical_cell`), the same for equal cells however
+    their mappings are ordered or their numbers spelt. ``--resume`` matches ``cells.jsonl`` records by it."""
+    text = json.dumps(canonical_cell(cell), sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+def expand(spec: Mapping[str, Any], checkpoints: Sequence[Checkpoint]) -> tuple[list[dict[str, Any]], int]:
+    """The cells of a checked spec: the product of checkpoints, targets, seeds, commands and every perturbation's
+    values (in that order), then a native reference for each checkpoint, seed and command the grid lacks.
+    Returns ``(cells, references added)``; each cell carries its ``key`` and ``label``."""
+    names = list(spec["perturbations"])
+    combos = [dict(zip(names, values, strict=True)) for values in itertools.product(*spec["perturbations"].values())]
+    cells: list[dict[str, Any]] = []
+    keys: set[str] = set()
+    references: list[dict[str, Any]] = []
+    for c in checkpoints:
+        commands = spec["commands"] or [list(c.command)]
+        for seed, command in itertools.product(spec["seeds"], commands):
+            base = {"checkpoint": c.path, "source": c.source, "config": c.config, "asset": c.asset,
+                    "settings": c.settings, "seed": seed, "num_envs": spec["num_envs"], "seconds": spec["seconds"],
+                    "command": command, "device": spec["device"]}  # fmt: skip
+            for target, combo in itertools.product(spec["targets"], combos):
+                cells.append(_cell(base, target, combo, c.label, keys))
+            reference = _cell(base, c.native, {}, c.label, set())
+            if reference["key"] not in keys:
+                keys.add(reference["key"])
+                references.append(reference)
+    return cells + references, len(references)
+
+
+def _cell(base: dict[str, Any], target: str, combo: dict[str, Any], label: str, keys: set[str]) -> dict[str, Any]:
+    cell = canonical_cell({**base, "target": target, "perturbation": combo})
+    cell["key"] = cell_key(cell)
+    cell["label"] = label
+    keys.add(cell["key"])
+    return cell
