@@ -107,6 +107,8 @@ def sweep(
     this process, without Ray. ``resume``: continue the sweep in ``out``, skipping every cell recorded there without
     an error (failed cells run again). A failing cell is recorded with its error and the sweep goes on.
     ``progress``: a bar over cells on a terminal (on stderr, or the stream given), one line per cell elsewhere.
+    Called in a process already connected to Ray (``ray.init`` done), the cells run on that session, which is left
+    connected; ``workers`` and ``address`` are then not used.
     """
     out = check_out(out, resume)
     plan = load_spec(spec)
@@ -114,14 +116,15 @@ def sweep(
     todo = [c for c in plan.cells if c["key"] not in done or done[c["key"]].get("error")]
     start = time.perf_counter()
     on_ray = not in_process and bool(todo)
+    started = False
     if on_ray:  # before anything is written: a cluster that cannot start (or be joined) leaves OUT as it was
-        _start_ray(workers, address)
+        started = _start_ray(workers, address)
     try:
         out.mkdir(parents=True, exist_ok=True)
         (out / FILES["spec"]).write_text(json.dumps(plan.spec, indent=2) + "\n")
         _run_cells(todo, out / FILES["cells"], done, plan.spec["device"] if on_ray else None, progress, len(plan.cells))
     finally:
-        if on_ray:
+        if started:
             import ray
 
             ray.shutdown()
@@ -266,9 +269,10 @@ def _reachable(address: str) -> str | None:
         return exc.strerror or type(exc).__name__
 
 
-def _start_ray(workers: int, address: str | None) -> None:
+def _start_ray(workers: int, address: str | None) -> bool:
     """A local cluster of ``workers`` CPU slots (quiet: no dashboard, worker output kept in Ray's logs), or the
-    cluster at ``address``. Workers import this very ``transfer`` (its folder is put on their PYTHONPATH)."""
+    cluster at ``address``. Workers import this very ``transfer`` (its folder is put on their PYTHONPATH). Returns
+    whether this call connected (``False``: the process was connected already, and stays so after the sweep)."""
     try:
         import ray
     except ImportError:
@@ -278,6 +282,8 @@ def _start_ray(workers: int, address: str | None) -> None:
         ) from None
     import transfer
 
+    if ray.is_initialized():  # the caller's own session (transfer.sweep inside a Ray program): use it as it is
+        return False
     if address and (reason := _reachable(address)) is not None:
         raise RayUnavailable(
             f"no Ray cluster answers at {address} ({reason}): start one there (ray start --head), or leave out "
@@ -289,15 +295,16 @@ def _start_ray(workers: int, address: str | None) -> None:
     try:
         if address:
             ray.init(address=address, **quiet)
-            return
+            return True
         home = str(Path(transfer.__file__).resolve().parents[1])
         path = os.pathsep.join([home, *filter(None, [os.environ.get("PYTHONPATH")])])
         ray.init(
             num_cpus=workers, include_dashboard=False, object_store_memory=128 * 1024**2,
             runtime_env={"env_vars": {"PYTHONPATH": path, "OMP_NUM_THREADS": "1"}},
-            _system_config={"enable_metrics_collection": False},  # no metrics agent without the dashboard
+            _system_config={"enable_metrics_collection": False},  # nothing to export them to without the dashboard
             **quiet,
         )  # fmt: skip
+        return True
     except Exception as exc:  # noqa: BLE001 - any reason Ray cannot start is one message
         where = f"join the Ray cluster at {address}" if address else f"start a local Ray cluster of {workers} CPU(s)"
         text = " ".join(str(exc).split())[:500]
