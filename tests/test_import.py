@@ -31,6 +31,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.robotgen import mjcf_robot, urdf_robot, write_obj
+from tests.test_bad_inputs import refused
 from transfer.assets import (
     AssetError,
     asset_source,
@@ -53,15 +54,6 @@ def cli(*args: object, env: dict[str, str] | None = None, code: str | None = Non
         command += list(map(str, args))
     environment = {**os.environ, "COLUMNS": "200", **(env or {})}
     return subprocess.run(command, capture_output=True, text=True, timeout=600, env=environment)
-
-
-def refused(capsys, *args: object) -> str:
-    """Run ``transfer ARGS`` in-process; assert exit 2 and one error on stderr, no traceback; return stderr."""
-    code = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    assert code == 2, (args, out, err)
-    assert "error: " in err and "Traceback" not in err, err
-    return err
 
 
 # ------------------------------------------------------------------------------------------ sources and the key
