@@ -460,6 +460,22 @@ def _task(tmp_path: Path, env: dict, anymal: dict, engine: str = "physx"):
     return isaaclab_task(run, resolve_ordering(anymal["asset"], run.order).joints, asset=anymal["asset"])
 
 
+def test_info_and_the_input_layer_read_a_run_folder_alike(runs, anymal):
+    """``transfer info`` (floor 5) and the input layer (replay, verify, convert) map a run folder the same way: the
+    metadata info shows is the document of the task a replay would run."""
+    from transfer.checkpoint import build_metadata
+    from transfer.formats.info import checkpoint_info
+    from transfer.runs.inputs import resolve_inputs
+
+    for engine in ("newton", "physx"):
+        task = resolve_inputs(runs[engine], asset=anymal["asset"]).task
+        shown = checkpoint_info(runs[engine], asset=anymal["asset"])["metadata"]
+        expected = build_metadata(
+            task, task.joint_names, convention=task.convention, trained_on=task.trained_on, asset=task.asset
+        )
+        assert shown == expected
+
+
 def test_info_derives_the_newton_yamls_layout_and_defaults(runs, anymal, capsys):
     """The Newton-trained run gives Newton's policy YAML for ANYmal C in mjwarp order, the PhysX one in physx
     order: same joint order, defaults, gains, action, observation layout and timing."""

@@ -156,7 +156,7 @@ def test_public_order_layer_runs_on_it(shared):
     mjwarp = transfer.resolve_ordering(path, "mjwarp")
     art = open_articulation(path, "physx", num_envs=2, joint_ordering="mjwarp", body_ordering="mjwarp")
     try:
-        backend = art._backend
+        backend = art.backend
         assert isinstance(backend, PhysxBackend) and backend.gravity_dir == (0.0, 0.0, -1.0)
         assert art.joint_names == mjwarp.joints and art.body_names == mjwarp.bodies
         position = np.tile(np.arange(1, backend.num_joints + 1, dtype=np.float32) / 4, (2, 1))  # up to 3 rad

@@ -6,7 +6,9 @@
   public, or moves down to the input layer);
 - no comparison with a backend's name (``"physx"``, ``"newton"``) in ``env.py``, ``articulation/`` or ``runs/``:
   what differs between engines is said behind ``transfer/backends/`` (the scene description, the backend contract);
-- no function longer than :data:`MAX_FUNCTION_LINES` lines.
+- no function longer than :data:`MAX_FUNCTION_LINES` lines;
+- ``ArticulationData`` reads its articulation only through the :class:`StateFeed` contract: no underscore attribute
+  of another object (``art._backend``) in ``articulation/data.py``.
 """
 
 from __future__ import annotations
@@ -184,9 +186,7 @@ KNOWN_LONG = {
     "transfer.backends.physx.scene:compose_scene",
     "transfer.backends.newton.backend:__init__",
     "transfer.backends.physx.backend:__init__",
-    "transfer.runs.train:train",
     "transfer.backends.newton.importer:import_usd",
-    "transfer.task.readers:read_newton_policy_yaml",
 }
 
 
@@ -219,11 +219,31 @@ def test_no_function_over_80_lines():
     assert set(found) == KNOWN_LONG, found
 
 
+def foreign_private_reads(module: str, tree: ast.AST | None = None) -> list[str]:
+    """``x._name`` reads in ``module`` where ``x`` is not ``self`` or ``cls`` (dunders aside)."""
+    found = []
+    for node in ast.walk(TREES[module] if tree is None else tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr.startswith("_")
+            and not node.attr.startswith("__")
+            and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+        ):
+            found.append(f"{module}:{node.lineno} {ast.unparse(node)}")
+    return found
+
+
+def test_articulation_data_reads_the_articulation_through_its_feed_only():
+    assert foreign_private_reads("transfer.articulation.data") == []
+
+
 def test_the_checks_see_what_they_look_for():
     """The checkers on the code as it stands: they find modules, imports and functions at all."""
     assert "transfer.runs.replay" in MODULES and "transfer.env" in MODULES
     assert "transfer.task.model" in _targets("transfer.checkpoint") or "transfer.task" in _targets(
         "transfer.checkpoint"
     )
+    snippet = ast.parse("def f(self, art):\n    return self._feed, art._backend, art.__class__")
+    assert foreign_private_reads("snippet", snippet) == ["snippet:2 art._backend"]
     tree = ast.parse("def f():\n" + "    x = 1\n" * 90)
     assert tree.body[0].end_lineno - tree.body[0].lineno + 1 > MAX_FUNCTION_LINES

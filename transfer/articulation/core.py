@@ -29,7 +29,7 @@ import warp as wp
 
 from transfer import kernels
 from transfer._arrays import is_torch
-from transfer.articulation.data import ArticulationData
+from transfer.articulation.data import ArticulationData, StateFeed
 from transfer.kernels.select import host_indices, index_array
 from transfer.name_map import ArticulationNameMap
 from transfer.plan import ReorderPlan, capture
@@ -61,7 +61,6 @@ class Articulation:
         self._backend = backend
         self.joint_ordering = joint_ordering
         self.body_ordering = body_ordering
-        self._step_count = 0
         self._closed = False
         self._selectors: dict = {}
         dev = backend.device
@@ -98,7 +97,15 @@ class Articulation:
         self._feed_forward: wp.array | None = None  # public feed-forward efforts while actuators are installed
         self._steps: dict[tuple[float, tuple[str, ...]], Any] = {}
         self._last_step: Any = None
-        self._data = ArticulationData(self)
+        self._feed = StateFeed(
+            backend,
+            self._public,
+            refresh=self._refresh,
+            to_public_joints=lambda src, out=None: self._to_user(src, joint_ordering, out=out),
+            check_open=self._check_open,
+            num_bodies=backend.num_bodies,
+        )
+        self._data = ArticulationData(self._feed)
 
     @property
     def data(self) -> ArticulationData:
@@ -150,6 +157,11 @@ class Articulation:
         return _map_ids(ids, self.body_ordering, self.num_bodies, "body_ids")
 
     # -- reorder helpers ------------------------------------------------------------------------------
+    def _refresh(self, key: str) -> None:
+        """Re-read the state ``key`` from the backend and gather it into its public-order buffer."""
+        self._readers[key]()
+        self._plan.launch(key)
+
     def _to_user(self, src: wp.array, nmap: ArticulationNameMap | None, out: wp.array | None = None) -> wp.array:
         if nmap is None:
             if out is None:
@@ -356,7 +368,7 @@ class Articulation:
         self._last_step = self._step_call(float(dt))
         self._last_step()
         self._invalidate()
-        self.data._published()
+        self._feed.published()
 
     def _step_call(self, dt: float) -> Any:
         """Scatter the armed commands, step, republish: one callable per ``dt`` and set of armed commands; a CUDA
@@ -408,7 +420,7 @@ class Articulation:
         self._invalidate()
 
     def _invalidate(self) -> None:
-        self._step_count += 1
+        self._feed.changed()
 
     def close(self) -> None:
         """Release the engine; the articulation cannot be used afterwards (closing twice is harmless)."""

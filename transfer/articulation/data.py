@@ -1,15 +1,17 @@
-"""Public-order state of an articulation: :class:`ArticulationData` and the kernels that derive it."""
+"""Public-order state of an articulation: :class:`ArticulationData`, the kernels that derive it, and
+:class:`StateFeed`, the one contract between an :class:`~transfer.articulation.core.Articulation` and its data."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 import warp as wp
 
 if TYPE_CHECKING:
-    from transfer.articulation.core import Articulation
+    from transfer.backends.base import Backend
 
-__all__ = ["ArticulationData"]
+__all__ = ["ArticulationData", "StateFeed"]
 
 
 @wp.kernel
@@ -52,6 +54,64 @@ def _split_3_3(src: wp.array3d(dtype=wp.float32), a: wp.array2d(dtype=wp.vec3), 
     b[e, i] = wp.vec3(src[e, i, 3], src[e, i, 4], src[e, i, 5])
 
 
+class StateFeed:
+    """Everything :class:`ArticulationData` reads from its articulation, named in one place.
+
+    The articulation owns the feed: it bumps :meth:`changed` whenever the state may have moved (a step, a reset,
+    a write) and calls :meth:`published` after a step that republished every buffer. The data asks
+    :meth:`gathered` for a public-order buffer and :meth:`fresh` whether a derived quantity is current.
+
+    Args:
+        backend: the engine underneath (backend order); the data reads its root buffers, gravity and properties.
+        buffers: the public-order buffers of the reorder plan, by key (``joint_pos``, ``body_pose``, ...).
+        refresh: ``refresh(key)`` re-reads ``key`` from the backend and gathers it into ``buffers[key]``.
+        to_public_joints: ``to_public_joints(src, out=None)`` reorders a backend-order joint array to public order.
+        check_open: raises when the articulation is closed.
+        num_bodies: links per environment.
+    """
+
+    def __init__(
+        self,
+        backend: Backend,
+        buffers: Mapping[str, wp.array],
+        refresh: Callable[[str], None],
+        to_public_joints: Callable[..., wp.array],
+        check_open: Callable[[], None],
+        num_bodies: int,
+    ) -> None:
+        self.backend = backend
+        self.buffers = buffers
+        self.refresh = refresh
+        self.to_public_joints = to_public_joints
+        self.check_open = check_open
+        self.num_bodies = num_bodies
+        self.version = 0  # bumped by every change of state
+        self._stamp: dict[str, int] = {}
+
+    def changed(self) -> None:
+        """The state may have moved: every derived quantity is stale."""
+        self.version += 1
+
+    def published(self) -> None:
+        """The step just republished every gathered buffer (and the backend's root buffers)."""
+        for key in (*self.buffers, "root:src"):
+            self._stamp[key] = self.version
+
+    def fresh(self, key: str) -> bool:
+        """Whether ``key`` is current; if not, it is marked current (the caller recomputes it now)."""
+        self.check_open()
+        if self._stamp.get(key) == self.version:
+            return True
+        self._stamp[key] = self.version
+        return False
+
+    def gathered(self, key: str) -> wp.array:
+        """The public-order buffer ``key``, refreshed when stale."""
+        if not self.fresh(key):
+            self.refresh(key)
+        return self.buffers[key]
+
+
 class ArticulationData:
     """Public-order state of an :class:`Articulation`, refreshed once per step.
 
@@ -61,16 +121,15 @@ class ArticulationData:
     updated in place each step: keep a reference, or copy what must outlive the step.
     """
 
-    def __init__(self, art: Articulation) -> None:
-        self._art = art
-        self._stamp: dict[str, int] = {}
-        b, e = art._backend, art.num_envs
+    def __init__(self, feed: StateFeed) -> None:
+        self._feed = feed
+        b, e = feed.backend, feed.backend.num_envs
         dev = b.device
         z = lambda *shape, dtype=wp.float32: wp.zeros(shape, dtype=dtype, device=dev)  # noqa: E731
         self._root = {k: z(e, dtype=wp.vec3) for k in ("pos_w", "lin_w", "ang_w", "lin_b", "ang_b", "gravity_b")}
         self._root_quat = z(e, dtype=wp.quat)
         self._root_src = (b.root_pose(), b.root_velocity())
-        n = art.num_bodies
+        n = feed.num_bodies
         # Derived quantities: launches recorded once over fixed buffers (a native call each, no argument packing).
         r = self._root
         self._gravity_dir = wp.vec3(*(float(c) for c in b.gravity_dir))
@@ -88,33 +147,20 @@ class ArticulationData:
         }
         self._split_launches = {
             key: wp.launch(
-                kernel, dim=(e, n), inputs=[art._public[key]], outputs=list(outs), device=dev, record_cmd=True
+                kernel, dim=(e, n), inputs=[feed.buffers[key]], outputs=list(outs), device=dev, record_cmd=True
             )
             for key, (kernel, outs) in self._split_outputs.items()
-            if key in art._public
+            if key in feed.buffers
         }
-        self._default_joint_pos = art._to_user(b.default_joint_pos, art.joint_ordering)
+        self._default_joint_pos = feed.to_public_joints(b.default_joint_pos)
         self._props: dict[str, wp.array] = {}
 
     def _fresh(self, key: str) -> bool:
-        self._art._check_open()
-        if self._stamp.get(key) == self._art._step_count:
-            return True
-        self._stamp[key] = self._art._step_count
-        return False
-
-    def _published(self) -> None:
-        """The step just republished every gathered quantity (and the backend's root buffers)."""
-        for key in (*self._art._public, "root:src"):
-            self._stamp[key] = self._art._step_count
+        return self._feed.fresh(key)
 
     def _gathered(self, key: str) -> wp.array:
         """The public-order buffer ``key`` of the plan (the backend's own array for the identity ordering)."""
-        art = self._art
-        if not self._fresh(key):
-            art._readers[key]()
-            art._plan.launch(key)
-        return art._public[key]
+        return self._feed.gathered(key)
 
     # joints
     joint_pos = property(
@@ -133,7 +179,7 @@ class ArticulationData:
     def _refresh_root(self) -> None:
         if self._fresh("root"):
             return
-        b = self._art._backend
+        b = self._feed.backend
         if not self._fresh("root:src"):
             b.root_pose()
             b.root_velocity()
@@ -168,8 +214,8 @@ class ArticulationData:
         return self._body_source("body_vel")
 
     def _body_source(self, key: str) -> wp.array:
-        if key not in self._art._public:
-            raise NotImplementedError(f"{type(self._art._backend).__name__} does not support body velocities")
+        if key not in self._feed.buffers:
+            raise NotImplementedError(f"{type(self._feed.backend).__name__} does not support body velocities")
         return self._gathered(key)
 
     def _split(self, key: str, which: int) -> wp.array:
@@ -189,8 +235,8 @@ class ArticulationData:
     # joint properties (read from the engine, public order)
     def _prop(self, name: str) -> wp.array:
         if not self._fresh(f"prop:{name}"):
-            src = getattr(self._art._backend.joint_properties(), name)
-            self._props[name] = self._art._to_user(src, self._art.joint_ordering, out=self._props.get(name))
+            src = getattr(self._feed.backend.joint_properties(), name)
+            self._props[name] = self._feed.to_public_joints(src, out=self._props.get(name))
         return self._props[name]
 
     joint_stiffness = property(lambda self: self._prop("stiffness"), doc="Drive stiffness (N·m/rad or N/m).")

@@ -71,10 +71,11 @@ def checkpoint_info(path: str | Path, *, asset: str | Path | None = None) -> dic
 
 def _run_metadata(run: Any, asset: str | Path | None, notes: list[str]) -> dict[str, Any]:
     """The document of an Isaac Lab run's checkpoint, derived from its ``params/env.yaml`` on the asset."""
+    from transfer.assets import resolve_asset
     from transfer.orders import resolve_ordering
     from transfer.task.isaaclab import isaaclab_task
 
-    path = run.asset_path(asset)
+    path = resolve_asset(run.asset_path(asset))  # an MJCF/URDF robot: its converted USD, as replay opens it
     joints = resolve_ordering(path, run.order).joints
     task = isaaclab_task(run, joints, asset=path, notes=notes)
     return build_metadata(task, joints, convention=run.convention, trained_on=run.trained_on, asset=task.asset)

@@ -1,10 +1,16 @@
 """The input layer: a checkpoint, its config, asset and source turned into the task and the joint orders.
 
-Every run that starts from a checkpoint (replay, verify, convert, info, train's asset) resolves its inputs here,
-once: :func:`resolve_inputs` reads the checkpoint's own metadata (written by ``transfer convert``/``train``, or an
+Every run that starts from a checkpoint (replay, verify, convert, sweep) resolves its inputs here, once:
+:func:`resolve_inputs` reads the checkpoint's own metadata (written by ``transfer convert``/``train``, or an
 mjlab export's), an Isaac Lab run folder, or a task file / Newton policy YAML given with ``--config``; settles the
-asset (USD, or MJCF/URDF through the converters); and says the checkpoint's joint order (:class:`Inputs`).
-:func:`native_backend` names the engine it was trained on; :func:`parse_source` reads ``--source``.
+asset (USD, or MJCF/URDF through the converters: :func:`robot_asset`); and says the checkpoint's joint order
+(:class:`Inputs`). :func:`native_backend` names the engine it was trained on; :func:`parse_source` reads ``--source``.
+
+The two runs that do not start from a checkpoint to replay take what they share from here and from below:
+``train`` starts from a task file and opens its robot through :func:`robot_asset`; ``info`` (floor 5,
+:mod:`transfer.formats.info`) only describes a checkpoint, never resolves its order against a target, and reads
+an Isaac Lab run folder with the same :mod:`transfer.task.isaaclab` mapping and asset conversion as
+:func:`resolve_inputs` (one test holds the two to the same metadata).
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ __all__ = [
     "one_torch_thread",
     "parse_source",
     "resolve_inputs",
+    "robot_asset",
     "without_listed_order",
 ]
 
@@ -71,7 +78,7 @@ def parse_source(source: str | Sequence[str] | None) -> Any:
         ) from None
 
 
-def _asset(given: str | Path) -> tuple[Path, Path | None]:
+def robot_asset(given: str | Path) -> tuple[Path, Path | None]:
     """The USD file to open for the asset ``given`` (a path or ``<package>:<name>``; MJCF/URDF converted through
     :func:`transfer.assets.resolve_asset`) and the MJCF/URDF file it came from (``None`` for USD)."""
     from transfer.assets import locate_asset, resolve_asset
@@ -132,7 +139,7 @@ def resolve_inputs(
         label = "explicit list"
     if asset is None and task.asset is None:
         raise ReplayError(f"--asset is needed: {config} names no asset for the robot (a USD, MJCF or URDF file)")
-    path, source_file = _asset(asset if asset is not None else task.asset)
+    path, source_file = robot_asset(asset if asset is not None else task.asset)
     return Inputs(policy, task, path, parsed, label, source_file)
 
 
@@ -165,7 +172,7 @@ def _inputs_from_run(path: str | Path, source: Any, config: Any, asset: Any) -> 
             from transfer.assets import locate_asset
 
             asset = locate_asset(task.asset)
-    asset_path, source_file = _asset(run.asset_path(asset))
+    asset_path, source_file = robot_asset(run.asset_path(asset))
     if config is None:
         order = parsed.value if isinstance(parsed, OrderingConvention) else tuple(parsed)
         task = isaaclab_task(run, resolve_ordering(asset_path, parsed).joints, order=order, asset=asset_path)
@@ -193,10 +200,10 @@ def _inputs_from_metadata(policy: Any, meta: dict[str, Any], source: Any, config
             f"--asset is needed: {name}'s metadata names no asset for the robot (convert it with --asset to store one)"
         )
     if asset is not None:
-        path, source_file = _asset(asset)
+        path, source_file = robot_asset(asset)
     else:
         try:
-            path, source_file = _asset(str(hint))
+            path, source_file = robot_asset(str(hint))
         except FileNotFoundError as exc:
             raise FileNotFoundError(
                 f"{exc} (named by {name}'s metadata); pass --asset with the robot's USD file"

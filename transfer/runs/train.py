@@ -235,32 +235,16 @@ def train(
     ``out_dir`` must be new or empty (:func:`check_run_folder`): a run never mixes with an earlier one. ``force``
     replaces the earlier run: its :data:`RUN_FILES` are deleted once the environment is up, other files are kept.
     """
-    import sys
-
     import torch
     from rsl_rl.runners import OnPolicyRunner
 
-    from transfer.assets import locate_asset, resolve_asset
     from transfer.env import PolicyEnv
-    from transfer.task import load_task
 
     if iterations < 1:
         raise ValueError(f"iterations: expected at least 1 PPO iteration, got {iterations}")
     out = Path(out_dir)
     check_run_folder(out, force)
-    spec = load_task(task)
-    if not episode_seconds >= spec.policy_dt:
-        raise ValueError(
-            f"episode_seconds: {episode_seconds:g} s is shorter than one policy step ({spec.policy_dt:g} s) of "
-            f"{spec.name}; give --episode-seconds of a few seconds (the default is 10)"
-        )
-    given = asset if asset is not None else spec.asset
-    path = resolve_asset(given) if given else None  # an MJCF/URDF file: its converted USD (transfer.assets)
-    if path is None:
-        raise ValueError(
-            f"{task}: the task names no asset; add `asset: ROBOT.usd` to the task file, or give the robot's USD file "
-            "with --asset (asset= in the API)"
-        )
+    spec, path, asset_hint = _train_inputs(task, asset, episode_seconds)
     out.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(seed)
     torch.set_num_threads(1)
@@ -270,31 +254,12 @@ def train(
         cfg = json.loads(json.dumps(PPO_CONFIG))
         cfg["seed"] = seed
         runner = OnPolicyRunner(venv, cfg, log_dir=None, device="cpu")
-        metadata = _metadata(env, backend, spec, spec.asset if asset is None else str(locate_asset(asset).resolve()))
-        curve: dict[str, list[float]] = {"iteration": [], "reward": [], "episode_length": [], "seconds": []}
-        interval = save_interval or max(1, iterations // 4)
-        stream = progress if hasattr(progress, "write") else sys.stderr
-        bar = progress_bar(range(iterations), progress, f"train {spec.name} on {backend}", "it")
+        metadata = _metadata(env, backend, spec, asset_hint)
         _remove_previous_run(out)
-        start = time.perf_counter()
-        for it in bar:
-            runner.current_learning_iteration = it
-            runner.learn(1, init_at_random_ep_len=it == 0)  # spread the episodes' ends over time
-            reward = float(np.mean(venv.episode_returns)) if venv.episode_returns else float("nan")
-            length = float(np.mean(venv.episode_lengths)) if venv.episode_lengths else float("nan")
-            curve["iteration"].append(it)
-            curve["reward"].append(reward)
-            curve["episode_length"].append(length)
-            curve["seconds"].append(time.perf_counter() - start)
-            bar.set_postfix(reward=f"{reward:.2f}", ep_len=f"{length:.0f}")
-            if (it + 1) % interval == 0 and it + 1 < iterations:
-                _save(runner, out / f"model_{it}.pt", metadata)
-        wall = time.perf_counter() - start
-        if progress is not False and not is_terminal(stream):
-            print(f"train {spec.name} on {backend}: {iterations} iterations in {wall:.0f} s, "
-                  f"final reward {curve['reward'][-1]:.2f}", file=stream)  # fmt: skip
-        last = iterations - 1
-        checkpoint = out / f"model_{last}.pt"
+        label = f"train {spec.name} on {backend}"
+        curve, wall = _learn(runner, venv, iterations, out, metadata, save_interval or max(1, iterations // 4),
+                             progress, label)  # fmt: skip
+        checkpoint = out / f"model_{iterations - 1}.pt"
         _save(runner, checkpoint, metadata)
         exported = _export(runner, out / "exported" / "policy.pt", metadata)
         result = TrainResult(
@@ -310,6 +275,60 @@ def train(
         return result
     finally:
         env.close()
+
+
+def _train_inputs(task: str | Path, asset: str | Path | None, episode_seconds: float) -> tuple[Any, Path, str | None]:
+    """The task file loaded, the USD to open (``asset`` or the task's; MJCF/URDF converted) and the asset the
+    checkpoint's metadata names (``asset`` as an absolute path, else the task's as written)."""
+    from transfer.runs.inputs import robot_asset
+    from transfer.task import load_task
+
+    spec = load_task(task)
+    if not episode_seconds >= spec.policy_dt:
+        raise ValueError(
+            f"episode_seconds: {episode_seconds:g} s is shorter than one policy step ({spec.policy_dt:g} s) of "
+            f"{spec.name}; give --episode-seconds of a few seconds (the default is 10)"
+        )
+    given = asset if asset is not None else spec.asset
+    if not given:
+        raise ValueError(
+            f"{task}: the task names no asset; add `asset: ROBOT.usd` to the task file, or give the robot's USD file "
+            "with --asset (asset= in the API)"
+        )
+    usd, source_file = robot_asset(given)
+    hint = spec.asset if asset is None else str((source_file or usd).resolve())
+    return spec, usd, hint
+
+
+def _learn(
+    runner: Any, venv: Any, iterations: int, out: Path, metadata: dict[str, Any], interval: int,
+    progress: bool | TextIO, label: str,
+) -> tuple[dict[str, list[float]], float]:  # fmt: skip
+    """``iterations`` PPO iterations, one at a time: the reward curve, a checkpoint every ``interval`` iterations
+    (the last one is the caller's), a progress bar (a plain closing line when not on a terminal). Returns the curve
+    and the wall time in seconds."""
+    import sys
+
+    curve: dict[str, list[float]] = {"iteration": [], "reward": [], "episode_length": [], "seconds": []}
+    stream = progress if hasattr(progress, "write") else sys.stderr
+    bar = progress_bar(range(iterations), progress, label, "it")
+    start = time.perf_counter()
+    for it in bar:
+        runner.current_learning_iteration = it
+        runner.learn(1, init_at_random_ep_len=it == 0)  # spread the episodes' ends over time
+        reward = float(np.mean(venv.episode_returns)) if venv.episode_returns else float("nan")
+        length = float(np.mean(venv.episode_lengths)) if venv.episode_lengths else float("nan")
+        curve["iteration"].append(it)
+        curve["reward"].append(reward)
+        curve["episode_length"].append(length)
+        curve["seconds"].append(time.perf_counter() - start)
+        bar.set_postfix(reward=f"{reward:.2f}", ep_len=f"{length:.0f}")
+        if (it + 1) % interval == 0 and it + 1 < iterations:
+            _save(runner, out / f"model_{it}.pt", metadata)
+    wall = time.perf_counter() - start
+    if progress is not False and not is_terminal(stream):
+        print(f"{label}: {iterations} iterations in {wall:.0f} s, final reward {curve['reward'][-1]:.2f}", file=stream)
+    return curve, wall
 
 
 RUN_FILES = ("model_*.pt", "exported/policy.pt", "train.json", "rewards.png")

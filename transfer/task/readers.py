@@ -132,22 +132,9 @@ def read_task_yaml(path: str | Path, data: Mapping[str, Any] | None = None) -> T
     return Task.from_dict(data, source=str(path))
 
 
-def read_newton_policy_yaml(path: str | Path, data: Mapping[str, Any] | None = None) -> Task:
-    """Read Newton's policy YAML (its ``examples/assets``-style ``anymal.yaml``, ``go2.yaml``) by joint name.
-
-    The file lists both joint orders (``mjw_joint_names``, ``physx_joint_names``: kept in
-    ``joint_names_by_convention``; choose with :meth:`Task.with_convention`), or only the one its checkpoint uses
-    (Newton's G1 file lists ``mjw_joint_names``): that order is then the task's ``convention`` (and its engine
-    ``trained_on``), and the other order comes from the asset. Default positions and gains are lists in
-    ``mjw_joint_names`` order (in ``physx_joint_names`` order when only that is listed), read into mappings by
-    name. It describes no observation, so the task gets Isaac Lab's flat-terrain velocity layout
-    (:data:`FLAT_VELOCITY_OBSERVATION`: 48 entries for 12 joints), a 1 m/s forward command, and the simulation
-    settings Isaac Lab trains legged robots under (:data:`ISAACLAB_LEGGED_SETTINGS`). ``spawn_height`` is left
-    unset (computed from the asset).
-    """
-    path = Path(path)
-    data = _read_yaml(path) if data is None else data
-    src = str(path)
+def _newton_lists(data: Mapping[str, Any], src: str) -> dict[str, list[Any]]:
+    """The per-DoF lists of a Newton policy YAML (joint orders and values), after checking its fields: none
+    unknown, none missing, ``num_dofs`` a positive integer and every list that long."""
     unknown = sorted(set(map(str, data)) - set(NEWTON_POLICY_FIELDS))
     if unknown:
         raise TaskError(
@@ -174,6 +161,26 @@ def read_newton_policy_yaml(path: str | Path, data: Mapping[str, Any] | None = N
         if len(value) != num:
             raise TaskError(f"{src}: field `{key}`: {len(value)} entries, but num_dofs is {num}; one per DoF")
         lists[key] = value
+    return lists
+
+
+def read_newton_policy_yaml(path: str | Path, data: Mapping[str, Any] | None = None) -> Task:
+    """Read Newton's policy YAML (its ``examples/assets``-style ``anymal.yaml``, ``go2.yaml``) by joint name.
+
+    The file lists both joint orders (``mjw_joint_names``, ``physx_joint_names``: kept in
+    ``joint_names_by_convention``; choose with :meth:`Task.with_convention`), or only the one its checkpoint uses
+    (Newton's G1 file lists ``mjw_joint_names``): that order is then the task's ``convention`` (and its engine
+    ``trained_on``), and the other order comes from the asset. Default positions and gains are lists in
+    ``mjw_joint_names`` order (in ``physx_joint_names`` order when only that is listed), read into mappings by
+    name. It describes no observation, so the task gets Isaac Lab's flat-terrain velocity layout
+    (:data:`FLAT_VELOCITY_OBSERVATION`: 48 entries for 12 joints), a 1 m/s forward command, and the simulation
+    settings Isaac Lab trains legged robots under (:data:`ISAACLAB_LEGGED_SETTINGS`). ``spawn_height`` is left
+    unset (computed from the asset).
+    """
+    path = Path(path)
+    data = _read_yaml(path) if data is None else data
+    src = str(path)
+    lists = _newton_lists(data, src)
     try:
         orders = {
             convention: _names(lists[key], f"field `{key}`")
