@@ -192,7 +192,7 @@ def documents(draw) -> tuple[dict, Task]:
         name=draw(st.text(min_size=1, max_size=6)),
         observation=tuple(ObsTerm(t, scale=draw(FLOATS), clip=draw(st.none() | st.tuples(FLOATS, FLOATS).map(sorted)))
                           for t in terms),
-        action=ActionTerm(scale=draw(FLOATS), use_default_offset=draw(st.booleans()), joints=acting),
+        action=ActionTerm(scale=draw(FLOATS.filter(bool)), use_default_offset=draw(st.booleans()), joints=acting),
         default_joint_pos=draw(per_joint()) if draw(st.booleans()) else {".*": draw(FLOATS)},
         stiffness=draw(st.just({}) | per_joint(gains)),
         damping=draw(st.just({}) | per_joint(gains)),

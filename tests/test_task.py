@@ -283,6 +283,7 @@ def test_with_joint_names_names_the_missing_joint_and_the_file(tmp_path):
 # ------------------------------------------------------------------------------------------------ dict round trip
 
 FLOATS = st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False)
+NONZERO = FLOATS.filter(bool)  # an action scale of 0 is refused
 JOINTS = st.lists(st.sampled_from(MJW + ("a.b", "x[1]")), min_size=1, max_size=6, unique=True)
 
 
@@ -320,7 +321,7 @@ def tasks(draw):
     return Task(
         name=draw(st.text(min_size=1, max_size=8)),
         observation=draw(terms()),
-        action=ActionTerm(scale=draw(FLOATS | st.dictionaries(keys, FLOATS, min_size=1, max_size=3)), use_default_offset=draw(st.booleans()), joints=draw(st.none() | JOINTS.map(tuple))),
+        action=ActionTerm(scale=draw(NONZERO | st.dictionaries(keys, NONZERO, min_size=1, max_size=3)), use_default_offset=draw(st.booleans()), joints=draw(st.none() | JOINTS.map(tuple))),
         joint_names=draw(st.none() | JOINTS.map(tuple)),
         convention=draw(st.sampled_from([None, "physx", "mjwarp", "robot_schema"])),
         default_joint_pos=draw(values),
@@ -378,6 +379,12 @@ def test_from_dict_errors_name_source_and_field():
         (minimal(command=[1, 0]), "command: expected [vx, vy, wz]"),
         (minimal(stiffness=[300.0]), "stiffness: expected a mapping"),
         (minimal(format="transfer-task/9"), "format: 'transfer-task/9' is not a format"),
+        (minimal(decimation=1000000), "decimation: 1000000 physics steps of 0.01 s make a policy step of 10000 s"),
+        (minimal(spawn_height=1e6), "spawn_height: 1000000.0 m puts the base above 10 m"),
+        (minimal(spawn_height=-0.1), "spawn_height: -0.1 m puts the base at or below the ground"),
+        (minimal(action={"scale": 0}), "action.scale: 0.0 makes every action a no-op"),
+        (minimal(action={"scale": {".*": 0.0}}), "action.scale: {'.*': 0.0} makes every action a no-op"),
+        (minimal(sim_dt="5e-3"), "sim_dt: expected a number, got '5e-3' (str); YAML reads a number with an exponent"),
     ]  # fmt: skip
     for data, message in cases:
         with pytest.raises(TaskError) as err:

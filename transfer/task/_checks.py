@@ -23,7 +23,14 @@ class TaskError(ValueError):
 
 def _number(value: Any, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TaskError(f"{where}: expected a number, got {value!r} ({type(value).__name__})")
+        hint = ""
+        if isinstance(value, str):
+            try:
+                float(value)
+                hint = "; YAML reads a number with an exponent but no dot (1e9) as text: write 1.0e9"
+            except ValueError:
+                pass
+        raise TaskError(f"{where}: expected a number, got {value!r} ({type(value).__name__}){hint}")
     out = float(value)
     if not math.isfinite(out):
         raise TaskError(f"{where}: expected a finite number, got {value!r}")

@@ -147,6 +147,12 @@ class ActionTerm:
                 raise TaskError("action.scale: an empty mapping; give a number or {joint name or pattern: number}")
         else:
             scale = _number(self.scale, "action.scale")
+        if not any((scale.values() if isinstance(scale, Mapping) else (scale,))):
+            raise TaskError(
+                f"action.scale: {dict(scale) if isinstance(scale, Mapping) else scale} makes every action a no-op (the "
+                "target never leaves the defaults); give the scale the policy was trained with (Isaac Lab's legged "
+                "robots: 0.25 or 0.5)"
+            )
         object.__setattr__(self, "scale", scale)
         if self.joints is not None:
             object.__setattr__(self, "joints", _names(self.joints, "action.joints"))
@@ -185,6 +191,10 @@ _NON_NEGATIVE = ("stiffness", "damping", "armature", "friction")
 _REQUIRED = ("observation", "action", "default_joint_pos", "sim_dt", "decimation")
 MAX_SIM_DT = 0.05
 """The longest physics step a task may ask for (s): 20 Hz; legged robots train at 200-1000 Hz."""
+MAX_POLICY_DT = 1.0
+"""The longest policy step (``sim_dt * decimation``, s) a task may ask for: 1 Hz; legged robots act at 50 Hz."""
+MAX_SPAWN_HEIGHT = 10.0
+"""The highest base a task may spawn (m): a robot dropped from higher lands on its back, not its feet."""
 
 
 @dataclass(frozen=True)
@@ -271,13 +281,20 @@ class Task:
                 f"{MAX_SIM_DT} s; Isaac Lab's legged robots use 0.005 s)"
             )
         put(self, "decimation", _integer(self.decimation, "decimation", 1))
+        if self.sim_dt * self.decimation > MAX_POLICY_DT:
+            raise TaskError(
+                f"decimation: {self.decimation} physics steps of {self.sim_dt} s make a policy step of "
+                f"{self.sim_dt * self.decimation:g} s (at most {MAX_POLICY_DT:g} s; Isaac Lab's legged robots act every "
+                "0.02 s: sim_dt 0.005, decimation 4)"
+            )
         put(self, "physx", _physx(self.physx, "physx"))
         put(self, "newton", _newton(self.newton, "newton"))
         if self.spawn_height is not None:
             put(self, "spawn_height", _number(self.spawn_height, "spawn_height"))
-            if self.spawn_height <= 0:
-                raise TaskError(f"spawn_height: {self.spawn_height} m puts the base at or below the ground; give the "
-                                "base's height above the ground (> 0), or null to compute it from the asset")  # fmt: skip
+            if not 0 < self.spawn_height <= MAX_SPAWN_HEIGHT:
+                where = "at or below the ground" if self.spawn_height <= 0 else f"above {MAX_SPAWN_HEIGHT:g} m"
+                raise TaskError(f"spawn_height: {self.spawn_height} m puts the base {where}; give the base's height "
+                                "above the ground in m (> 0), or null to compute it from the asset")  # fmt: skip
         put(self, "gravity", _gravity(self.gravity))
         put(self, "ground", _ground(self.ground))
         if self.self_collisions is not None and not isinstance(self.self_collisions, bool):
