@@ -133,70 +133,57 @@ class NewtonBackend(Backend):
         ground_plane = ground_plane or world.ground is not None
         if initial_root_pose is None and world.spawn_height is not None:
             initial_root_pose = (0.0, 0.0, world.spawn_height, 0.0, 0.0, 0.0, 1.0)
-        import_options = dict(import_options or {})
-        if "enable_self_collisions" not in import_options:
-            collide = world.self_collisions
-            import_options["enable_self_collisions"] = (
-                _authored_self_collisions(usd_path) if collide is None else collide
-            )
-        if solver == "auto":
-            solver = "mujoco_cpu" if num_envs == 1 and not str(device).startswith("cuda") else "mujoco_warp"
-            logging.getLogger("transfer").info(
-                "NewtonBackend: solver %s for %d environment(s) on %s", solver, num_envs, device
-            )
-        if solver not in SOLVERS:
-            raise ValueError(f"NewtonBackend(solver={solver!r}): expected 'auto' or one of {list(SOLVERS)}")
-        if num_envs < 1:
-            raise ValueError(f"NewtonBackend(num_envs={num_envs}): need at least one environment")
-        if solver == "mujoco_cpu" and num_envs > 1:
-            raise ValueError(
-                f"NewtonBackend(solver='mujoco_cpu', num_envs={num_envs}): SolverMuJoCo(use_mujoco_cpu=True) simulates "
-                "only world 0 of a multi-world model (the other worlds would stay frozen). Use solver='mujoco_warp' "
-                "(MuJoCo-Warp, also on the CPU) for several environments, or num_envs=1."
-            )
+        import_options = _with_self_collisions(import_options, world, usd_path)
+        solver = _checked_solver(solver, num_envs, device)
         self.device = str(wp.get_device(device))
         self.num_envs = int(num_envs)
         self.solver_name = solver
         self.usd_path = str(usd_path)
 
-        sub = newton.ModelBuilder()
-        if solver.startswith("mujoco"):
-            newton.solvers.SolverMuJoCo.register_custom_attributes(sub)
-        sub, summary = import_usd(usd_path, rootless_articulation_policy, builder=sub, **import_options)
-        self.import_summary: ImportSummary = summary
-        label = self._pick_articulation(sub, root, rootless_articulation_policy)
-        self.articulation_label = label
-        self._configure(sub, label, drive_stiffness, drive_damping, armature, initial_root_pose)
+        sub = self._import_asset(usd_path, root, rootless_articulation_policy, import_options)
+        self._configure(sub, self.articulation_label, drive_stiffness, drive_damping, armature, initial_root_pose)
+        self.model = self._replicate(sub, world, ground_plane)
+        self.view = MechanismView(
+            self.model, self.articulation_label, base=base, joint_order=_joint_order(joint_order), link_order=body_order
+        )
+        _refuse_multi_coordinate_joints(self.view)
+        self._start_simulation(solver, solver_options)
+        self.gravity_dir: tuple[float, float, float] = _gravity_direction(self.model)
+        """Unit gravity direction of the simulated scene, world frame."""
 
-        scene = newton.ModelBuilder()
-        if solver.startswith("mujoco"):
-            newton.solvers.SolverMuJoCo.register_custom_attributes(scene)
+        # -- contract attributes ----------------------------------------------------------------------------
+        self.joint_names = tuple(self.view.joint_dof_names)
+        self.body_names = tuple(self.view.link_names)
+        self.fixed_base = self.view.is_fixed_base
+        self._allocate_reset_state()
+        self._allocate_read_buffers()
+
+    # -- construction helpers -------------------------------------------------------------------------------
+    def _import_asset(self, usd_path: Any, root: str | None, policy: RootlessPolicy, options: dict[str, Any]) -> Any:
+        """The asset imported once into a sub-builder; sets :attr:`import_summary` and :attr:`articulation_label`."""
+        sub, summary = import_usd(usd_path, policy, builder=_new_builder(self.solver_name), **options)
+        self.import_summary: ImportSummary = summary
+        self.articulation_label = self._pick_articulation(sub, root, policy)
+        return sub
+
+    def _replicate(self, sub: Any, world: SceneDescription, ground_plane: bool) -> Any:
+        """The finalized model: ``sub`` cloned into :attr:`num_envs` worlds, the ground plane, the scene's friction
+        scale and gravity."""
+        scene = _new_builder(self.solver_name)
         scene.replicate(sub, self.num_envs)
         if ground_plane:
             material = world.ground or DEFAULT_GROUND
             cfg = newton.ModelBuilder.ShapeConfig(mu=material.dynamic_friction, restitution=material.restitution)
             scene.add_ground_plane(height=world.ground_height, cfg=cfg)
-        self.model = scene.finalize(device=self.device)
-        _scale_friction(self.model, world.friction_scale)
+        model = scene.finalize(device=self.device)
+        _scale_friction(model, world.friction_scale)
         if world.gravity is not None:
-            self.model.set_gravity(world.gravity)
-        self.view = MechanismView(
-            self.model, label, base=base, joint_order=_joint_order(joint_order), link_order=body_order
-        )
-        v = self.view
-        if not v.joints.coords_match_dofs:
-            odd = [
-                n
-                for n, c, d in zip(
-                    v.joints.joint_names, v.joints.joint_coord_counts, v.joints.joint_dof_counts, strict=True
-                )
-                if c != d
-            ]
-            raise ValueError(
-                f"NewtonBackend: joints {odd} have more coordinates than DoFs (ball or free joints inside the tree); the "
-                "backend contract has one column per DoF. Use MechanismView directly for such assets."
-            )
+            model.set_gravity(world.gravity)
+        return model
 
+    def _start_simulation(self, solver: str, solver_options: Mapping[str, Any] | None) -> None:
+        """The solver, the double-buffered states (forward kinematics evaluated), the control and, for the
+        maximal-coordinate solvers, the collision pipeline and its contacts."""
         self.solver = self._make_solver(solver, dict(solver_options or {}))
         self.supports_cuda_graph = wp.get_device(self.device).is_cuda and solver != "mujoco_cpu"
         # A captured step must keep its state pointers: copy the new state back into state_0 (State.assign) instead
@@ -204,12 +191,6 @@ class NewtonBackend(Backend):
         # uncaptured devices keep it.
         self._fixed_states = self.supports_cuda_graph
         self.state_0 = self.model.state()
-        g = self.model.gravity.numpy().reshape(-1, 3)[0]
-        norm = float(np.linalg.norm(g))
-        self.gravity_dir: tuple[float, float, float] = (
-            tuple(float(c) / norm for c in g) if norm > 0 else (0.0, 0.0, -1.0)
-        )
-        """Unit gravity direction of the simulated scene, world frame."""
         self.state_1 = self.model.state()
         self.control = self.model.control()
         newton.eval_fk(self.model, self.model.joint_q, self.model.joint_qd, self.state_0)
@@ -219,27 +200,14 @@ class NewtonBackend(Backend):
             self._pipeline = newton.CollisionPipeline(self.model)
             self.contacts = self._pipeline.contacts()
 
-        # -- contract attributes ----------------------------------------------------------------------------
-        self.joint_names = tuple(v.joint_dof_names)
-        self.body_names = tuple(v.link_names)
-        self.fixed_base = v.is_fixed_base
-        E, J, B = self.num_envs, len(self.joint_names), len(self.body_names)
-        d = self.device
+    def _allocate_reset_state(self) -> None:
+        """The joint and root state :meth:`reset` restores (the asset's, read once), and the world mask it uses."""
+        v, E, J, d = self.view, self.num_envs, len(self.joint_names), self.device
         self.default_joint_pos = wp.zeros((E, J), dtype=wp.float32, device=d)
         self.default_joint_vel = wp.zeros((E, J), dtype=wp.float32, device=d)
         """``(E, J)`` joint velocities :meth:`reset` restores (the asset's, normally zero)."""
         v.joints.get_attribute("joint_q", self.model, out=self.default_joint_pos)
         v.joints.get_attribute("joint_qd", self.model, out=self.default_joint_vel)
-        self._jq = wp.zeros((E, J), dtype=wp.float32, device=d)
-        self._jqd = wp.zeros((E, J), dtype=wp.float32, device=d)
-        self._root_q = wp.zeros(E, dtype=wp.transform, device=d)
-        self._root_qd = wp.zeros(E, dtype=wp.spatial_vector, device=d)
-        self._body_q = wp.zeros((E, B), dtype=wp.transform, device=d)
-        self._body_qd = wp.zeros((E, B), dtype=wp.spatial_vector, device=d)
-        self._root_q_f = components(self._root_q)
-        self._root_qd_f = components(self._root_qd)
-        self._body_q_f = components(self._body_q)
-        self._body_qd_f = components(self._body_qd)
         self._initial_root_q = wp.zeros(E, dtype=wp.transform, device=d)
         self._initial_root_qd = wp.zeros(E, dtype=wp.spatial_vector, device=d)
         if v.supports_root_state:
@@ -252,7 +220,20 @@ class NewtonBackend(Backend):
         self._world_ids = wp.array(np.asarray([max(w, 0) for w in v.worlds], dtype=np.int32), dtype=wp.int32, device=d)
         self._world_mask = wp.zeros(self.model.world_count + 1, dtype=wp.bool, device=d)
 
-    # -- construction helpers -------------------------------------------------------------------------------
+    def _allocate_read_buffers(self) -> None:
+        """The buffers the reads fill, and their float32 component views that the reads return."""
+        E, J, B, d = self.num_envs, len(self.joint_names), len(self.body_names), self.device
+        self._jq = wp.zeros((E, J), dtype=wp.float32, device=d)
+        self._jqd = wp.zeros((E, J), dtype=wp.float32, device=d)
+        self._root_q = wp.zeros(E, dtype=wp.transform, device=d)
+        self._root_qd = wp.zeros(E, dtype=wp.spatial_vector, device=d)
+        self._body_q = wp.zeros((E, B), dtype=wp.transform, device=d)
+        self._body_qd = wp.zeros((E, B), dtype=wp.spatial_vector, device=d)
+        self._root_q_f = components(self._root_q)
+        self._root_qd_f = components(self._root_qd)
+        self._body_q_f = components(self._body_q)
+        self._body_qd_f = components(self._body_qd)
+
     @staticmethod
     def _pick_articulation(sub: Any, root: str | None, policy: str) -> str:
         labels = list(sub.articulation_label)
@@ -477,6 +458,66 @@ class NewtonBackend(Backend):
             f"NewtonBackend({self.usd_path!r}, num_envs={self.num_envs}, solver={self.solver_name!r}, "
             f"device={self.device!r}, joints={len(self.joint_names)}, bodies={len(self.body_names)})"
         )
+
+
+def _with_self_collisions(import_options: Mapping[str, Any] | None, world: SceneDescription, usd_path: Any) -> dict:
+    """``import_options`` with ``enable_self_collisions`` filled in where not given: the scene's setting, else what
+    the asset authors (:func:`_authored_self_collisions`)."""
+    import_options = dict(import_options or {})
+    if "enable_self_collisions" not in import_options:
+        collide = world.self_collisions
+        import_options["enable_self_collisions"] = _authored_self_collisions(usd_path) if collide is None else collide
+    return import_options
+
+
+def _checked_solver(solver: str, num_envs: int, device: str) -> str:
+    """The solver to build: ``"auto"`` resolved (and logged), then checked against :data:`SOLVERS` and ``num_envs``."""
+    if solver == "auto":
+        solver = "mujoco_cpu" if num_envs == 1 and not str(device).startswith("cuda") else "mujoco_warp"
+        logging.getLogger("transfer").info(
+            "NewtonBackend: solver %s for %d environment(s) on %s", solver, num_envs, device
+        )
+    if solver not in SOLVERS:
+        raise ValueError(f"NewtonBackend(solver={solver!r}): expected 'auto' or one of {list(SOLVERS)}")
+    if num_envs < 1:
+        raise ValueError(f"NewtonBackend(num_envs={num_envs}): need at least one environment")
+    if solver == "mujoco_cpu" and num_envs > 1:
+        raise ValueError(
+            f"NewtonBackend(solver='mujoco_cpu', num_envs={num_envs}): SolverMuJoCo(use_mujoco_cpu=True) simulates "
+            "only world 0 of a multi-world model (the other worlds would stay frozen). Use solver='mujoco_warp' "
+            "(MuJoCo-Warp, also on the CPU) for several environments, or num_envs=1."
+        )
+    return solver
+
+
+def _new_builder(solver: str) -> Any:
+    """An empty ``ModelBuilder``, with ``SolverMuJoCo``'s custom attributes registered for the MuJoCo solvers."""
+    builder = newton.ModelBuilder()
+    if solver.startswith("mujoco"):
+        newton.solvers.SolverMuJoCo.register_custom_attributes(builder)
+    return builder
+
+
+def _refuse_multi_coordinate_joints(view: MechanismView) -> None:
+    """Refuse ball or free joints inside the tree: the backend contract has one column per DoF."""
+    joints = view.joints
+    if not joints.coords_match_dofs:
+        odd = [
+            n
+            for n, c, d in zip(joints.joint_names, joints.joint_coord_counts, joints.joint_dof_counts, strict=True)
+            if c != d
+        ]
+        raise ValueError(
+            f"NewtonBackend: joints {odd} have more coordinates than DoFs (ball or free joints inside the tree); the "
+            "backend contract has one column per DoF. Use MechanismView directly for such assets."
+        )
+
+
+def _gravity_direction(model: Any) -> tuple[float, float, float]:
+    """Unit gravity direction of ``model`` (world 0), world frame; ``(0, 0, -1)`` without gravity."""
+    g = model.gravity.numpy().reshape(-1, 3)[0]
+    norm = float(np.linalg.norm(g))
+    return tuple(float(c) / norm for c in g) if norm > 0 else (0.0, 0.0, -1.0)
 
 
 def _joint_order(dof_order: Sequence[str] | None) -> list[str] | None:

@@ -360,29 +360,63 @@ def import_usd(
     stage, given = _open(source)
     physics = _read_physics(stage)
     plans = infer_trees(physics.bodies, physics.joints, physics.articulated)
+    if rootless_articulation_policy == "none" or not plans:
+        summary = _import_as_authored(builder, source, given, rootless_articulation_policy, plans, newton_options)
+        return _finish(builder, summary, finalize, device, rootless=bool(plans))
+    summary = _import_inferred(builder, source, stage, given, plans, newton_options)
+    return _finish(builder, summary, finalize, device, rootless=False)
+
+
+def _import_as_authored(
+    builder: Any, source: Any, given: Any, policy: str, plans: list[_Plan], options: dict[str, Any]
+) -> ImportSummary:
+    """Newton's own import (``policy="none"``, or nothing rootless): rootless components stay loose bodies (noted)."""
     name = _source_name(source)
     joint0, art0 = builder.joint_count, builder.articulation_count
-
-    if rootless_articulation_policy == "none" or not plans:
-        result = add_usd(builder, given if not isinstance(source, str | os.PathLike) else str(source), **newton_options)
-        notes = ()
-        if plans:
-            notes = (
-                f"{len(plans)} rootless component(s) imported as loose bodies; pass "
-                "rootless_articulation_policy='infer_tree' to give them articulation trees.",
-            )
-        summary = ImportSummary(
-            source=name,
-            policy=rootless_articulation_policy,
-            articulations=tuple(builder.articulation_label[art0:]),
-            rootless_components=len(plans),
-            added_joints=_added(builder, joint0),
-            joint_offset=joint0,
-            notes=notes,
+    add_usd(builder, _usd_input(source, given), **options)
+    notes = ()
+    if plans:
+        notes = (
+            f"{len(plans)} rootless component(s) imported as loose bodies; pass "
+            "rootless_articulation_policy='infer_tree' to give them articulation trees.",
         )
-        del result
-        return _finish(builder, summary, finalize, device, rootless=bool(plans))
+    return ImportSummary(
+        source=name,
+        policy=policy,
+        articulations=tuple(builder.articulation_label[art0:]),
+        rootless_components=len(plans),
+        added_joints=_added(builder, joint0),
+        joint_offset=joint0,
+        notes=notes,
+    )
 
+
+def _import_inferred(
+    builder: Any, source: Any, stage: Any, given: Any, plans: list[_Plan], options: dict[str, Any]
+) -> ImportSummary:
+    """The ``infer_tree`` import: the plans authored on ``stage`` (our session overlay), imported, checked against
+    the plans and compared with a ``policy="none"`` import of ``given``."""
+    name = _source_name(source)
+    joint0, art0 = builder.joint_count, builder.articulation_count
+    _author_trees(stage, plans)
+    add_usd(builder, stage, **options)
+    trees = _check_layout(builder, joint0, art0, plans)
+    reference = _none_import(given, source, options)
+    return ImportSummary(
+        source=name,
+        policy="infer_tree",
+        articulations=tuple(builder.articulation_label[art0:]),
+        rootless_components=len(plans),
+        trees=trees,
+        added_joints=_added(builder, joint0),
+        reordered_coordinates=_moves(reference, builder, joint0),
+        joint_offset=joint0,
+    )
+
+
+def _author_trees(stage: Any, plans: list[_Plan]) -> None:
+    """Step 3 of the module docstring: the root API on each plan's root prim, ``physics:excludeFromArticulation``
+    on its loop joints, authored in ``stage``'s edit target (the session layer)."""
     from pxr import UsdPhysics
 
     for plan in plans:
@@ -396,20 +430,10 @@ def import_usd(
         for loop in plan.loops:
             UsdPhysics.Joint(stage.GetPrimAtPath(loop)).CreateExcludeFromArticulationAttr(True)
 
-    add_usd(builder, stage, **newton_options)
-    trees = _check_layout(builder, joint0, art0, plans)
-    reference = _none_import(given, source, newton_options)
-    summary = ImportSummary(
-        source=name,
-        policy="infer_tree",
-        articulations=tuple(builder.articulation_label[art0:]),
-        rootless_components=len(plans),
-        trees=trees,
-        added_joints=_added(builder, joint0),
-        reordered_coordinates=_moves(reference, builder, joint0),
-        joint_offset=joint0,
-    )
-    return _finish(builder, summary, finalize, device, rootless=False)
+
+def _usd_input(source: Any, given: Any) -> Any:
+    """What a ``policy="none"`` import reads: the path as a string, or the caller's own stage ``given``."""
+    return str(source) if isinstance(source, str | os.PathLike) else given
 
 
 def _finish(
@@ -474,7 +498,7 @@ def _none_import(given: Any, source: Any, options: dict[str, Any]) -> Any:
     scratch = newton.ModelBuilder()
     opts = dict(options)
     opts.update(load_visual_shapes=False, load_sites=False, skip_mesh_approximation=True)
-    add_usd(scratch, given if not isinstance(source, str | os.PathLike) else str(source), **opts)
+    add_usd(scratch, _usd_input(source, given), **opts)
     return scratch
 
 
