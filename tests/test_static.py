@@ -184,9 +184,7 @@ KNOWN_PRIVATE: set[str] = set()
 KNOWN_BACKEND_NAMES: set[str] = set()
 KNOWN_LONG = {
     "transfer.backends.physx.scene:compose_scene",
-    "transfer.backends.newton.backend:__init__",
     "transfer.backends.physx.backend:__init__",
-    "transfer.backends.newton.importer:import_usd",
 }
 
 
