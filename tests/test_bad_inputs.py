@@ -422,3 +422,22 @@ def test_convert_output_folder_is_checked_before_the_work(tmp_path, capsys):
     assert "is a folder" in refused(capsys, "convert", POLICY, "--to", "mjwarp", "-o", tmp_path)
     assert "ending in" in refused(capsys, "convert", POLICY, "--to", "mjwarp", "-o", tmp_path / "x")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_floating_robot_without_colliders_is_refused_before_any_engine(tmp_path, capsys):
+    """The project's quadruped with every collision API removed would fall through the ground (as the shared Go2
+    assets do, whose collision prims are empty): replay refuses it, naming the asset and the fix."""
+    from pxr import Usd, UsdPhysics
+
+    from transfer.assets import locate_asset
+
+    stage = Usd.Stage.Open(str(locate_asset("transfer:quadruped")))
+    for prim in stage.Traverse():
+        if prim.HasAPI(UsdPhysics.CollisionAPI):
+            prim.RemoveAPI(UsdPhysics.CollisionAPI)
+    bare = tmp_path / "no_colliders.usda"
+    stage.GetRootLayer().Export(str(bare))
+    policy = Path(__file__).parents[1] / "checkpoints/quadruped_flat_physx/exported/policy.pt"
+    err = refused(capsys, "replay", policy, "--asset", bare, "--target", "physx", "--seconds", "1")
+    assert "no_colliders.usda: no link of this floating-base robot" in err and "fall through the ground" in err
+    assert "PhysicsCollisionAPI" in err

@@ -110,14 +110,34 @@ SPAWN_MARGIN = 0.05
 def spawn_heights(task: Task, asset: str | Path) -> tuple[float, float]:
     """``(spawn height, authored root height)``: where the root link starts above the ground plane (the task's
     ``spawn_height``, or computed from the asset's collision geometry at its authored pose, lifted by
-    :data:`SPAWN_MARGIN`), and where the asset authors it."""
+    :data:`SPAWN_MARGIN`), and where the asset authors it.
+
+    A floating robot with no collision geometry at all is refused: it would fall through the ground, and a run
+    would blame the policy for it."""
     from transfer.orders import read_topology, resolve_ordering
     from transfer.orders.usd import spawn_geometry
 
-    root_body = resolve_ordering(read_topology(asset), "physx").root_body
-    root_z, lowest_z = spawn_geometry(asset, root_body)
-    height = task.spawn_height if task.spawn_height is not None else root_z - lowest_z + SPAWN_MARGIN
-    return height, root_z
+    graph = read_topology(asset)
+    order = resolve_ordering(graph, "physx")
+    root_z, lowest_z = spawn_geometry(asset, order.root_body)
+    if lowest_z is None and not order.fixed_base:
+        errors = tuple(e for articulation in graph for e in articulation.composition_errors)
+        raise ValueError(_no_colliders(asset, order.root_body, errors))
+    if task.spawn_height is not None:
+        return task.spawn_height, root_z
+    return root_z - (root_z if lowest_z is None else lowest_z) + SPAWN_MARGIN, root_z
+
+
+def _no_colliders(asset: str | Path, root_body: str, composition_errors: tuple[str, ...]) -> str:
+    why = ""
+    if composition_errors:
+        why = f" The stage has composition errors, which may be why: {composition_errors[0]}"
+        why += f" (+{len(composition_errors) - 1} more)." if len(composition_errors) > 1 else ""
+    return (
+        f"{asset}: no link of this floating-base robot (root {root_body}) has collision geometry, so it would fall "
+        f"through the ground.{why} Apply PhysicsCollisionAPI to geometry under its links (the feet at least), or "
+        "make the mesh files its collision prims reference available; `transfer validate ASSET` lists the links."
+    )
 
 
 @dataclass

@@ -520,9 +520,10 @@ def _no_root_hint() -> str:
 # ---------------------------------------------------------------------------------------------------- spawn geometry
 
 
-def spawn_geometry(asset: Any, root_body: str) -> tuple[float, float]:
+def spawn_geometry(asset: Any, root_body: str) -> tuple[float, float | None]:
     """``(root_z, lowest_z)``: the world height of the root body's origin and of the lowest collision geometry of
-    the asset, at its authored pose, along the stage's up axis (metres).
+    the asset, at its authored pose, along the stage's up axis (metres); ``lowest_z`` is ``None`` when nothing in
+    the asset has collision geometry with a bound (empty collision prims, meshes in a file that did not load).
 
     What a spawn height is computed from when a task gives none: lifting the asset by ``root_z - lowest_z`` (plus
     a margin) stands it clear of a ground plane at 0.
@@ -546,5 +547,4 @@ def spawn_geometry(asset: Any, root_body: str) -> tuple[float, float]:
         if prim.HasAPI(UsdPhysics.CollisionAPI) and prim.IsA(UsdGeom.Imageable)
     ]
     lows = [z for z in lows if abs(z) < 1e30]  # an empty bound reports +/-FLT_MAX
-    lowest = min(lows) if lows else root_z
-    return float(root_z * scale), float(lowest * scale)
+    return float(root_z * scale), (float(min(lows) * scale) if lows else None)
