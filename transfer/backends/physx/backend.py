@@ -68,6 +68,60 @@ _PROPERTY_FIELDS = {
 }
 
 
+def _checked_arguments(
+    usd_path: str | os.PathLike,
+    num_envs: Any,
+    device: Any,
+    num_threads: Any,
+    dt: Any,
+    env_spacing: Any,
+    drive_max_force: Any,
+) -> tuple[Path, str, bool]:
+    """``(resolved asset path, device string, cuda)`` once every constructor argument checked here is valid."""
+    path = Path(os.fspath(usd_path)).expanduser().resolve()
+    if not path.is_file():
+        raise FileNotFoundError(f"PhysxBackend: USD asset not found: {path}. Check usd_path.")
+    if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
+        raise ValueError(f"PhysxBackend: num_envs must be a positive integer, got {num_envs!r}")
+    if isinstance(num_threads, bool) or not isinstance(num_threads, int) or num_threads < 0:
+        raise ValueError(f"PhysxBackend: num_threads must be an integer >= 0, got {num_threads!r}")
+    if not (isinstance(dt, (int, float)) and math.isfinite(dt) and dt > 0):
+        raise ValueError(f"PhysxBackend: dt must be a positive number of seconds, got {dt!r}")
+    if not (math.isfinite(env_spacing) and env_spacing >= 0):
+        raise ValueError(f"PhysxBackend: env_spacing must be a finite distance >= 0, got {env_spacing!r}")
+    if isinstance(drive_max_force, bool) or not (
+        isinstance(drive_max_force, (int, float)) and not math.isnan(drive_max_force) and drive_max_force > 0
+    ):
+        raise ValueError(
+            f"PhysxBackend: drive_max_force must be a positive number (N or N·m; math.inf for no limit), "
+            f"got {drive_max_force!r}"
+        )
+    device = str(device)
+    cuda = device.startswith("cuda")
+    if not cuda and device != "cpu":
+        raise ValueError(f"PhysxBackend: device must be 'cpu' or 'cuda[:N]', got {device!r}")
+    return path, device, cuda
+
+
+def _scene_defaults(
+    world: SceneDescription,
+    ground_height: float | None,
+    spawn_offset: Sequence[float] | None,
+    solver_position_iterations: int | None,
+    solver_velocity_iterations: int | None,
+) -> tuple[float | None, Sequence[float] | None, int | None, int | None]:
+    """``(ground_height, spawn_offset, solver_position_iterations, solver_velocity_iterations)``: the explicit
+    arguments, with ``world``'s settings filling those left open."""
+    ground_height = ground_height if ground_height is not None or world.ground is None else world.ground_height
+    if spawn_offset is None and world.spawn_height is not None:
+        spawn_offset = (0.0, 0.0, world.spawn_lift)
+    if solver_position_iterations is None:
+        solver_position_iterations = world.physx.get("solver_position_iterations")
+    if solver_velocity_iterations is None:
+        solver_velocity_iterations = world.physx.get("solver_velocity_iterations")
+    return ground_height, spawn_offset, solver_position_iterations, solver_velocity_iterations
+
+
 class PhysxBackend(Backend):
     """One articulation of a USD file in ``num_envs`` PhysX environments, in PhysX's own DoF and link order.
 
@@ -146,29 +200,9 @@ class PhysxBackend(Backend):
         drive_max_force: float = DEFAULT_DRIVE_MAX_FORCE,
         scene: SceneDescription | None = None,
     ) -> None:
-        path = Path(os.fspath(usd_path)).expanduser().resolve()
-        if not path.is_file():
-            raise FileNotFoundError(f"PhysxBackend: USD asset not found: {path}. Check usd_path.")
-        if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
-            raise ValueError(f"PhysxBackend: num_envs must be a positive integer, got {num_envs!r}")
-        if isinstance(num_threads, bool) or not isinstance(num_threads, int) or num_threads < 0:
-            raise ValueError(f"PhysxBackend: num_threads must be an integer >= 0, got {num_threads!r}")
-        if not (isinstance(dt, (int, float)) and math.isfinite(dt) and dt > 0):
-            raise ValueError(f"PhysxBackend: dt must be a positive number of seconds, got {dt!r}")
-        if not (math.isfinite(env_spacing) and env_spacing >= 0):
-            raise ValueError(f"PhysxBackend: env_spacing must be a finite distance >= 0, got {env_spacing!r}")
-        if isinstance(drive_max_force, bool) or not (
-            isinstance(drive_max_force, (int, float)) and not math.isnan(drive_max_force) and drive_max_force > 0
-        ):
-            raise ValueError(
-                f"PhysxBackend: drive_max_force must be a positive number (N or N·m; math.inf for no limit), "
-                f"got {drive_max_force!r}"
-            )
-        device = str(device)
-        cuda = device.startswith("cuda")
-        if not cuda and device != "cpu":
-            raise ValueError(f"PhysxBackend: device must be 'cpu' or 'cuda[:N]', got {device!r}")
-
+        path, device, cuda = _checked_arguments(
+            usd_path, num_envs, device, num_threads, dt, env_spacing, drive_max_force
+        )
         self.usd_path = str(path)
         self.num_envs = num_envs
         self.dt = float(dt)
@@ -181,13 +215,9 @@ class PhysxBackend(Backend):
 
         world = scene or SceneDescription()
         if scene is not None:  # the scene description, where the explicit arguments leave a setting open
-            ground_height = ground_height if ground_height is not None or world.ground is None else world.ground_height
-            if spawn_offset is None and world.spawn_height is not None:
-                spawn_offset = (0.0, 0.0, world.spawn_lift)
-            if solver_position_iterations is None:
-                solver_position_iterations = world.physx.get("solver_position_iterations")
-            if solver_velocity_iterations is None:
-                solver_velocity_iterations = world.physx.get("solver_velocity_iterations")
+            ground_height, spawn_offset, solver_position_iterations, solver_velocity_iterations = _scene_defaults(
+                world, ground_height, spawn_offset, solver_position_iterations, solver_velocity_iterations
+            )
         scene = compose_scene(
             self.usd_path,
             root,
@@ -220,6 +250,29 @@ class PhysxBackend(Backend):
         paths; clones carry the same)."""
         self.drive_max_force = float(drive_max_force)
 
+        self._start_engine(scene, world, num_threads, cuda)
+
+        # Initial state, as the asset authors it (after loading, before any step).
+        self.default_root_pose: wp.array = wp.clone(self.root_pose())
+        """``(num_envs, 7)`` root pose :meth:`reset` restores; edit it in place to change the reset state."""
+        self.default_root_velocity: wp.array = wp.clone(self.root_velocity())
+        """``(num_envs, 6)`` root velocity :meth:`reset` restores."""
+        self.default_joint_pos: wp.array = wp.clone(self.joint_positions())
+        self._zero_joint_vel = wp.zeros((num_envs, self.num_joints), dtype=wp.float32, device=self.device)
+        self._write_drive_gains(drive_stiffness, drive_damping)
+
+    # -- the engine's own order ---------------------------------------------------------------------------------
+    @classmethod
+    def engine_orders(cls, asset: str | os.PathLike, root: str | None = None) -> list[EngineOrder]:
+        """PhysX's own order of every articulation of ``asset`` (:func:`transfer.backends.physx.probe.engine_orders`)."""
+        from transfer.backends.physx.probe import engine_orders
+
+        return engine_orders(asset, root)
+
+    # -- setup ---------------------------------------------------------------------------------------------------
+    def _start_engine(self, scene: Scene, world: SceneDescription, num_threads: int, cuda: bool) -> None:
+        """Start the PhysX instance, load and clone ``scene``, bind the tensors and apply ``world``'s friction
+        scale; on any failure close what was started and re-raise."""
         self._engine = engine.Engine()
         self._finalizer = weakref.finalize(self, engine.Engine.close, self._engine)
         self._finalizer.atexit = False  # at interpreter exit ovphysx tears its instances down itself
@@ -236,30 +289,16 @@ class PhysxBackend(Backend):
             self.close()
             raise
 
-        # Initial state, as the asset authors it (after loading, before any step).
-        self.default_root_pose: wp.array = wp.clone(self.root_pose())
-        """``(num_envs, 7)`` root pose :meth:`reset` restores; edit it in place to change the reset state."""
-        self.default_root_velocity: wp.array = wp.clone(self.root_velocity())
-        """``(num_envs, 6)`` root velocity :meth:`reset` restores."""
-        self.default_joint_pos: wp.array = wp.clone(self.joint_positions())
-        self._zero_joint_vel = wp.zeros((num_envs, self.num_joints), dtype=wp.float32, device=self.device)
-        if drive_stiffness is not None or drive_damping is not None:
-            gains = {}
-            if drive_stiffness is not None:
-                gains["stiffness"] = self._per_dof(drive_stiffness, "drive_stiffness", "stiffness")
-            if drive_damping is not None:
-                gains["damping"] = self._per_dof(drive_damping, "drive_damping", "damping")
+    def _write_drive_gains(self, drive_stiffness: Any, drive_damping: Any) -> None:
+        """Write the constructor's ``drive_stiffness`` / ``drive_damping`` (those not ``None``) to every environment."""
+        gains = {}
+        if drive_stiffness is not None:
+            gains["stiffness"] = self._per_dof(drive_stiffness, "drive_stiffness", "stiffness")
+        if drive_damping is not None:
+            gains["damping"] = self._per_dof(drive_damping, "drive_damping", "damping")
+        if gains:
             self.write_joint_properties(**gains)
 
-    # -- the engine's own order ---------------------------------------------------------------------------------
-    @classmethod
-    def engine_orders(cls, asset: str | os.PathLike, root: str | None = None) -> list[EngineOrder]:
-        """PhysX's own order of every articulation of ``asset`` (:func:`transfer.backends.physx.probe.engine_orders`)."""
-        from transfer.backends.physx.probe import engine_orders
-
-        return engine_orders(asset, root)
-
-    # -- setup ---------------------------------------------------------------------------------------------------
     def _load(self, scene: Scene) -> None:
         px = self._px
         stage = engine.new_stage("physx")

@@ -38,6 +38,7 @@ from transfer.backends._pose import relative_pose
 from transfer.backends._usd import overlay_stage
 from transfer.backends.base import asset_file
 from transfer.backends.physx import engine
+from transfer.backends.physx.scene import scene_flags, static_colliders
 from transfer.backends.probes import MovementJoint, MovementPlan, MovementTrace
 
 __all__ = ["LOGGER", "probe"]
@@ -91,17 +92,14 @@ def _compose(
     scenes = [p for p in stage.Traverse() if p.IsA(UsdPhysics.Scene)]
     if not scenes:
         scenes = [UsdPhysics.Scene.Define(stage, "/TransferValidateScene").GetPrim()]
-    bodies = {str(p.GetPath()) for p in stage.Traverse() if p.HasAPI(UsdPhysics.RigidBodyAPI)}
     for prim in scenes:
         UsdPhysics.Scene(prim).CreateGravityMagnitudeAttr(0.0)
         if cpu_scene:
-            prim.AddAppliedSchema("PhysxSceneAPI")
-            prim.CreateAttribute("physxScene:enableGPUDynamics", Sdf.ValueTypeNames.Bool).Set(False)
-            prim.CreateAttribute("physxScene:broadphaseType", Sdf.ValueTypeNames.Token).Set("MBP")
-    for prim in stage.Traverse():
-        if prim.HasAPI(UsdPhysics.CollisionAPI) and not prim.IsInstanceProxy():
-            if not any(str(p) in bodies for p in prim.GetPath().GetAncestorsRange()):
-                UsdPhysics.CollisionAPI(prim).CreateCollisionEnabledAttr(False)
+            scene_flags(prim, cuda=False)
+    for path in static_colliders(stage):
+        prim = stage.GetPrimAtPath(path)
+        if not prim.IsInstanceProxy():
+            UsdPhysics.CollisionAPI(prim).CreateCollisionEnabledAttr(False)
     for path in plan.pinned:
         UsdPhysics.RigidBodyAPI(stage.GetPrimAtPath(path)).CreateKinematicEnabledAttr(True)
 

@@ -5,6 +5,9 @@ a ground plane, solver iteration overrides, the scene flags for the chosen devic
 ``PhysicsDriveAPI`` (stiffness 0, damping 0, a max force) on every DoF joint of the articulation that authors
 none, so that gains written later act on every joint (:func:`add_missing_drives`); it picks the environment prim
 to clone and where every clone goes. It returns a :class:`Scene` with the USDA text to populate and the decisions.
+
+:func:`scene_flags` (the device's ``PhysxSceneAPI`` flags) and :func:`static_colliders` are shared with the
+validate movement probe (:mod:`~transfer.backends.physx.movement`), which composes its own layer.
 """
 
 from __future__ import annotations
@@ -20,7 +23,14 @@ from transfer.backends._usd import OVERLAY_METADATA, overlay_stage
 from transfer.backends.physx.engine import import_pxr
 from transfer.backends.scene import DEFAULT_GROUND, GroundMaterial
 
-__all__ = ["DEFAULT_DRIVE_MAX_FORCE", "Scene", "add_missing_drives", "compose_scene"]
+__all__ = [
+    "DEFAULT_DRIVE_MAX_FORCE",
+    "Scene",
+    "add_missing_drives",
+    "compose_scene",
+    "scene_flags",
+    "static_colliders",
+]
 
 DEFAULT_DRIVE_MAX_FORCE = 1.0e6
 """Max force (N) / torque (N·m) of the drives :func:`add_missing_drives` adds: large but finite, the same as
@@ -140,32 +150,31 @@ def add_missing_drives(stage: Any, graph: Any, max_force: float) -> tuple[list[s
     return added, skipped, undriven
 
 
-def compose_scene(
-    asset: str,
-    root: str | None,
-    num_envs: int,
-    env_spacing: float,
-    ground_height: float | None,
-    solver_position_iterations: int | None,
-    solver_velocity_iterations: int | None,
-    cuda: bool,
-    cpu_scene: bool = False,
-    spawn_offset: Sequence[float] | None = None,
-    drive_max_force: float = DEFAULT_DRIVE_MAX_FORCE,
-    *,
-    ground_material: GroundMaterial = DEFAULT_GROUND,
-    gravity: Sequence[float] | None = None,
-    self_collisions: bool | None = None,
-) -> Scene:
-    import_pxr()
-    from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics
+def scene_flags(prim: Any, cuda: bool) -> None:
+    """Author the PhysX scene flags of the chosen device on the ``PhysicsScene`` ``prim``: GPU dynamics and the GPU
+    broadphase for CUDA, CPU dynamics and the MBP broadphase otherwise (``PhysxSceneAPI``)."""
+    from pxr import Sdf
 
-    from transfer.orders import read_topology
+    prim.AddAppliedSchema("PhysxSceneAPI")
+    prim.CreateAttribute("physxScene:enableGPUDynamics", Sdf.ValueTypeNames.Bool).Set(bool(cuda))
+    prim.CreateAttribute("physxScene:broadphaseType", Sdf.ValueTypeNames.Token).Set("GPU" if cuda else "MBP")
 
-    # every edit lands in the anonymous layer, never in the asset
-    stage = overlay_stage(asset, "transfer_physx.usda", (*OVERLAY_METADATA, "timeCodesPerSecond"))
-    layer = stage.GetRootLayer()
 
+def static_colliders(stage: Any) -> list[str]:
+    """Paths of the prims of ``stage`` with a ``CollisionAPI`` and no rigid body at or above them (static colliders)."""
+    from pxr import UsdPhysics
+
+    bodies = {str(prim.GetPath()) for prim in stage.Traverse() if prim.HasAPI(UsdPhysics.RigidBodyAPI)}
+    colliders: list[str] = []
+    for prim in stage.Traverse():
+        if prim.HasAPI(UsdPhysics.CollisionAPI):
+            path = prim.GetPath()
+            if not any(str(p) in bodies for p in path.GetAncestorsRange()):  # no rigid body at or above it
+                colliders.append(str(path))
+    return colliders
+
+
+def _check_metres(layer: Any, asset: str) -> None:
     if layer.pseudoRoot.HasInfo("metersPerUnit"):  # copied from the asset's own metadata
         mpu = float(layer.pseudoRoot.GetInfo("metersPerUnit"))
         if not math.isclose(mpu, 1.0, rel_tol=1e-6):
@@ -173,11 +182,10 @@ def compose_scene(
                 f"{asset} has metersPerUnit = {mpu}; PhysxBackend reports SI units and needs metersPerUnit = 1. "
                 "Rescale the asset (or reference it from a layer in metres)."
             )
-    up_axis = str(UsdGeom.GetStageUpAxis(stage))
-    up = {"Y": Gf.Vec3d(0, 1, 0), "Z": Gf.Vec3d(0, 0, 1)}[up_axis]
 
-    # The articulation: roots as PhysX labels them (the prim carrying PhysicsArticulationRootAPI).
-    topology = read_topology(stage)
+
+def _pick_articulation(topology: Sequence[Any], root: str | None, asset: str) -> Any:
+    """The articulation graph to drive: the one rooted at ``root`` (as PhysX labels it), or the only one."""
     roots = [graph.root for graph in topology]
     if root is None:
         if len(roots) != 1:
@@ -190,25 +198,14 @@ def compose_scene(
             f"No articulation root at {root!r} in {asset}; articulation roots found: {roots or 'none'}. "
             "Pass one of those as root=."
         )
-    graph = next(g for g in topology if g.root == root)
+    return next(g for g in topology if g.root == root)
 
-    # One pass over the stage: physics scenes, static colliders, other articulation roots.
-    scenes: list[str] = []
-    static_colliders: list[str] = []
-    bodies: set[str] = set()
-    for prim in stage.Traverse():
-        if prim.IsA(UsdPhysics.Scene):
-            scenes.append(str(prim.GetPath()))
-        if prim.HasAPI(UsdPhysics.RigidBodyAPI):
-            bodies.add(str(prim.GetPath()))
-    for prim in stage.Traverse():
-        if prim.HasAPI(UsdPhysics.CollisionAPI):
-            path = prim.GetPath()
-            if not any(str(p) in bodies for p in path.GetAncestorsRange()):  # no rigid body at or above it
-                static_colliders.append(str(path))
-    blockers = scenes + static_colliders + [r for r in roots if r != root]
 
-    # The environment prim to clone: the articulation's common ancestor, raised while it stays clean.
+def _clone_source(graph: Any, blockers: Sequence[str], num_envs: int, asset: str) -> str:
+    """The environment prim to clone: the articulation's common ancestor, raised while it holds no blocker."""
+    from pxr import Sdf
+
+    root = graph.root
     members = [root, *(b.path for b in graph.bodies), *(j.path for j in graph.joints)]
     source = _common_ancestor(members)
     if source == "/":
@@ -217,39 +214,52 @@ def compose_scene(
                 f"The articulation {root} in {asset} spans several top-level prims; PhysxBackend clones one prim "
                 "subtree per environment. Group the robot under one prim, or use num_envs=1."
             )
-    else:
-        parent = str(Sdf.Path(source).GetParentPath())
-        while parent != "/" and not any(_is_under(b, parent) for b in blockers):
-            source, parent = parent, str(Sdf.Path(parent).GetParentPath())
-        if any(_is_under(b, source) for b in blockers) and num_envs > 1:
-            raise ValueError(
-                f"Cannot clone {source} (the prim holding articulation {root}) in {asset}: it also holds "
-                f"{[b for b in blockers if _is_under(b, source)]}. Move the PhysicsScene, ground colliders or other "
-                "articulations out of the robot's prim, or use num_envs=1."
-            )
+        return source
+    parent = str(Sdf.Path(source).GetParentPath())
+    while parent != "/" and not any(_is_under(b, parent) for b in blockers):
+        source, parent = parent, str(Sdf.Path(parent).GetParentPath())
+    if any(_is_under(b, source) for b in blockers) and num_envs > 1:
+        raise ValueError(
+            f"Cannot clone {source} (the prim holding articulation {root}) in {asset}: it also holds "
+            f"{[b for b in blockers if _is_under(b, source)]}. Move the PhysicsScene, ground colliders or other "
+            "articulations out of the robot's prim, or use num_envs=1."
+        )
+    return source
+
+
+def _spawn(stage: Any, source: str, spawn_offset: Sequence[float], root: str, asset: str) -> str:
+    """Translate ``source`` by ``spawn_offset`` (outermost op, in its parent's frame); returns the note."""
+    from pxr import Gf, UsdGeom
+
+    offset = np.asarray(spawn_offset, dtype=np.float64)
+    if offset.shape != (3,) or not np.all(np.isfinite(offset)):
+        raise ValueError(f"spawn_offset must be three finite numbers (metres), got {spawn_offset!r}")
+    xformable = UsdGeom.Xformable(stage.GetPrimAtPath(source)) if source != "/" else None
+    if not xformable:
+        raise ValueError(
+            f"spawn_offset needs one transformable prim holding articulation {root} in {asset}; found {source}."
+        )
+    ops = xformable.GetOrderedXformOps()
+    op = xformable.AddTranslateOp(UsdGeom.XformOp.PrecisionDouble, "transferSpawn")
+    op.Set(Gf.Vec3d(*offset.tolist()))
+    xformable.SetXformOpOrder([op, *ops], xformable.GetResetXformStack())  # outermost: parent frame
+    return f"moved {source} by {tuple(offset.tolist())}"
+
+
+def _physics_scenes(
+    stage: Any, scenes: list[str], up: Any, up_axis: str, gravity: Sequence[float] | None
+) -> tuple[list[str], tuple[float, ...], list[str]]:
+    """``(scene paths, unit gravity direction, notes)``: the ``PhysicsScene`` paths (one added when ``scenes`` is
+    empty) and the gravity direction, after ``gravity`` (if given) is authored on every scene."""
+    from pxr import Gf, UsdPhysics
 
     notes: list[str] = []
-    if spawn_offset is not None:
-        offset = np.asarray(spawn_offset, dtype=np.float64)
-        if offset.shape != (3,) or not np.all(np.isfinite(offset)):
-            raise ValueError(f"spawn_offset must be three finite numbers (metres), got {spawn_offset!r}")
-        xformable = UsdGeom.Xformable(stage.GetPrimAtPath(source)) if source != "/" else None
-        if not xformable:
-            raise ValueError(
-                f"spawn_offset needs one transformable prim holding articulation {root} in {asset}; found {source}."
-            )
-        ops = xformable.GetOrderedXformOps()
-        op = xformable.AddTranslateOp(UsdGeom.XformOp.PrecisionDouble, "transferSpawn")
-        op.Set(Gf.Vec3d(*offset.tolist()))
-        xformable.SetXformOpOrder([op, *ops], xformable.GetResetXformStack())  # outermost: parent frame
-        notes.append(f"moved {source} by {tuple(offset.tolist())}")
-    added_scene = not scenes
     gravity_dir = tuple(float(-c) for c in up)
     if scenes:  # UsdPhysics: an unauthored or zero gravityDirection means "down the up axis"
         authored = UsdPhysics.Scene(stage.GetPrimAtPath(scenes[0])).GetGravityDirectionAttr().Get()
         if authored is not None and Gf.Vec3d(authored).GetLength() > 0:
             gravity_dir = tuple(float(c) for c in Gf.Vec3d(authored).GetNormalized())
-    if added_scene:
+    else:
         scene = UsdPhysics.Scene.Define(stage, _unique_path(stage, "/PhysicsScene"))
         scene.CreateGravityDirectionAttr(Gf.Vec3f(-up))
         scene.CreateGravityMagnitudeAttr(9.81)
@@ -265,51 +275,57 @@ def compose_scene(
         if g.GetLength() > 0:
             gravity_dir = tuple(float(c) for c in g.GetNormalized())
         notes.append(f"gravity {tuple(g)} m/s^2")
-    if cuda or cpu_scene:
-        for path in scenes:
-            prim = stage.GetPrimAtPath(path)
-            prim.AddAppliedSchema("PhysxSceneAPI")
-            prim.CreateAttribute("physxScene:enableGPUDynamics", Sdf.ValueTypeNames.Bool).Set(bool(cuda))
-            prim.CreateAttribute("physxScene:broadphaseType", Sdf.ValueTypeNames.Token).Set("GPU" if cuda else "MBP")
-    if ground_height is not None:
-        ground = UsdGeom.Xform.Define(stage, _unique_path(stage, "/GroundPlane"))
-        ground.AddTranslateOp().Set(Gf.Vec3d(up * float(ground_height)))
-        plane = UsdGeom.Plane.Define(stage, ground.GetPath().AppendChild("CollisionPlane"))
-        plane.CreateAxisAttr(up_axis)
-        plane.CreatePurposeAttr("guide")
-        UsdPhysics.CollisionAPI.Apply(plane.GetPrim())
-        m = ground_material
-        _bind_ground_material(stage, plane.GetPrim(), ground.GetPath().AppendChild("PhysicsMaterial"), m)
-        notes.append(
-            f"added a ground plane at {up_axis} = {ground_height} (friction {m.static_friction:g} static, "
-            f"{m.dynamic_friction:g} dynamic, {m.friction_combine} combine; restitution {m.restitution:g}, "
-            f"{m.restitution_combine} combine)"
-        )
-    if self_collisions is not None:
-        prim = stage.GetPrimAtPath(root)
-        prim.AddAppliedSchema("PhysxArticulationAPI")
-        prim.CreateAttribute("physxArticulation:enabledSelfCollisions", Sdf.ValueTypeNames.Bool).Set(
-            bool(self_collisions)
-        )
-        notes.append(f"self-collisions {'on' if self_collisions else 'off'}")
-    if solver_position_iterations is not None or solver_velocity_iterations is not None:
-        prim = stage.GetPrimAtPath(root)
-        prim.AddAppliedSchema("PhysxArticulationAPI")
-        for name, value in (
-            ("solverPositionIterationCount", solver_position_iterations),
-            ("solverVelocityIterationCount", solver_velocity_iterations),
-        ):
-            if value is not None:
-                if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                    raise ValueError(f"solver iteration counts are non-negative integers, got {name}={value!r}")
-                prim.CreateAttribute(f"physxArticulation:{name}", Sdf.ValueTypeNames.Int).Set(int(value))
+    return scenes, gravity_dir, notes
 
-    # Every DoF joint gets a drive, so that gains written at open or at runtime act on it (clones copy them).
-    added_drives, skipped, undriven = add_missing_drives(stage, graph, drive_max_force)
-    if added_drives:
+
+def _add_ground(stage: Any, up: Any, up_axis: str, ground_height: float, material: GroundMaterial) -> str:
+    """A static ground plane (a guide ``Plane`` collider with ``material``) at ``ground_height``; returns the note."""
+    from pxr import Gf, UsdGeom, UsdPhysics
+
+    ground = UsdGeom.Xform.Define(stage, _unique_path(stage, "/GroundPlane"))
+    ground.AddTranslateOp().Set(Gf.Vec3d(up * float(ground_height)))
+    plane = UsdGeom.Plane.Define(stage, ground.GetPath().AppendChild("CollisionPlane"))
+    plane.CreateAxisAttr(up_axis)
+    plane.CreatePurposeAttr("guide")
+    UsdPhysics.CollisionAPI.Apply(plane.GetPrim())
+    m = material
+    _bind_ground_material(stage, plane.GetPrim(), ground.GetPath().AppendChild("PhysicsMaterial"), m)
+    return (
+        f"added a ground plane at {up_axis} = {ground_height} (friction {m.static_friction:g} static, "
+        f"{m.dynamic_friction:g} dynamic, {m.friction_combine} combine; restitution {m.restitution:g}, "
+        f"{m.restitution_combine} combine)"
+    )
+
+
+def _set_self_collisions(stage: Any, root: str, self_collisions: bool) -> str:
+    from pxr import Sdf
+
+    prim = stage.GetPrimAtPath(root)
+    prim.AddAppliedSchema("PhysxArticulationAPI")
+    prim.CreateAttribute("physxArticulation:enabledSelfCollisions", Sdf.ValueTypeNames.Bool).Set(bool(self_collisions))
+    return f"self-collisions {'on' if self_collisions else 'off'}"
+
+
+def _set_solver_iterations(stage: Any, root: str, position: int | None, velocity: int | None) -> None:
+    """Override the articulation's PhysX solver iteration counts that are not ``None``."""
+    from pxr import Sdf
+
+    prim = stage.GetPrimAtPath(root)
+    prim.AddAppliedSchema("PhysxArticulationAPI")
+    for name, value in (("solverPositionIterationCount", position), ("solverVelocityIterationCount", velocity)):
+        if value is not None:
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"solver iteration counts are non-negative integers, got {name}={value!r}")
+            prim.CreateAttribute(f"physxArticulation:{name}", Sdf.ValueTypeNames.Int).Set(int(value))
+
+
+def _drive_notes(added: Sequence[str], skipped: Sequence[str], undriven: Sequence[str], max_force: float) -> list[str]:
+    """The notes on what :func:`add_missing_drives` did."""
+    notes = []
+    if added:
         notes.append(
-            f"added {len(added_drives)} drive(s) (stiffness 0, damping 0, max force {drive_max_force:g}) to joints "
-            f"that authored none: {', '.join(added_drives)}"
+            f"added {len(added)} drive(s) (stiffness 0, damping 0, max force {max_force:g}) to joints "
+            f"that authored none: {', '.join(added)}"
         )
     if skipped:
         notes.append(
@@ -320,14 +336,28 @@ def compose_scene(
             f"PhysX drives no spherical joint; these ignore gains and position targets: {', '.join(undriven)} "
             "(author them as D6 joints to drive them)"
         )
+    return notes
 
-    # Environment k sits at a grid offset in the ground plane; environment 0 is the asset where it is.
+
+def _grid_origins(num_envs: int, env_spacing: float, up_axis: str) -> np.ndarray:
+    """``(num_envs, 3)``: environment k's offset on a square grid in the ground plane; environment 0 at zero."""
     cols = max(1, math.ceil(math.sqrt(num_envs)))
     horizontal = (0, 1) if up_axis == "Z" else (2, 0)
     origins = np.zeros((num_envs, 3), dtype=np.float64)
     for k in range(num_envs):
         origins[k, horizontal[0]] = (k // cols) * env_spacing
         origins[k, horizontal[1]] = (k % cols) * env_spacing
+    return origins
+
+
+def _clones(
+    stage: Any, root: str, source: str, origins: np.ndarray
+) -> tuple[list[str], list[tuple[float, ...]], list[str]]:
+    """``(clone targets, anchors, env roots)`` of environments 1.. (the targets under ``/World/envs``, or a fresh
+    prim when that exists), each anchored at ``source``'s world pose moved by its origin."""
+    from pxr import Gf, Sdf, Usd, UsdGeom
+
+    num_envs = len(origins)
     targets: list[str] = []
     anchors: list[tuple[float, ...]] = []
     env_roots = [root]
@@ -350,6 +380,70 @@ def compose_scene(
             position = [translation[i] + origins[k, i] for i in range(3)]
             anchors.append((*position, imag[0], imag[1], imag[2], quat.GetReal()))
             env_roots.append(target + root[len(source) :])
+    return targets, anchors, env_roots
+
+
+def compose_scene(
+    asset: str,
+    root: str | None,
+    num_envs: int,
+    env_spacing: float,
+    ground_height: float | None,
+    solver_position_iterations: int | None,
+    solver_velocity_iterations: int | None,
+    cuda: bool,
+    cpu_scene: bool = False,
+    spawn_offset: Sequence[float] | None = None,
+    drive_max_force: float = DEFAULT_DRIVE_MAX_FORCE,
+    *,
+    ground_material: GroundMaterial = DEFAULT_GROUND,
+    gravity: Sequence[float] | None = None,
+    self_collisions: bool | None = None,
+) -> Scene:
+    import_pxr()
+    from pxr import Gf, UsdGeom, UsdPhysics
+
+    from transfer.orders import read_topology
+
+    # every edit lands in the anonymous layer, never in the asset
+    stage = overlay_stage(asset, "transfer_physx.usda", (*OVERLAY_METADATA, "timeCodesPerSecond"))
+    layer = stage.GetRootLayer()
+    _check_metres(layer, asset)
+    up_axis = str(UsdGeom.GetStageUpAxis(stage))
+    up = {"Y": Gf.Vec3d(0, 1, 0), "Z": Gf.Vec3d(0, 0, 1)}[up_axis]
+
+    # The articulation: roots as PhysX labels them (the prim carrying PhysicsArticulationRootAPI).
+    topology = read_topology(stage)
+    graph = _pick_articulation(topology, root, asset)
+    root = graph.root
+    # What must stay out of the cloned prim: physics scenes, static colliders, other articulation roots.
+    scenes = [str(prim.GetPath()) for prim in stage.Traverse() if prim.IsA(UsdPhysics.Scene)]
+    blockers = scenes + static_colliders(stage) + [g.root for g in topology if g.root != root]
+    source = _clone_source(graph, blockers, num_envs, asset)
+
+    notes: list[str] = []
+    if spawn_offset is not None:
+        notes.append(_spawn(stage, source, spawn_offset, root, asset))
+    added_scene = not scenes
+    scenes, gravity_dir, scene_notes = _physics_scenes(stage, scenes, up, up_axis, gravity)
+    notes += scene_notes
+    if cuda or cpu_scene:
+        for path in scenes:
+            scene_flags(stage.GetPrimAtPath(path), cuda)
+    if ground_height is not None:
+        notes.append(_add_ground(stage, up, up_axis, ground_height, ground_material))
+    if self_collisions is not None:
+        notes.append(_set_self_collisions(stage, root, self_collisions))
+    if solver_position_iterations is not None or solver_velocity_iterations is not None:
+        _set_solver_iterations(stage, root, solver_position_iterations, solver_velocity_iterations)
+
+    # Every DoF joint gets a drive, so that gains written at open or at runtime act on it (clones copy them).
+    added_drives, skipped, undriven = add_missing_drives(stage, graph, drive_max_force)
+    notes += _drive_notes(added_drives, skipped, undriven, drive_max_force)
+
+    # Environment k sits at a grid offset in the ground plane; environment 0 is the asset where it is.
+    origins = _grid_origins(num_envs, env_spacing, up_axis)
+    targets, anchors, env_roots = _clones(stage, root, source, origins)
     return Scene(
         usda=layer.ExportToString(),
         root=root,
