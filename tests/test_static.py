@@ -182,10 +182,7 @@ def long_functions() -> dict[str, int]:
 KNOWN_CYCLES: list[list[str]] = []
 KNOWN_PRIVATE: set[str] = set()
 KNOWN_BACKEND_NAMES: set[str] = set()
-KNOWN_LONG = {
-    "transfer.backends.physx.scene:compose_scene",
-    "transfer.backends.physx.backend:__init__",
-}
+KNOWN_LONG: set[str] = set()
 
 
 def test_no_import_cycle():

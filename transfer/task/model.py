@@ -147,7 +147,7 @@ class ActionTerm:
                 raise TaskError("action.scale: an empty mapping; give a number or {joint name or pattern: number}")
         else:
             scale = _number(self.scale, "action.scale")
-        if not any((scale.values() if isinstance(scale, Mapping) else (scale,))):
+        if not any(scale.values() if isinstance(scale, Mapping) else (scale,)):
             raise TaskError(
                 f"action.scale: {dict(scale) if isinstance(scale, Mapping) else scale} makes every action a no-op (the "
                 "target never leaves the defaults); give the scale the policy was trained with (Isaac Lab's legged "

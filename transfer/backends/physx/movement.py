@@ -85,9 +85,9 @@ def _compose(
 ) -> tuple[str, list]:
     """The attempt's USDA text and the drives to ramp: ``(drive prim path, attribute prefix)`` per drive. Commanded
     joints that cannot be driven are added to ``skipped``."""
+    engine.import_pxr()  # a missing usd-core says how to install it
     from pxr import Gf, Sdf, UsdPhysics
 
-    engine.import_pxr()
     stage = overlay_stage(asset, "transfer_validate.usda")
     scenes = [p for p in stage.Traverse() if p.IsA(UsdPhysics.Scene)]
     if not scenes:
