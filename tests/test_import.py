@@ -140,6 +140,20 @@ def test_a_missing_mesh_has_its_own_key(tmp_path):
 # ----------------------------------------------------------------------------------------- the converter environment
 
 
+def test_a_converter_failure_is_told_by_its_reason_not_its_traceback():
+    from transfer.assets.converters import _failure
+
+    traceback = """Traceback (most recent call last):
+  File "/venv/lib/python3.11/site-packages/urdf_usd_converter/_impl/urdf_parser/parser.py", line 83, in parse
+    raise RuntimeError(f"Error parsing XML: {e}")
+RuntimeError: Error parsing XML: robot: name is required (line: 1)
+"""
+    assert _failure(traceback) == "RuntimeError: Error parsing XML: robot: name is required (line: 1)"
+    usd = "Error in 'pxrInternal::Foo' at line 12 in file bar.cpp : 'Python runtime error: the mesh is empty'\n"
+    assert _failure(usd) == "the mesh is empty"
+    assert _failure("") == "no output"
+
+
 def test_the_environment_keeps_its_own_mujoco_and_usd(converters):
     """The two conflicts: the converters' mujoco 3.16 and usd-exchange live in their environment; this one keeps
     Newton's mujoco 3.17 and usd-core, and no usd-exchange."""

@@ -184,6 +184,10 @@ def test_a_spec_that_is_not_a_mapping_says_so(tmp_path):
     path.write_text("- a\n- b\n")
     with pytest.raises(SpecError, match="expected a mapping"):
         load_spec(path)
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("checkpoints:\n  - path: a.pt\n targets: [physx]\n")
+    with pytest.raises(SpecError, match=r"broken.yaml: not valid YAML, line 3, column 2: "):
+        load_spec(broken)
 
 
 def test_paths_in_a_spec_file_start_at_its_folder(tmp_path):

@@ -1,12 +1,13 @@
-"""Errors shared by every floor: a package the work needs is not installed.
+"""Errors shared by every floor: a package the work needs is not installed; a YAML file that does not parse.
 
 :class:`MissingPackageError` is an :class:`ImportError` whose message names the package, what needs it and the
-command that installs it; the command line prints it as one line (never a traceback).
+command that installs it; the command line prints it as one line (never a traceback). :func:`yaml_problem` says
+where and why a YAML file did not parse, in one line, for every reader's error.
 """
 
 from __future__ import annotations
 
-__all__ = ["MissingPackageError"]
+__all__ = ["MissingPackageError", "yaml_problem"]
 
 
 class MissingPackageError(ImportError):
@@ -18,3 +19,15 @@ class MissingPackageError(ImportError):
             f"{needed_for} needs the Python package {package!r}, which is not installed. Install it with: {install}"
         )
         super().__init__(message, name=package)
+
+
+def yaml_problem(exc: Exception) -> str:
+    """One line for a PyYAML parse error: ``line L, column C: what was wrong (while ...)``, 1-based as editors
+    count; the exception's text when it carries no position."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None)
+    if mark is None or not problem:
+        return " ".join(str(exc).split())
+    context = getattr(exc, "context", None)
+    where = f"line {mark.line + 1}, column {mark.column + 1}"
+    return f"{where}: {problem}" + (f" ({context})" if context else "")

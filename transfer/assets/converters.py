@@ -256,6 +256,9 @@ def _failure(text: str) -> str:
     reasons = re.findall(r" : '(?:Python runtime error: )?(.*)'\s*$", text, flags=re.MULTILINE)
     if reasons:
         return reasons[-1]
+    raised = [line for line in lines if re.match(r"^[A-Za-z_][\w.]*(Error|Exception): ", line)]
+    if raised:  # a Python traceback: its last line says what went wrong
+        return raised[-1][-800:]
     return " ".join(lines[-3:])[-800:] if lines else "no output"
 
 

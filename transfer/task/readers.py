@@ -17,6 +17,7 @@ from types import MappingProxyType
 from typing import Any
 
 from transfer.assets import PACKAGE_ASSETS, package_hint, resolve_asset
+from transfer.errors import yaml_problem
 from transfer.ordering import native_engine
 from transfer.task._checks import TaskError, _names, _number
 from transfer.task.model import FLAT_VELOCITY_OBSERVATION, TASK_FORMAT, ActionTerm, Task
@@ -105,7 +106,7 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     except UnicodeDecodeError:
         raise TaskError(f"{path}: not a text (UTF-8 YAML) file") from None
     except yaml.YAMLError as exc:
-        raise TaskError(f"{path}: not valid YAML; fix the syntax: {exc}") from None
+        raise TaskError(f"{path}: not valid YAML, {yaml_problem(exc)}") from None
     if not isinstance(data, dict):
         raise TaskError(f"{path}: expected a mapping of fields at the top level, got {type(data).__name__}")
     return data

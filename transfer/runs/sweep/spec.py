@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from transfer.env import PERTURBATIONS, Perturbation
+from transfer.errors import yaml_problem
 
 __all__ = [
     "CHECKPOINT_KEYS",
@@ -173,9 +174,10 @@ def _read(spec: str | Path | Mapping[str, Any]) -> tuple[dict[str, Any], str | N
         raise SpecError(f"{path}: spec file not found; give a YAML file (docs/sweep.md)")
     try:
         data = yaml.safe_load(path.read_text())
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        first = str(exc).strip().splitlines()
-        raise SpecError(f"{path}: not readable YAML ({' '.join(first[:1] + first[-1:])})") from None
+    except UnicodeDecodeError:
+        raise SpecError(f"{path}: not a text (UTF-8 YAML) file; give a sweep spec (docs/sweep.md)") from None
+    except yaml.YAMLError as exc:
+        raise SpecError(f"{path}: not valid YAML, {yaml_problem(exc)}") from None
     if not isinstance(data, dict):
         raise SpecError(f"{path}: expected a mapping (checkpoints:, targets:, ...), got {type(data).__name__}")
     return data, str(path), path.resolve().parent

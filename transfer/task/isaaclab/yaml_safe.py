@@ -13,6 +13,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from transfer.errors import yaml_problem
 from transfer.task._checks import TaskError
 
 _PYTHON_TAG = "tag:yaml.org,2002:python/"
@@ -115,7 +116,7 @@ def load_isaaclab_yaml(path: str | Path) -> dict[str, Any]:
     except UnicodeDecodeError:
         raise IsaacLabError(f"{path}: not a text (UTF-8 YAML) file") from None
     except yaml.YAMLError as exc:
-        raise IsaacLabError(f"{path}: not valid YAML: {exc}") from None
+        raise IsaacLabError(f"{path}: not valid YAML, {yaml_problem(exc)}") from None
     if not isinstance(data, dict):
         raise IsaacLabError(f"{path}: expected a mapping at the top level, got {type(data).__name__}")
     return data
