@@ -9,7 +9,14 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from typing import Any, TextIO
 
-__all__ = ["engine_output", "is_terminal", "progress_bar", "quiet_warp", "stdout_to_stderr"]
+__all__ = [
+    "ctrl_c_survives_usd_imports",
+    "engine_output",
+    "is_terminal",
+    "progress_bar",
+    "quiet_warp",
+    "stdout_to_stderr",
+]
 
 _TAIL = 4000  # characters of captured engine output shown when a command fails
 
@@ -106,3 +113,54 @@ def progress_bar(items: Iterable[Any], progress: bool | TextIO, desc: str, unit:
     stream = progress if hasattr(progress, "write") else sys.stderr
     shown = progress is not False and is_terminal(stream)
     return tqdm(items, desc=desc, unit=unit, file=stream, disable=not shown, **options)
+
+
+class _CtrlCAfterImport:
+    """A meta-path finder wrapping the loaders of ``pxr.*`` modules: see :func:`ctrl_c_survives_usd_imports`."""
+
+    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
+        if not name.startswith("pxr.") or path is None:
+            return None
+        import importlib.machinery
+
+        spec = importlib.machinery.PathFinder.find_spec(name, path, target)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        spec.loader = _CtrlCAfterLoad(spec.loader)
+        return spec
+
+
+class _CtrlCAfterLoad:
+    def __init__(self, loader: Any) -> None:
+        self._loader = loader
+
+    def create_module(self, spec: Any) -> Any:
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module: Any) -> None:
+        import signal
+        import threading
+
+        if threading.current_thread() is not threading.main_thread():
+            self._loader.exec_module(module)
+            return
+        pressed: list[int] = []
+        previous = signal.signal(signal.SIGINT, lambda signum, frame: pressed.append(signum))
+        try:
+            self._loader.exec_module(module)
+        finally:
+            signal.signal(signal.SIGINT, previous)
+        if pressed and callable(previous):
+            previous(signal.SIGINT, None)  # Python's default handler raises KeyboardInterrupt here
+
+
+def ctrl_c_survives_usd_imports() -> None:
+    """Hold a Ctrl-C that lands while a ``pxr`` (USD) module is imported until the import is done, then deliver it.
+
+    USD finishes each of its Python modules from C++ (``Tf_PyPostProcessModule``), which catches any Python error
+    raised meanwhile and prints a warning: the ``KeyboardInterrupt`` of a Ctrl-C pressed then was lost, and the
+    command ran on (measured: a replay interrupted 2 s after its start, while it imported pxr, ignored the
+    key). Installed once by the command line; the main thread's SIGINT handler is swapped only for the length of a
+    ``pxr`` import, and a SIGINT the process was started ignoring stays ignored."""
+    if not any(isinstance(f, _CtrlCAfterImport) for f in sys.meta_path):
+        sys.meta_path.insert(0, _CtrlCAfterImport())

@@ -76,7 +76,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         import tyro
 
+        from transfer._console import ctrl_c_survives_usd_imports
         from transfer.cli._checks import UsageError, check_command
+
+        ctrl_c_survives_usd_imports()
 
         subcommands, runners = _commands()
         cmd = tyro.extras.subcommand_cli_from_dict(
