@@ -685,16 +685,33 @@ def go2_env() -> dict[str, Any]:
     return env
 
 
+def go2_with_feet(shared: Path, folder: Path) -> Path:
+    """The shared ``go2_flat.usda`` (no link of which collides: it would fall through the ground, and every run
+    refuses it) under a layer of its own that gives each foot a 2.2 cm collision sphere."""
+    from pxr import Usd, UsdGeom, UsdPhysics
+
+    path = folder / "go2_feet.usda"
+    stage = Usd.Stage.CreateNew(str(path))
+    stage.GetRootLayer().subLayerPaths.append(str(shared / "assets/unitree_go2/usd/go2_flat.usda"))
+    for leg in ("FL", "FR", "RL", "RR"):
+        sphere = UsdGeom.Sphere.Define(stage, f"/go2_description/{leg}_foot/foot_collider")
+        sphere.CreateRadiusAttr(0.022)
+        UsdPhysics.CollisionAPI.Apply(sphere.GetPrim())
+    stage.SetDefaultPrim(stage.GetPrimAtPath("/go2_description"))
+    stage.GetRootLayer().Save()
+    return path
+
+
 @pytest.mark.engines
 def test_a_go2_run_with_a_dc_motor_is_read_shown_verified_and_replayed_on_both_engines(shared, tmp_path, capsys):
     """The DCMotor group maps to a dc_motor actuator with its numbers; info shows it; verify passes; the replay runs
-    on both engines with the motor computing the torque (the shared Go2 has no colliders, so it cannot stand: the
-    replay is checked to run and to hand the engine motor-limited efforts, not to walk)."""
+    on both engines with the motor computing the torque (the shared Go2 has no colliders; given collision spheres at
+    its feet, the replay is checked to run and to hand the engine motor-limited efforts, not to walk)."""
     from transfer.cli import main
     from transfer.env import PolicyEnv
     from transfer.runs.inputs import resolve_inputs
 
-    asset = shared / "assets/unitree_go2/usd/go2_flat.usda"
+    asset = go2_with_feet(shared, tmp_path)
     run = write_run(tmp_path / "go2_run", "physx", env=go2_env(),
                     exported=shared / "policies/unitree_go2/rl_policies/physx_go2.pt")  # fmt: skip
     inputs = resolve_inputs(run, asset=asset)
