@@ -536,6 +536,27 @@ def test_replay_on_physx_from_the_mjcf_file(walker_run, how):
     run = json.loads(result.stdout)
     assert run["asset"] == str(walker_run["robot"] if how == "--asset" else walker_run["robot"].resolve())
     assert (run["target"], run["source"], run["reordered"], run["nonfinite_envs"]) == ("physx", "mjwarp", True, 0)
+    assert run["warnings"] == []  # the robot file is the one the checkpoint recorded
+
+
+@pytest.mark.usefixtures("converters")
+def test_a_robot_changed_since_the_checkpoint_is_named_before_the_run(walker_run, tmp_path):
+    """The checkpoint records the MJCF's sha256 (and its meshes'): a copy that differs by one comment is used, with a
+    warning that says what changed; an identical copy elsewhere is not warned about."""
+    from transfer.runs.inputs import resolve_inputs
+
+    shutil.copytree(walker_run["folder"] / "meshes", tmp_path / "meshes")
+    same = tmp_path / "walker.xml"
+    shutil.copy(walker_run["robot"], same)
+    assert resolve_inputs(walker_run["policy"], asset=same).warnings == ()
+    edited = tmp_path / "edited.xml"
+    edited.write_text(walker_run["robot"].read_text() + "<!-- a changed robot -->\n")
+    (warning,) = resolve_inputs(walker_run["policy"], asset=edited).warnings
+    assert "edited.xml's bytes changed" in warning and "the files it references" not in warning
+    assert str(walker_run["robot"].resolve()) in warning and "replay with that file" in warning
+    (tmp_path / "meshes" / "foot.obj").write_text((tmp_path / "meshes" / "foot.obj").read_text() + "\n")
+    (warning,) = resolve_inputs(walker_run["policy"], asset=same).warnings
+    assert "the files it references changed" in warning and "bytes" not in warning
 
 
 @pytest.mark.engines

@@ -169,6 +169,9 @@ def run_replay(cmd: Replay) -> int:
     else:
         row = rows[0]
         print_table([row])
+    if not cmd.json:
+        for warning in dict.fromkeys(w for r in results for w in r.warnings):
+            print(f"warning: {warning}")
     if cmd.plot is not None:
         sys.stdout.flush()
         print(f"plot: {cmd.plot}", file=sys.stderr)

@@ -118,6 +118,8 @@ def print_report(report: Any, out: Any = None) -> None:
         print(f"   fell: {', '.join(fell) if fell else 'neither'}", file=out)
     print("", file=out)
     print(textwrap.fill(report.verdict, 115), file=out)
+    for warning in report.warnings:
+        print(textwrap.fill(f"warning: {warning}", 115), file=out)
     print(f"\n{'ok' if report.ok else 'FAILED'}", file=out)
 
 

@@ -52,6 +52,9 @@ class Inputs:
     source_label: str
     asset_file: Path | None = None
     """The MJCF/URDF file ``asset`` was converted from (``None``: ``asset`` is the file given)."""
+    warnings: tuple[str, ...] = ()
+    """What the run goes ahead with but the user should know (an MJCF/URDF robot changed since the checkpoint was
+    written); the command line prints each as ``warning: ...``."""
 
     @property
     def asset_given(self) -> Path:
@@ -224,7 +227,35 @@ def _inputs_from_metadata(policy: Any, meta: dict[str, Any], source: Any, config
                 f"{list(task.joint_names)}; --source {shown} gives {list(given)} on {path.name}. Drop --source: the "
                 "checkpoint says its order."
             )
-    return Inputs(policy, task, path, order, label, source_file)
+    return Inputs(policy, task, path, order, label, source_file, _asset_drift(meta, source_file, name))
+
+
+def _asset_drift(meta: dict[str, Any], source_file: Path | None, name: str) -> tuple[str, ...]:
+    """A warning when the MJCF/URDF robot in use is not the one ``meta``'s ``asset_source`` recorded: its bytes, the
+    files it references, or the converter version differ (docs/import.md, Metadata)."""
+    recorded = meta.get("asset_source")
+    if not recorded or source_file is None:
+        return ()
+    from transfer.assets import asset_source
+
+    now = asset_source(source_file) or {}
+    changed = [
+        what
+        for key, what in (
+            ("sha256", f"{source_file.name}'s bytes"),
+            ("references_sha256", "the files it references"),
+            ("converter_version", f"the converter ({recorded.get('converter')} {recorded.get('converter_version')} "
+                                  f"then, {now.get('converter_version')} now)"),
+        )
+        if recorded.get(key) != now.get(key)
+    ]  # fmt: skip
+    if not changed:
+        return ()
+    return (
+        f"the robot is not the one {name} was written with: {', '.join(changed)} changed (recorded: "
+        f"{recorded.get('file')}, sha256 {str(recorded.get('sha256'))[:16]}...). The run goes on with the robot as it "
+        "is now; if the policy was trained on the old one, replay with that file.",
+    )
 
 
 def native_backend(inputs: Inputs) -> str:

@@ -67,6 +67,8 @@ class ReplayResult:
     asset: str
     settings: dict[str, Any] = field(default_factory=dict)
     """The simulation settings in effect (:meth:`~transfer.Task.simulation_settings`)."""
+    warnings: list[str] = field(default_factory=list)
+    """What the inputs left to say (:attr:`transfer.runs.inputs.Inputs.warnings`): the run went ahead."""
     baseline: str | None = None
     """With :func:`compare`: why the native run is no baseline (it fell, or walked below half the command), else
     ``None``."""
@@ -192,6 +194,7 @@ def _run(env: Any, policy: Any, inputs: Inputs, target: str, reorder: bool, seco
         checkpoint=str(policy.path),
         asset=str(inputs.asset_given),
         settings=env.task.simulation_settings(),
+        warnings=list(inputs.warnings),
         trace=measure.trace,
     )
 

@@ -130,7 +130,7 @@ def verify(
         raise pending
     label = "unknown" if pending is not None else inputs.source_label
     common = dict(checkpoint=str(inputs.policy.path), asset=str(inputs.asset_given), source=label, backends=BACKENDS,
-                  samples=samples, seed=seed, sizes=sizes)  # fmt: skip
+                  samples=samples, seed=seed, sizes=sizes, warnings=list(inputs.warnings))  # fmt: skip
     if not sizes.ok:
         return VerifyReport(ok=False, terms=[], orders={}, trace=None, verdict=_verdict(sizes, [], None), **common)
     _check_finite_actions(inputs.policy, seed)

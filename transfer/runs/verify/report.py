@@ -136,6 +136,8 @@ class VerifyReport:
     """backend -> ``public`` (the order the policy was fed) and ``backend`` (the engine's own)."""
     trace: TraceResult | None
     verdict: str
+    warnings: list[str] = field(default_factory=list)
+    """What the inputs left to say (:attr:`transfer.runs.inputs.Inputs.warnings`): the checks ran regardless."""
 
     @property
     def observation_ok(self) -> bool:
@@ -164,6 +166,7 @@ class VerifyReport:
             "source": self.source, "backends": list(self.backends), "samples": self.samples, "seed": self.seed,
             "largest": self.largest(), "sizes": self.sizes.to_dict(), "terms": [t.to_dict() for t in self.terms],
             "orders": self.orders, "trace": None if self.trace is None else self.trace.to_dict(series=series),
+            "warnings": list(self.warnings),
         })  # fmt: skip
 
 
