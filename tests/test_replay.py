@@ -240,3 +240,12 @@ def test_set_changes_settings_without_a_task_file_and_names_an_unknown_field(any
     assert "physx" in capsys.readouterr().err
     assert main([*base, "--set", "nonsense=1"]) == 2
     assert "'nonsense' names no task field" in capsys.readouterr().err
+
+
+def test_set_reads_an_exponent_as_the_number_it_means():
+    """YAML 1.1 reads ``1e-3`` as text; on the command line it is the number."""
+    from transfer.cli.replay import parse_settings
+
+    assert parse_settings(["sim_dt=1e-3", "spawn_height=0.5", "trained_on=physx", "command=[1, 0, 0]"]) == {
+        "sim_dt": 0.001, "spawn_height": 0.5, "trained_on": "physx", "command": [1, 0, 0],
+    }  # fmt: skip

@@ -126,10 +126,21 @@ def parse_settings(pairs: tuple[str, ...] | list[str]) -> dict[str, Any]:
         if not sep or not key.strip():
             raise ValueError(f"--set {pair!r}: expected FIELD=VALUE, e.g. --set physx.solver_position_iterations=4")
         try:
-            out[key.strip()] = yaml.safe_load(text)
+            value = yaml.safe_load(text)
         except yaml.YAMLError as exc:
             raise ValueError(f"--set {key}: the value {text!r} is not YAML ({exc})") from None
+        out[key.strip()] = _number_if_numeric(value)
     return out
+
+
+def _number_if_numeric(value: Any) -> Any:
+    """``1e-3`` as the number it means: YAML 1.1 reads an exponent without a dot as text."""
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return value
+    return value
 
 
 def run_replay(cmd: Replay) -> int:
