@@ -23,7 +23,7 @@ import numpy as np
 from transfer.task import Task
 from transfer.task.terms import OBS_TERMS
 
-__all__ = ["EXPLICIT_EFFORT_LIMIT", "PERTURBATIONS", "Measure", "Perturbation", "PolicyEnv", "fallen"]
+__all__ = ["EXPLICIT_EFFORT_LIMIT", "PERTURBATIONS", "Measure", "Perturbation", "PolicyEnv", "fallen", "training_base"]
 
 log = logging.getLogger("transfer")
 
@@ -107,25 +107,46 @@ SPAWN_MARGIN = 0.05
 """Metres between the ground and the asset's lowest collision geometry when the spawn height is computed."""
 
 
-def spawn_heights(task: Task, asset: str | Path) -> tuple[float, float]:
+def spawn_heights(task: Task, asset: str | Path, fixed_base: bool | None = None) -> tuple[float, float]:
     """``(spawn height, authored root height)``: where the root link starts above the ground plane (the task's
     ``spawn_height``, or computed from the asset's collision geometry at its authored pose, lifted by
     :data:`SPAWN_MARGIN`), and where the asset authors it.
 
     A floating robot with no collision geometry at all is refused: it would fall through the ground, and a run
-    would blame the policy for it."""
+    would blame the policy for it. ``fixed_base``: whether the base is held to the world (:func:`training_base`);
+    ``None``: as PhysX's articulation says."""
     from transfer.orders import read_topology, resolve_ordering
     from transfer.orders.usd import spawn_geometry
 
     graph = read_topology(asset)
     order = resolve_ordering(graph, "physx")
+    fixed = order.fixed_base if fixed_base is None else fixed_base
     root_z, lowest_z = spawn_geometry(asset, order.root_body)
-    if lowest_z is None and not order.fixed_base:
+    if lowest_z is None and not fixed:
         errors = tuple(e for articulation in graph for e in articulation.composition_errors)
         raise ValueError(_no_colliders(asset, order.root_body, errors))
     if task.spawn_height is not None:
         return task.spawn_height, root_z
     return root_z - (root_z if lowest_z is None else lowest_z) + SPAWN_MARGIN, root_z
+
+
+def training_base(task: Task, asset: str | Path) -> bool | None:
+    """Whether the engine ``task`` was trained on holds the robot's root link to the world (a fixed base), on the
+    USD ``asset`` (:func:`transfer.orders.holds_base`): the base a run asks every engine for, so that a replay on
+    the other engine keeps the training conditions (docs/replay.md). The training engine is the task's
+    ``trained_on``, else its convention's engine (:data:`transfer.ordering.NATIVE_ENGINE`); ``None`` when there is
+    none or the asset's articulation cannot be resolved (each engine then builds the base as it does)."""
+    from transfer.ordering import NATIVE_ENGINE, native_engine
+    from transfer.orders import OrderingError, holds_base
+
+    conventions = {engine: convention for convention, engine in NATIVE_ENGINE.items()}
+    engine = task.trained_on or native_engine(task.convention)
+    if engine not in conventions:
+        return None
+    try:
+        return holds_base(asset, conventions[engine])
+    except OrderingError:
+        return None
 
 
 def _no_colliders(asset: str | Path, root_body: str, composition_errors: tuple[str, ...]) -> str:
@@ -213,8 +234,9 @@ class PolicyEnv:
             steps; ``push`` is the runner's to apply (:meth:`push`).
 
     The world is the task's (:meth:`~transfer.Task.scene`: ground, spawn, gravity, self-collisions, solver
-    settings), the same value on every backend. Joints in explicit actuator groups (``task.actuators``) get their
-    torque from :class:`~transfer.actuators.Actuators` every physics step, the engine's drive turned off for them.
+    settings), the same value on every backend, with the base the training engine builds (:func:`training_base`).
+    Joints in explicit actuator groups (``task.actuators``) get their torque from :class:`~transfer.actuators.Actuators`
+    every physics step, the engine's drive turned off for them.
     """
 
     def __init__(
@@ -236,8 +258,9 @@ class PolicyEnv:
 
         self.backend = backend
         self.perturbation = perturbation or Perturbation()
-        self.spawn_height, root_z = spawn_heights(task, asset)
-        self.scene = task.scene(self.spawn_height, root_z)
+        fixed_base = training_base(task, asset)
+        self.spawn_height, root_z = spawn_heights(task, asset, fixed_base)
+        self.scene = dataclasses.replace(task.scene(self.spawn_height, root_z), fixed_base=fixed_base)
         if self.perturbation.ground_friction != 1.0:
             self.scene = dataclasses.replace(self.scene, friction_scale=self.perturbation.ground_friction)
         opts = {"scene": self.scene, **dict(backend_overrides or {})}

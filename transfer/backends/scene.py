@@ -1,9 +1,10 @@
 """The scene description: the one value through which a backend learns the world around the articulation.
 
 A :class:`SceneDescription` says what the training run's world was: a ground plane and its material, where the
-robot spawns, gravity, self-collisions, and each engine's solver settings. Every backend constructor takes one
-(``scene=``) and translates it into its engine's terms; nothing above ``transfer/backends/`` names an engine to say
-the same things. Plain data, no engine imported: the task model (:mod:`transfer.task`) builds one from a task.
+robot spawns and whether its base is fixed, gravity, self-collisions, and each engine's solver settings. Every
+backend constructor takes one (``scene=``) and translates it into its engine's terms; nothing above
+``transfer/backends/`` names an engine to say the same things. Plain data, no engine imported: the task model
+(:mod:`transfer.task`) builds one from a task.
 """
 
 from __future__ import annotations
@@ -90,6 +91,12 @@ class SceneDescription:
             engine combines two materials by (PhysX's average, min, max; MuJoCo's larger of the two), the contact
             friction is this times the unscaled one. Scaling the ground alone would not do: with Newton's robot
             shapes at friction 1 and MuJoCo taking the larger friction, a slippery ground would change nothing.
+        fixed_base: Whether the root link is held to the world. ``True``: a fixed base (PhysX: a fixed-base
+            articulation, rooted at a fixed joint from the world to the root link; Newton: a FIXED root joint).
+            ``False``: a floating base (PhysX: the root API on the root link and no enabled joint from the world to
+            it; Newton: a FREE root joint). ``None``: as the engine builds the asset. The two engines build different
+            articulations from some converted MJCF/URDF robots (docs/import.md), so a replay asks for the training
+            engine's base (docs/replay.md).
     """
 
     ground: GroundMaterial | None = None
@@ -101,6 +108,7 @@ class SceneDescription:
     physx: Mapping[str, int] = field(default_factory=dict)
     newton: Mapping[str, Any] = field(default_factory=dict)
     friction_scale: float = 1.0
+    fixed_base: bool | None = None
 
     def __post_init__(self) -> None:
         if self.ground is not None and not isinstance(self.ground, GroundMaterial):
@@ -124,6 +132,8 @@ class SceneDescription:
             raise ValueError(f"scene.newton.solver: expected one of {list(NEWTON_SOLVERS)} or 'auto', got {solver!r}")
         object.__setattr__(self, "newton", MappingProxyType(dict(self.newton)))
         object.__setattr__(self, "friction_scale", _finite(self.friction_scale, "scene.friction_scale", 0.0))
+        if self.fixed_base is not None and not isinstance(self.fixed_base, bool):
+            raise TypeError(f"scene.fixed_base: expected true, false or None, got {self.fixed_base!r}")
 
     def scaled_ground(self) -> GroundMaterial | None:
         """The ground's material with :attr:`friction_scale` applied to its static and dynamic friction."""

@@ -18,7 +18,7 @@ from transfer.orders.graph import (
     graph_from_edges,
 )
 from transfer.orders.mjwarp import MjwarpRefusal, mjwarp_order
-from transfer.orders.physx import physx_order
+from transfer.orders.physx import physx_holds_base, physx_order
 from transfer.orders.robot_schema import robot_schema_order
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "RobotSchema",
     "Topology",
     "graph_from_edges",
+    "holds_base",
     "mjwarp_order",
     "physx_order",
     "read_topology",
@@ -99,6 +100,25 @@ def resolve_orderings(asset: Any, conventions: Iterable[Any], root: str | None =
     items = [(tuple(c) if isinstance(c, list) else c, _parse(c)) for c in conventions]
     g = _one_graph(asset, root)
     return {key: _resolve(g, parsed) for key, parsed in items}
+
+
+def holds_base(asset: Any, convention: Any, root: str | None = None) -> bool:
+    """Whether the engine of ``convention`` (``physx``: PhysX, ``mjwarp``: Newton) holds the articulation's root
+    link to the world: a fixed base. ``asset`` as :func:`resolve_ordering` takes it.
+
+    Newton: its articulation's first joint is a fixed joint from the world (``ResolvedOrder.fixed_base``). PhysX:
+    a fixed-base articulation, or a floating one whose root link an enabled fixed joint from the world holds as a
+    constraint (:func:`~transfer.orders.physx.physx_holds_base`), so that a robot held in place on both engines
+    counts as fixed on both (docs/import.md, "The base"). Raises :class:`OrderingError` as
+    :func:`resolve_ordering`, and :class:`ValueError` for a convention that is no engine's.
+    """
+    parsed = _parse(convention)
+    g = _one_graph(asset, root)
+    if parsed is OrderingConvention.PHYSX:
+        return physx_holds_base(g)
+    if parsed is OrderingConvention.MJWARP:
+        return mjwarp_order(g).fixed_base
+    raise ValueError(f"holds_base: {convention!r} is no engine's convention; expected physx or mjwarp")
 
 
 def _parse(convention: Any):

@@ -23,7 +23,7 @@ from transfer.orders.graph import (
     standard_dof_names,
 )
 
-__all__ = ["physx_order", "joint_priority", "physx_dof_names"]
+__all__ = ["physx_holds_base", "physx_order", "joint_priority", "physx_dof_names", "world_joints"]
 
 _RANK = {
     JointType.FIXED: 0,
@@ -227,3 +227,23 @@ def physx_order(g: ArticulationGraph) -> ResolvedOrder:
         root_body=root,
         loop_joints=tuple(loops),
     )
+
+
+def world_joints(g: ArticulationGraph, link: str, *, fixed_only: bool = True) -> tuple[str, ...]:
+    """Paths of the enabled joints of ``g`` between the world and ``link`` (fixed joints only, unless
+    ``fixed_only`` is false), sorted. A body a joint names that is no rigid body (the converters' default prim)
+    is the world."""
+    return tuple(
+        j.path
+        for j in g.joints
+        if j.enabled and {j.body0, j.body1} == {None, link} and (j.type is JointType.FIXED or not fixed_only)
+    )
+
+
+def physx_holds_base(g: ArticulationGraph) -> bool:
+    """Whether PhysX holds the root link of ``g`` to the world: the articulation has a fixed base, or an enabled
+    fixed joint from the world to its root link, which PhysX keeps out of a floating articulation (the root API on
+    the root link) as a constraint. The MJCF/URDF converters author that second case for every robot without a
+    free joint; measured on ovphysx, the root link does not move under gravity (docs/import.md)."""
+    order = physx_order(g)
+    return order.fixed_base or bool(world_joints(g, order.root_body))

@@ -19,7 +19,7 @@ import math
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -248,7 +248,8 @@ def train(
     out.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(seed)
     torch.set_num_threads(1)
-    env = PolicyEnv(spec, path, backend, spec.convention, num_envs=num_envs, seed=seed, init_noise=INIT_NOISE)
+    trained = replace(spec, trained_on=backend)  # the base the engine training it builds (docs/replay.md)
+    env = PolicyEnv(trained, path, backend, spec.convention, num_envs=num_envs, seed=seed, init_noise=INIT_NOISE)
     try:
         venv = make_train_env(env, episode_seconds, seed, obs_noise)
         cfg = json.loads(json.dumps(PPO_CONFIG))

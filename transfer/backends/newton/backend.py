@@ -84,7 +84,9 @@ class NewtonBackend(Backend):
             (MuJoCo has no friction combine mode: a contact takes the larger of the two geoms' frictions, the
             ground's being the material's ``dynamic_friction``), the spawn height, gravity, self-collisions
             (``None``: what the asset authors in ``physxArticulation:enabledSelfCollisions``, as PhysX reads it;
-            Newton's importer takes it as ``enable_self_collisions``), the solver and its options. The explicit arguments above win where both are given.
+            Newton's importer takes it as ``enable_self_collisions``), the base kind (``add_usd``'s ``floating``,
+            where it differs from what Newton builds; a fixed base spawns by moving the asset), the solver and its
+            options. The explicit arguments above win where both are given.
 
     Raises:
         ValueError: ``solver="mujoco_cpu"`` with ``num_envs > 1``, unknown solver, an asset without (or with
@@ -131,9 +133,10 @@ class NewtonBackend(Backend):
         if solver_options is None and world.newton.get("solver_options"):
             solver_options = dict(world.newton["solver_options"])
         ground_plane = ground_plane or world.ground is not None
-        if initial_root_pose is None and world.spawn_height is not None:
-            initial_root_pose = (0.0, 0.0, world.spawn_height, 0.0, 0.0, 0.0, 1.0)
         import_options = _with_self_collisions(import_options, world, usd_path)
+        fixed = _with_base(import_options, world, usd_path, root)  # a fixed base spawns by moving the asset
+        if initial_root_pose is None and world.spawn_height is not None and not fixed:
+            initial_root_pose = (0.0, 0.0, world.spawn_height, 0.0, 0.0, 0.0, 1.0)
         solver = _checked_solver(solver, num_envs, device)
         self.device = str(wp.get_device(device))
         self.num_envs = int(num_envs)
@@ -468,6 +471,36 @@ def _with_self_collisions(import_options: Mapping[str, Any] | None, world: Scene
         collide = world.self_collisions
         import_options["enable_self_collisions"] = _authored_self_collisions(usd_path) if collide is None else collide
     return import_options
+
+
+def _with_base(options: dict[str, Any], world: SceneDescription, usd_path: Any, root: str | None) -> bool:
+    """Whether the root link will be held to the world (a FIXED root joint), after setting in ``options``:
+
+    - ``floating`` (``ModelBuilder.add_usd``'s: it replaces the root joint to the world, or adds one, FREE or
+      FIXED) where the scene asks for a base Newton would not build from the asset (:func:`transfer.orders.holds_base`
+      with ``mjwarp``: Newton's own choice, emulated from the USD), unless the caller set ``floating`` or
+      ``base_joint``;
+    - ``xform`` lifting the whole asset by the scene's spawn lift when the base is fixed: a FIXED root joint has no
+      pose to set, so the asset moves, its anchor with it (PhysX moves the environment prim the same way).
+    """
+    from transfer.orders import holds_base
+
+    try:
+        builds = holds_base(os.fspath(usd_path), "mjwarp", root)
+    except ValueError:  # OrderingError: e.g. a rootless asset, articulated by infer_tree on import
+        builds = None
+    fixed = builds if world.fixed_base is None else world.fixed_base
+    if (
+        world.fixed_base is not None
+        and builds is not world.fixed_base
+        and not {"floating", "base_joint"} & set(options)
+    ):
+        options["floating"] = not world.fixed_base
+    if options.get("floating") is not None:
+        fixed = not options["floating"]
+    if fixed and world.spawn_lift and "xform" not in options:
+        options["xform"] = wp.transform((0.0, 0.0, world.spawn_lift), wp.quat_identity())
+    return bool(fixed)
 
 
 def _checked_solver(solver: str, num_envs: int, device: str) -> str:

@@ -155,8 +155,9 @@ class PhysxBackend(Backend):
             joint effort limit; ``math.inf`` for none). Drives the asset authors keep their own ``maxForce``. Change
             any DoF's limit later with ``write_joint_properties(effort_limit=...)``.
         scene: The world around the robot (:class:`~transfer.backends.scene.SceneDescription`): ground plane and
-            material, spawn height, gravity, self-collisions, solver iterations. The explicit arguments above win
-            where both are given.
+            material, spawn height, base kind, gravity, self-collisions, solver iterations. The explicit arguments
+            above win where both are given. A fixed base roots the articulation at a fixed joint from the world
+            (:attr:`root` is then that joint), a floating one at the root link with its joints to the world disabled.
 
     Position control: PhysX builds no drive for a joint that authors no ``PhysicsDriveAPI``, so such a joint would
     ignore stiffness and damping, written at open or at runtime. The in-memory layer therefore gives every DoF joint
@@ -233,6 +234,7 @@ class PhysxBackend(Backend):
             ground_material=world.scaled_ground() or DEFAULT_GROUND,
             gravity=world.gravity,
             self_collisions=world.self_collisions,
+            fixed_base=world.fixed_base,
         )
         self.root = scene.root
         self.env_root_paths: tuple[str, ...] = tuple(scene.env_roots)

@@ -1,7 +1,8 @@
 """The in-memory scene: one anonymous USD layer over the asset, composed with pxr before PhysX sees it.
 
 :func:`compose_scene` sublayers the asset (never writing to it) and adds, only where needed, a ``PhysicsScene``,
-a ground plane, solver iteration overrides, the scene flags for the chosen device, a spawn offset, and a
+a ground plane, solver iteration overrides, the scene flags for the chosen device, a spawn offset, the base the
+scene asks for (the root API moved, a joint to the world added or disabled: :func:`_set_base`), and a
 ``PhysicsDriveAPI`` (stiffness 0, damping 0, a max force) on every DoF joint of the articulation that authors
 none, so that gains written later act on every joint (:func:`add_missing_drives`); it picks the environment prim
 to clone and where every clone goes. It returns a :class:`Scene` with the USDA text to populate and the decisions.
@@ -319,6 +320,103 @@ def _set_solver_iterations(stage: Any, root: str, position: int | None, velocity
             prim.CreateAttribute(f"physxArticulation:{name}", Sdf.ValueTypeNames.Int).Set(int(value))
 
 
+def _set_base(stage: Any, graph: Any, fixed: bool, source: str) -> tuple[str, list[str]]:
+    """Give the articulation ``graph`` the base the scene asks for, in ``stage``'s edit target; returns the prim
+    that then carries ``PhysicsArticulationRootAPI`` (PhysX labels the articulation by it) and the notes.
+
+    Fixed: a floating articulation gets its root API moved onto the enabled fixed joint from the world to its root
+    link (the converters author one; PhysX kept it out as a constraint), or onto such a joint authored here
+    (:func:`_anchor_joint`): PhysX then builds a fixed-base articulation. Floating: the root API goes to the root link
+    and every enabled joint between the world and it is disabled. Nothing changes where PhysX builds that base
+    already."""
+    from pxr import UsdPhysics
+
+    from transfer.orders import physx_order
+    from transfer.orders.physx import world_joints
+
+    order = physx_order(graph)
+    root_body = order.root_body
+    if fixed:
+        if order.fixed_base:
+            return graph.root, []
+        anchors = world_joints(graph, root_body)
+        joint = anchors[0] if anchors else _anchor_joint(stage, root_body, source)
+        _move_root_api(stage, graph.root, joint)
+        how = "its fixed joint from the world" if anchors else "a fixed joint from the world added"
+        return joint, [f"fixed base: the articulation is rooted at {joint} ({how})"]
+    released = world_joints(graph, root_body, fixed_only=False)
+    if not order.fixed_base and not released:
+        return graph.root, []
+    root = graph.root
+    if order.fixed_base and graph.root != root_body:
+        _move_root_api(stage, graph.root, root_body)
+        root = root_body
+    for path in released:
+        UsdPhysics.Joint(_editable(stage, path)).CreateJointEnabledAttr(False)
+    notes = [f"floating base: the articulation is rooted at {root}"]
+    if released:
+        notes.append(f"disabled the joints from the world to {root_body}: {', '.join(released)}")
+    return root, notes
+
+
+def _editable(stage: Any, path: str) -> Any:
+    """The prim at ``path``, refused when it is an instance proxy (its physics cannot be edited)."""
+    prim = stage.GetPrimAtPath(path)
+    if prim.IsInstanceProxy():
+        raise ValueError(
+            f"{path} lies inside an instanceable prim, so the scene's base cannot be set on it; set instanceable = "
+            "false on the prim above it, or open the asset with the base as the asset builds it (fixed_base=None)."
+        )
+    return prim
+
+
+def _move_root_api(stage: Any, old: str, new: str) -> None:
+    """Move ``PhysicsArticulationRootAPI`` (with the ``physxArticulation:*`` settings authored beside it) from the prim
+    ``old`` to the prim ``new``. Every ``*ArticulationRootAPI`` leaves ``old``: ovphysx takes the
+    ``NewtonArticulationRootAPI`` the MJCF converter authors beside it for a root too (measured: "Nested
+    articulation roots are not allowed", the articulation left on the base link)."""
+    from pxr import UsdPhysics
+
+    source, target = _editable(stage, old), _editable(stage, new)
+    for schema in source.GetPrimTypeInfo().GetAppliedAPISchemas():
+        if schema.endswith("ArticulationRootAPI"):
+            source.RemoveAppliedSchema(schema)
+    UsdPhysics.ArticulationRootAPI.Apply(target)
+    settings = [
+        a for a in source.GetAttributes() if a.GetName().startswith("physxArticulation:") and a.HasAuthoredValue()
+    ]
+    if settings:
+        target.AddAppliedSchema("PhysxArticulationAPI")
+    for attribute in settings:
+        target.CreateAttribute(attribute.GetName(), attribute.GetTypeName()).Set(attribute.Get())
+
+
+def _anchor_joint(stage: Any, root_body: str, source: str) -> str:
+    """Author a fixed joint from the world to ``root_body`` where it is now; returns its path. Its world side is the
+    environment prim ``source`` (not a rigid body: the world, in that prim's frame), so that the spawn offset and
+    every clone move the anchor with the robot; the world itself when ``source`` is the stage root or a body."""
+    from pxr import Gf, Usd, UsdGeom, UsdPhysics
+
+    cache = UsdGeom.XformCache(Usd.TimeCode.Default())
+    frame = stage.GetPrimAtPath(source) if source != "/" else None
+    if frame is not None and frame.HasAPI(UsdPhysics.RigidBodyAPI):
+        frame = None
+    pose = cache.GetLocalToWorldTransform(stage.GetPrimAtPath(root_body))
+    if frame is not None:
+        pose = pose * cache.GetLocalToWorldTransform(frame).GetInverse()
+    pose = Gf.Transform(pose)
+    parent = source if frame is not None else "/"
+    joint = UsdPhysics.FixedJoint.Define(stage, _unique_path(stage, f"{parent.rstrip('/')}/TransferBaseAnchor"))
+    if frame is not None:
+        joint.CreateBody0Rel().SetTargets([frame.GetPath()])
+    joint.CreateBody1Rel().SetTargets([root_body])
+    joint.CreateLocalPos0Attr(Gf.Vec3f(pose.GetTranslation()))
+    joint.CreateLocalRot0Attr(Gf.Quatf(pose.GetRotation().GetQuat()))
+    joint.CreateLocalPos1Attr(Gf.Vec3f(0.0, 0.0, 0.0))
+    joint.CreateLocalRot1Attr(Gf.Quatf(1.0, 0.0, 0.0, 0.0))
+    return str(joint.GetPath())
+
+
 def _drive_notes(added: Sequence[str], skipped: Sequence[str], undriven: Sequence[str], max_force: float) -> list[str]:
     """The notes on what :func:`add_missing_drives` did."""
     notes = []
@@ -399,6 +497,7 @@ def compose_scene(
     ground_material: GroundMaterial = DEFAULT_GROUND,
     gravity: Sequence[float] | None = None,
     self_collisions: bool | None = None,
+    fixed_base: bool | None = None,
 ) -> Scene:
     import_pxr()
     from pxr import Gf, UsdGeom, UsdPhysics
@@ -424,6 +523,9 @@ def compose_scene(
     notes: list[str] = []
     if spawn_offset is not None:
         notes.append(_spawn(stage, source, spawn_offset, root, asset))
+    if fixed_base is not None:  # the root prim moves with the root API
+        root, base_notes = _set_base(stage, graph, fixed_base, source)
+        notes += base_notes
     added_scene = not scenes
     scenes, gravity_dir, scene_notes = _physics_scenes(stage, scenes, up, up_axis, gravity)
     notes += scene_notes
