@@ -21,8 +21,9 @@ class Validate:
     parent: >= 1.0 deg or >= 2.0 % of the child's bounding-box diagonal), that every joint moving on both engines
     moves the same child body, and report the robot profile findings (each with a severity: error, warning, info).
     An engine that goes non-finite, carries a joint beyond its authored limits or reports errors fails its verdict.
-    Exit 1 when joint_movement fails on a backend asked for (or, with --strict, when there are error or warning
-    findings); 2 on bad input (a missing file, an empty stage)."""
+    Exit 1 when joint_movement fails on a backend asked for, when the engines disagree (verdicts, a joint moving on
+    one only, or a driven joint moving another way or reaching elsewhere), or, with --strict, when there are error or
+    warning findings; 2 on bad input (a missing file, an empty stage)."""
 
     asset: Annotated[tyro.conf.Positional[Path], tyro.conf.arg(metavar="ASSET"), ROBOT]
     """The USD file, or an MJCF (.xml) or URDF (.urdf) file (converted; docs/import.md). Never written: every change
@@ -50,7 +51,8 @@ def _cell(joint: dict[str, Any] | None) -> str:
     size = {"revolute": f"{joint['rotation_deg']:.1f} deg", "prismatic": f"{joint['translation_pct']:.1f} %"}.get(
         joint["type"], f"{joint['rotation_deg']:.1f} deg, {joint['translation_pct']:.1f} %"
     )
-    return f"{moved} {size} {joint['direction'] or ''}".rstrip()
+    against = f" (driven {joint['commanded']})" if joint.get("against_command") else ""
+    return f"{moved} {size} {joint['direction'] or ''}".rstrip() + against
 
 
 def print_report(report: dict[str, Any], out: Any = None) -> None:

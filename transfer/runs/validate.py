@@ -11,17 +11,21 @@ least one joint produces measurable relative motion between its bodies.
    assemblies (no articulation root) have their base bodies (joint parents that are never children) pinned
    kinematic; articulations keep their authored base.
 3. Attempts run through each engine's probe (:func:`transfer.backends.movement_probe`): directed joints toward
-   their open end and undirected ones positive, then the still-idle ones negative, then the spherical swings; on
-   PhysX the six-direction velocity nudge for D6 and other joints when nothing moved.
+   their open end and undirected ones positive (of a closed loop, only the joint nearest a base: :func:`closed_loops`),
+   then the still-idle ones negative, then the spherical swings; on PhysX the six-direction velocity nudge for D6 and
+   other joints when nothing moved.
 4. The tracker turns each probe's child-in-parent poses into the rotation angle of the relative quaternion and the
    translation as % of the child's bounding-box diagonal. A joint moved at >= 1.0 deg or >= 2.0 %; the test passes
    when one joint moved. The travel fraction is reported, not gated.
 5. An engine that misbehaves fails its own verdict, whatever moved: a non-finite pose, a joint carried beyond its
-   authored limits by more than the tolerance (2.0 deg, or 2.0 % of the child's diagonal; measured on the joint's
-   own coordinate from the poses and the joint frames), or an error the engine reported while stepping (MuJoCo's
-   "The simulation is unstable", PhysX's errors). A joint with finite limits counts as moved only by the motion
-   inside its range (a locked joint, lower = upper, never moves). The engines' warnings and errors, collected from
-   ``logging`` under ``transfer.backends`` during each attempt, are in the report.
+   authored limits by more than the tolerance (5.0 deg, or 5.0 % of the child's diagonal, each side judged on its
+   own; measured on the joint's own coordinate from the poses and the joint frames), or an error the engine reported
+   while stepping (MuJoCo's "The simulation is unstable", PhysX's errors). A joint with finite limits counts as moved
+   only by the motion inside its range (a locked joint, lower = upper, never moves). The engines' warnings and
+   errors, collected from ``logging`` under ``transfer.backends`` during each attempt, are in the report.
+6. Across engines (:func:`compare_joints`): a joint both moved on a drive but on different drives, opposite ways, or
+   to joint coordinates further apart than the reach tolerance makes the engines disagree (exit 1), as differing
+   verdicts and a joint moving on one engine only do. A joint moving against its drive is named in the reason.
 """
 
 from __future__ import annotations
@@ -56,8 +60,11 @@ DURATION = 2.0  # simulated seconds per attempt
 ACCELERATION = (0.002, 0.05)  # m/s^2: the force-pair ramp of force-based probes (Newton), first attempt
 RETRY_GAIN = 4.0  # the ramp's cap on attempts that retry still-idle joints (fewer joints loaded, a stronger push)
 FALLBACK_DIAGONAL = 0.1  # m: the translation reference of a child without geometry
-LIMIT_TOLERANCE_DEG = 2.0  # a revolute joint further than this beyond its authored limits fails the engine's verdict
-LIMIT_TOLERANCE_PCT = 2.0  # prismatic: % of the child's bounding-box diagonal beyond its limits
+LIMIT_TOLERANCE_DEG = 5.0  # a revolute joint further than this beyond its authored limits fails the engine's verdict
+LIMIT_TOLERANCE_PCT = 5.0  # prismatic: % of the child's bounding-box diagonal beyond its limits
+REACH_FRACTION = 0.25  # engines disagree on a joint's reach beyond this part of its larger travel ...
+REACH_FLOOR_DEG = 10.0  # ... and beyond this many degrees (revolute) ...
+REACH_FLOOR_PCT = 10.0  # ... or this % of the child's bounding-box diagonal (prismatic)
 ENGINE_LOGGER = "transfer.backends"  # the engines' warnings and errors (MuJoCo's, PhysX's) are logged under it
 _NUDGES = [(s, a) for a in range(3) for s in (1, -1)]
 
@@ -84,18 +91,26 @@ class JointResult:
     """Revolute (deg) and prismatic (stage units): the signed extreme of the motion along the joint's axis."""
     commanded: str | None = None
     """The command of the attempt in which the joint moved, or ``"passive"`` (moved by another joint)."""
+    reached: float | None = None
+    """Revolute (deg) and prismatic (stage units): the joint's own coordinate (:func:`joint_coordinate`) where its
+    motion peaked, the position compared across engines."""
+    against_command: bool = False
+    """Driven ``+`` or ``-``, it moved the other way."""
     confirmed_by: str = "relationships"
     """``"coordinate"`` when the engine's own coordinate of this joint moved with its child (see same_child_bodies)."""
     skipped: str | None = None
     problem: str | None = None
     """Why this joint's motion does not count on this engine: a non-finite pose, or motion beyond its limits."""
     series: tuple[Any, ...] = field(default=(), repr=False)
+    diagonal: float = field(default=FALLBACK_DIAGONAL, repr=False)
+    """The child's bounding-box diagonal (stage units): the scale of a prismatic joint's tolerances."""
 
     def to_dict(self) -> dict[str, Any]:
         keys = ("name", "path", "type", "parent", "child", "moved", "rotation_deg", "translation_pct")
         out = {k: getattr(self, k) for k in keys}
         out.update(travel_fraction=self.travel_fraction, direction=self.direction, displacement=self.displacement)
-        out.update(commanded=self.commanded, confirmed_by=self.confirmed_by)
+        out.update(commanded=self.commanded, reached=self.reached, against_command=self.against_command)
+        out.update(confirmed_by=self.confirmed_by)
         if self.skipped:
             out["skipped"] = self.skipped
         if self.problem:
@@ -138,14 +153,24 @@ class ValidateReport:
 
     @property
     def exit_code(self) -> int:
-        """1 when joint_movement fails on an engine (or, ``strict``, on an error or warning finding), else 0."""
+        """1 when joint_movement fails on an engine or the engines disagree (or, ``strict``, on an error or warning
+        finding), else 0."""
         failed = any(r.status == "fail" for r in self.joint_movement.values())
         serious = any(f.severity in ("error", "warning") for f in self.profile)
-        return 1 if failed or (self.strict and serious) else 0
+        return 1 if failed or self.engines_disagree or (self.strict and serious) else 0
+
+    @property
+    def joint_disagreements(self) -> list[dict[str, Any]]:
+        """The joints both engines moved when driven, but differently: see :func:`compare_joints`."""
+        results = [r for r in self.joint_movement.values() if r.status != "skip"]
+        if len(results) < 2 or any(r.status != "pass" for r in results):
+            return []
+        return compare_joints(results)
 
     @property
     def engines_disagree(self) -> str | None:
-        """One line when the engines' verdicts differ, or a joint moved on one and stayed idle on the other."""
+        """One line when the engines' verdicts differ, a joint moved on one and stayed idle on the other, or a joint
+        driven on both moved another way or reached elsewhere (:attr:`joint_disagreements`)."""
         results = {n: r for n, r in self.joint_movement.items() if r.status != "skip"}
         if len(results) < 2:
             return None
@@ -159,6 +184,8 @@ class ValidateReport:
                 m for n, m in moved.items() if n != name)))  # fmt: skip
             if only and all(r.status == "pass" for r in results.values()):
                 parts.append(f"moved on {name} only: {', '.join(only[:8])}{', ...' if len(only) > 8 else ''}")
+        found = self.joint_disagreements
+        parts += [d["line"] for d in found[:6]] + ([f"+{len(found) - 6} more (--json)"] if len(found) > 6 else [])
         return f"engines disagree: {'; '.join(parts)}" if parts else None
 
     def to_dict(self) -> dict[str, Any]:
@@ -166,6 +193,7 @@ class ValidateReport:
             "asset": self.asset,
             "joint_movement": {name: r.to_dict() for name, r in self.joint_movement.items()},
             "engines_disagree": self.engines_disagree,
+            "joint_disagreements": self.joint_disagreements,
             "same_child_bodies": self.same_child_bodies,
             "same_child_detail": self.same_child_detail,
             "unresolved": self.unresolved,
@@ -266,6 +294,82 @@ def _label(kind: str, sign: int, axis: int, joint: Any) -> str:
     return f"nudge {s}{'xyz'[axis]}"
 
 
+def closed_loops(edges: Sequence[tuple[str, str | None, str]], drivable: set[str]) -> dict[str, str | None]:
+    """``{joint: driver}`` for every joint on a closed loop of the body graph.
+
+    ``edges`` are ``(joint, parent, child)`` (``None``: the world), fixed joints included. A joint is on a loop when
+    its two bodies stay connected without it; loops that share a joint are one loop (a four-bar's four joints), loops
+    that share only a body are not. Each loop has one driver: of its ``drivable`` joints, the one whose parent is
+    nearest a base (the world, or a body that is no joint's child), then by path; ``None`` when none is drivable.
+    Driving every joint of a loop at once over-constrains it (a four-bar has one degree of freedom): the others follow
+    the driver."""
+    graph: dict[str, list[tuple[str, str]]] = {}
+    for joint, parent, child in edges:
+        graph.setdefault(parent or "", []).append((joint, child))
+        graph.setdefault(child, []).append((joint, parent or ""))
+
+    def search(start: str, without: str | None = None) -> dict[str, tuple[str, str] | None]:
+        """Breadth-first from ``start``: each node reached, with the joint and node it was reached from."""
+        came: dict[str, tuple[str, str] | None] = {start: None}
+        queue = [start]
+        for node in queue:
+            for joint, other in graph[node]:
+                if joint != without and other not in came:
+                    came[other] = (joint, node)
+                    queue.append(other)
+        return came
+
+    loops: dict[str, set[str]] = {}  # each loop joint's cycle: itself and the shortest way round without it
+    for joint, parent, child in edges:
+        came = search(parent or "", without=joint)
+        if child in came:
+            cycle, node = {joint}, child
+            while (step := came[node]) is not None:
+                cycle.add(step[0])
+                node = step[1]
+            loops[joint] = cycle
+    group = {j: j for j in loops}  # union-find: cycles that share a joint are one loop
+
+    def find(j: str) -> str:
+        while group[j] != j:
+            j = group[j]
+        return j
+
+    for cycle in loops.values():
+        first, *others = sorted(cycle & set(loops))
+        for other in others:
+            group[find(other)] = find(first)
+    children = {c for _, _, c in edges}
+    depth: dict[str, int] = {}
+    for base in sorted(n for n in graph if n == "" or n not in children):
+        came = search(base)
+        for node in came:
+            hops, at = 0, node
+            while (step := came[at]) is not None:
+                hops, at = hops + 1, step[1]
+            depth[node] = min(hops, depth.get(node, hops))
+    parents = {j: p or "" for j, p, _ in edges}
+    out: dict[str, str | None] = {}
+    for root in sorted({find(j) for j in loops}):
+        members = sorted(j for j in loops if find(j) == root)
+        driven = sorted((depth.get(parents[j], len(graph)), j) for j in members if j in drivable)
+        out.update(dict.fromkeys(members, driven[0][1] if driven else None))
+    return out
+
+
+def _loop_note(loops: dict[str, str | None], held: set[str]) -> list[str]:
+    drivers = sorted({d for d in loops.values() if d is not None})
+    notes = []
+    for driver in drivers:
+        follow = sorted(p.rsplit("/", 1)[-1] for p, d in loops.items() if d == driver and p in held)
+        if follow:
+            notes.append(
+                f"closed loop: {driver.rsplit('/', 1)[-1]} is driven first, {', '.join(follow)} follow it (driving "
+                "every joint of a loop at once over-constrains it)"
+            )
+    return notes
+
+
 # --- the test ------------------------------------------------------------------------------------------------------
 
 
@@ -282,7 +386,7 @@ def joint_movement(asset: str | Path, backend: str, *, duration: float = DURATIO
         return MovementResult(backend, "skip", skip)
     movable = [j for j in scan.joints if j.type != "fixed" and j.child is not None and j.enabled]
     pinned = _pinned(scan, movable)
-    results = {j.path: JointResult(j.name, j.path, j.type, j.parent, j.child) for j in movable}
+    results = {j.path: JointResult(j.name, j.path, j.type, j.parent, j.child, diagonal=_diagonal(j)) for j in movable}
     by_path = {j.path: j for j in movable}
     probe_joints = [
         MovementJoint(j.path, j.type, j.parent, j.child, j.axis, j.frame0, j.frame1, j.extent) for j in movable
@@ -315,9 +419,14 @@ def joint_movement(asset: str | Path, backend: str, *, duration: float = DURATIO
 
     candidates = {j.path: _candidates(j) for j in movable}
     others = [j for j in movable if j.type not in ("revolute", "prismatic", "spherical")]
+    edges = [(j.path, j.parent, j.child) for j in scan.joints if j.child is not None and j.enabled]
+    loops = closed_loops(edges, {p for p, c in candidates.items() if c})
+    held = {p for p, driver in loops.items() if p != driver and p in candidates}  # they follow their loop's driver
+    out.notes.extend(_loop_note(loops, held))
     try:
         for k in range(max((len(c) for c in candidates.values()), default=0)):
-            commands = [(p, *c[k]) for p, c in candidates.items() if len(c) > k and not results[p].moved]
+            commands = [(p, *c[k]) for p, c in candidates.items()
+                        if len(c) > k and not results[p].moved and not (k == 0 and p in held)]  # fmt: skip
             if commands:
                 attempt(commands, f"{'drives' if k == 0 else 'still-idle joints'}: " + ", ".join(
                     f"{by_path[p].name} {_label(kind, s, a, by_path[p])}" for p, kind, s, _, a in commands), min(k, 1))  # fmt: skip
@@ -362,8 +471,11 @@ def _score(
         r.commanded = r.direction = commanded
         if joint.type in ("revolute", "prismatic"):
             signed = along_axis(poses, joint)
-            r.displacement = round(float(signed[np.argmax(np.abs(signed))]), 4)
+            peak = int(np.argmax(np.abs(signed)))
+            r.displacement = round(float(signed[peak]), 4)
             r.direction = "+" if r.displacement > 0 else "-"
+            r.against_command = commanded in ("+", "-") and r.direction != commanded
+            r.reached = round(float(joint_coordinate(poses, joint)[peak]), 4)
             r.travel_fraction = _travel(joint, abs(r.displacement))
         if coordinate is not None and joint.type in ("revolute", "prismatic"):
             r.confirmed_by = _confirm(coordinate, rotation if joint.type == "revolute" else metres, joint)
@@ -467,15 +579,18 @@ def _problem(poses: np.ndarray, joint: Any, dt: float, attempt: int) -> str | No
         return None
     q = joint_coordinate(poses, joint)
     lower, upper = limits
-    excess = np.maximum(np.maximum(lower - q, q - upper), 0.0)
+    # Each side on its own: a joint authored below its lower limit may stay there, not go past the upper one.
+    below, above = np.maximum(lower - q, 0.0), np.maximum(q - upper, 0.0)
+    excess = np.maximum(below - below[0], above - above[0])
     tolerance = _tolerance(joint)
-    if excess.max() <= excess[0] + tolerance:
+    if excess.max() <= tolerance:
         return None
     k = int(np.argmax(excess))
     unit = "deg" if joint.type == "revolute" else "stage units"
+    start = f"; its first pose, {q[0]:.4g} {unit}, is outside them" if max(below[0], above[0]) > tolerance else ""
     return (
         f"moved beyond its authored limits in attempt {attempt}: reached {q[k]:.4g} {unit} at t = {k * dt:.3f} s, "
-        f"limits [{lower:g}, {upper:g}] {unit} (tolerance {tolerance:.3g} {unit})"
+        f"limits [{lower:g}, {upper:g}] {unit} (tolerance {tolerance:.3g} {unit}){start}"
     )
 
 
@@ -529,6 +644,10 @@ def _verdict(out: MovementResult, movable: list[Any], by_path: dict[str, Any]) -
             f"{len(moved)} of {len(out.joints)} joints moved (>= {ROTATION_DEG} deg or >= {TRANSLATION_PCT} % of "
             "the child's bounding-box diagonal)"
         )
+        against = [f"{r.name} ({r.direction}, driven {r.commanded})" for r in moved if r.against_command]
+        if against:
+            shown = ", ".join(against[:6]) + (f", +{len(against) - 6} more" if len(against) > 6 else "")
+            out.reason += f"; {len(against)} moved against their drive: {shown}"
         return
     types = {j.type for j in movable}
     tried = "drive degrees of freedom tried toward the open limits and in both directions"
@@ -561,6 +680,45 @@ def same_child_bodies(results: dict[str, MovementResult]) -> tuple[bool | None, 
         detail.append({"joint": r.path, "parent": r.parent, "child": r.child, "same": same,
                        **{res.backend: c for res, c in zip(results.values(), confirmed, strict=True)}})  # fmt: skip
     return (all(d["same"] for d in detail) if detail else None), detail
+
+
+def compare_joints(results: Sequence[MovementResult]) -> list[dict[str, Any]]:
+    """The joints every engine moved on a drive (``+`` or ``-``, not passively) but differently: ``"drives"`` (moved on
+    different drives: one on the first, another only on the retry), ``"direction"`` (opposite ways), or ``"reach"``
+    (the joint coordinates reached differ by more than :data:`REACH_FRACTION` of the larger travel and more than
+    :data:`REACH_FLOOR_DEG`, or :data:`REACH_FLOOR_PCT` of the child's diagonal). Each: ``joint``, ``kind``, per
+    engine its drive, direction, displacement and reach, and a ``line`` naming them."""
+    first, *rest = results
+    found = []
+    for r in first.joints:
+        rows = [r, *(next((o for o in res.joints if o.path == r.path), None) for res in rest)]
+        if any(x is None or not x.moved or x.commanded not in ("+", "-") or x.reached is None for x in rows):
+            continue
+        kind = _disagreement(rows)
+        if kind is None:
+            continue
+        unit = " deg" if r.type == "revolute" else ""
+        cells = [f"{res.backend} {x.reached:.4g}{unit} ({x.displacement:+.4g}, driven {x.commanded})"
+                 for res, x in zip(results, rows, strict=True)]  # fmt: skip
+        what = {"drives": "moved on different drives", "direction": "moved opposite ways", "reach": "reached apart"}
+        found.append({
+            "joint": r.path, "kind": kind,
+            **{res.backend: {"commanded": x.commanded, "direction": x.direction, "displacement": x.displacement,
+                             "reached": x.reached} for res, x in zip(results, rows, strict=True)},
+            "line": f"{r.name} {what[kind]}: {', '.join(cells)}",
+        })  # fmt: skip
+    return found
+
+
+def _disagreement(rows: Sequence[JointResult]) -> str | None:
+    if len({x.commanded for x in rows}) > 1:
+        return "drives"
+    if len({x.direction for x in rows}) > 1:
+        return "direction"
+    reached = [x.reached for x in rows if x.reached is not None]
+    travel = max(abs(x.displacement or 0.0) for x in rows)
+    floor = REACH_FLOOR_DEG if rows[0].type == "revolute" else REACH_FLOOR_PCT / 100.0 * rows[0].diagonal
+    return "reach" if max(reached) - min(reached) > max(floor, REACH_FRACTION * travel) else None
 
 
 def validate(

@@ -1,4 +1,5 @@
-"""Newton's joint movement probe for ``transfer validate``: balanced force pairs at the moving link's far face.
+"""Newton's joint movement probe for ``transfer validate``: velocity drives on the tree's joints, balanced force pairs
+elsewhere.
 
 :func:`probe` runs one attempt of the joint_movement test (:mod:`transfer.runs.validate`) on Newton (MuJoCo C):
 
@@ -8,16 +9,22 @@
    roots each loose component at the world). It is imported with :func:`~transfer.backends.newton.import_usd`
    (``rootless_articulation_policy="infer_tree"``) and the model's gravity is set to zero. MuJoCo refuses a joint
    whose lower limit equals its upper limit; such a range is widened by 1e-6 (the joint stays locked).
-2. Newton exposes no scalar velocity drive for every joint type, so each commanded joint is loaded by a balanced
+2. A commanded revolute or prismatic joint of the articulation tree gets a velocity drive on its own DoF, as on
+   PhysX: a MuJoCo velocity actuator (``JointTargetMode.VELOCITY``, integrated implicitly) tracking the command's
+   speed, its gain the DoF's own inertia (``dof_M0``: the moving subtree about the axis, armature included) over a
+   time constant ramped geometrically from :data:`SERVO_TIME` ``[0]`` to ``[1]``. A light link with a heavy armature
+   or joint damping follows the speed as a heavy one does, and the push against a limit stays modest (MuJoCo's limits
+   are soft). Its authored drive is replaced (zero position gain), as PhysX's velocity drive replaces it there.
+3. Any other commanded joint (spherical swings, loop joints, which have no DoF in the tree) is loaded by a balanced
    force pair: a force at the centre of the moving link's bounding-box face farthest from the joint (from its axis,
    for a revolute joint), perpendicular to axis and lever arm (revolute), along the axis (prismatic, at the centre of
    mass) or along one of the two directions perpendicular to the lever arm (spherical ``"swing"`` 1 or 2), and the
    equal and opposite force on the parent at the same world point: no net external force or torque. The magnitude is
    the moving mass (the lighter side of the joint in the articulation tree) times an acceleration ramped linearly
    from ``plan.acceleration[0]`` to ``plan.acceleration[1]``.
-3. D6 and other joints have no supported actuation path, and Newton does not apply USD rigid-body velocity writes
+4. D6 and other joints have no supported actuation path, and Newton does not apply USD rigid-body velocity writes
    (``"nudge"``): those commands are skipped with the engine-capability message.
-4. Every step reports each joint's child pose in its parent's frame and the engine's joint coordinate (revolute in
+5. Every step reports each joint's child pose in its parent's frame and the engine's joint coordinate (revolute in
    degrees, prismatic in stage units) of tree joints.
 
 Each call builds a fresh model: nothing the attempt changed outlives it.
@@ -45,6 +52,7 @@ CAPABILITY = (
 )
 NUDGE = "Newton does not apply USD rigid-body velocity writes (the linear-velocity nudge is PhysX only)"
 _SWINGS = {"X": ("Y", "Z"), "Y": ("Z", "X"), "Z": ("X", "Y")}
+SERVO_TIME = (0.1, 0.02)  # s: the velocity drives' time constant, ramped over the attempt (kd = inertia / time)
 _AXES = {"X": np.array([1.0, 0.0, 0.0]), "Y": np.array([0.0, 1.0, 0.0]), "Z": np.array([0.0, 0.0, 1.0])}
 
 
@@ -146,7 +154,7 @@ def probe(asset: str, joints: Sequence[MovementJoint], plan: MovementPlan) -> Mo
     if not commands:
         return trace
 
-    model = _model(path, plan, commands, trace)
+    model, drives = _model(path, plan, commands, by_path, trace)
     solver = newton.solvers.SolverMuJoCo(model, use_mujoco_cpu=True)
     state_0, state_1, control = model.state(), model.state(), model.control()
     newton.eval_fk(model, model.joint_q, model.joint_qd, state_0)
@@ -157,13 +165,16 @@ def probe(asset: str, joints: Sequence[MovementJoint], plan: MovementPlan) -> Mo
             trace.notes.append(f"{joint.path}: Newton simulates no body at {', '.join(missing)}")
     tracked = [j for j in joints if j.child in body and (j.parent is None or j.parent in body)]
     sample = _Sampler(model, body, tracked, trace)
-    loads = _ForcePairs(model, body, [(c, by_path[c.joint]) for c in commands if by_path[c.joint] in tracked])
+    pairs = [(c, by_path[c.joint]) for c in commands if by_path[c.joint] in tracked and c.joint not in drives.paths]
+    loads = _ForcePairs(model, body, pairs)
+    drives.start(solver, control)
 
     steps = max(1, round(plan.duration / plan.dt))
     lo, hi = plan.acceleration
     sample(state_0)
     for step in range(steps):
         accel = lo + (hi - lo) * step / max(steps - 1, 1)
+        drives.ramp(solver, step / max(steps - 1, 1))
         wrench = loads.wrench(state_0.body_q.numpy(), accel)
         state_0.body_f.assign(wp.array(wrench, dtype=wp.spatial_vector, device="cpu"))
         solver.step(state_0, state_1, control, None, plan.dt)
@@ -174,9 +185,58 @@ def probe(asset: str, joints: Sequence[MovementJoint], plan: MovementPlan) -> Mo
     return trace
 
 
+class _Drives:
+    """Velocity drives on the commanded revolute and prismatic joints of the articulation tree (step 2 of the module
+    docstring): MuJoCo velocity actuators, ``kd * (target - qd)`` with ``kd`` the DoF's inertia over the ramped time
+    constant. Newton's former force pair alone, scaled to the link's mass and blind to armature and joint damping,
+    moved nv_ant.xml's hips 1 deg in 2 s (PhysX and MuJoCo itself: 40 deg, to the limit)."""
+
+    def __init__(self, builder: Any, commands: Sequence[Any], by_path: dict[str, MovementJoint], plan: MovementPlan):
+        labels = {label: j for j, label in enumerate(builder.joint_label)}
+        starts = [*builder.joint_qd_start, builder.joint_dof_count]
+        self.dofs: list[int] = []
+        self.targets: list[float] = []
+        self.paths: set[str] = set()
+        self.inertia = np.zeros(0)
+        for command in commands:
+            joint, j = by_path[command.joint], labels.get(command.joint)
+            if command.kind != "drive" or j is None or builder.joint_articulation[j] < 0:
+                continue  # loop joints (no DoF in the tree) keep the force pair
+            if joint.type not in ("revolute", "prismatic") or starts[j + 1] - starts[j] != 1:
+                continue
+            dof = starts[j]
+            builder.joint_target_mode[dof] = int(newton.JointTargetMode.VELOCITY)
+            builder.joint_target_ke[dof] = 0.0
+            builder.joint_effort_limit[dof] = float(plan.max_force)
+            self.dofs.append(dof)
+            self.targets.append(command.sign * command.speed * (np.pi / 180.0 if joint.type == "revolute" else 1.0))
+            self.paths.add(command.joint)
+
+    def start(self, solver: Any, control: Any) -> None:
+        """Read each driven DoF's inertia from MuJoCo's model and set the target velocities."""
+        if not self.dofs:
+            return
+        to_newton = solver.mjc_dof_to_newton_dof.numpy().reshape(-1)[: solver.mj_model.nv]
+        inertia = {int(n): float(solver.mj_model.dof_M0[k]) for k, n in enumerate(to_newton) if n >= 0}
+        self.inertia = np.array([inertia.get(d, 0.0) for d in self.dofs])
+        target = control.joint_target_qd.numpy()
+        target[self.dofs] = self.targets
+        control.joint_target_qd.assign(target)
+
+    def ramp(self, solver: Any, fraction: float) -> None:
+        """The gains at ``fraction`` of the attempt."""
+        if not self.dofs:
+            return
+        slow, fast = SERVO_TIME
+        kd = solver.model.joint_target_kd.numpy()
+        kd[self.dofs] = self.inertia / (slow * (fast / slow) ** fraction)
+        solver.model.joint_target_kd.assign(kd)
+        solver.notify_model_changed(newton.ModelFlags.JOINT_DOF_FORCE_PROPERTIES)
+
+
 def _runnable_commands(joints: Sequence[MovementJoint], plan: MovementPlan, trace: MovementTrace) -> list[Any]:
     """The plan's commands Newton can run; the joints and commands it cannot are skipped in ``trace`` with the
-    engine-capability message (step 3 of the module docstring)."""
+    engine-capability message (step 4 of the module docstring)."""
     for joint in joints:
         if joint.type not in ("revolute", "prismatic", "spherical"):
             trace.skipped[joint.path] = CAPABILITY
@@ -189,14 +249,17 @@ def _runnable_commands(joints: Sequence[MovementJoint], plan: MovementPlan, trac
     return commands
 
 
-def _model(path: str, plan: MovementPlan, commands: Sequence[Any], trace: MovementTrace) -> Any:
-    """The attempt's model, gravity off (step 1 of the module docstring): the commanded joints' drives at zero
-    gains, locked ranges widened for MuJoCo (noted in ``trace``)."""
+def _model(
+    path: str, plan: MovementPlan, commands: Sequence[Any], by_path: dict[str, MovementJoint], trace: MovementTrace
+) -> tuple[Any, _Drives]:
+    """The attempt's model, gravity off (step 1 of the module docstring): the commanded joints' authored drives at
+    zero gains, the tree's revolute and prismatic ones given the probe's velocity drive (:class:`_Drives`), locked
+    ranges widened for MuJoCo (noted in ``trace``)."""
     builder = newton.ModelBuilder()
     newton.solvers.SolverMuJoCo.register_custom_attributes(builder)
     builder, _ = import_usd(_stage(path, plan), "infer_tree", builder=builder)
-    # A commanded joint is loaded by its force pair alone: its authored drive (a PD controller holding target 0 in
-    # Newton, e.g. the four-bar crank's damping) gets zero gains, as PhysX's velocity drive replaces it there.
+    # A commanded joint moves by the probe's drive or force pair alone: its authored drive (a PD controller holding
+    # target 0 in Newton, e.g. the four-bar crank's damping) gets zero gains, as PhysX's velocity drive replaces it.
     labels = {label: j for j, label in enumerate(builder.joint_label)}
     starts = [*builder.joint_qd_start, builder.joint_dof_count]
     for command in commands:
@@ -209,9 +272,10 @@ def _model(path: str, plan: MovementPlan, commands: Sequence[Any], trace: Moveme
             if builder.joint_limit_lower[dof] >= builder.joint_limit_upper[dof]:
                 builder.joint_limit_upper[dof] = builder.joint_limit_lower[dof] + 1e-6
                 trace.notes.append(f"{label}: lower limit = upper limit, widened by 1e-6 for MuJoCo (still locked)")
+    drives = _Drives(builder, commands, by_path, plan)
     model = builder.finalize(device="cpu")
     model.set_gravity((0.0, 0.0, 0.0))
-    return model
+    return model, drives
 
 
 class _Sampler:
@@ -239,7 +303,8 @@ class _Sampler:
 
 
 class _ForcePairs:
-    """The balanced force pairs that load the commanded joints (step 2 of the module docstring): ``loads`` are
+    """The balanced force pairs that load the commanded joints without a velocity drive (step 3 of the module
+    docstring): ``loads`` are
     ``(command, joint)`` pairs, each scaled by the mass the joint moves."""
 
     def __init__(self, model: Any, body: dict[str, int], loads: Sequence[tuple[Any, MovementJoint]]) -> None:
