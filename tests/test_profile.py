@@ -107,6 +107,31 @@ def test_joints_without_limits_and_drives_without_an_effort_limit(tmp_path):
         "drive-max-force"][0].fix  # fmt: skip
 
 
+@pytest.mark.parametrize(
+    ("lower", "upper", "position", "rule"),
+    [(0.0, 0.0, None, "joint-locked"), (10.0, -10.0, None, "joint-locked"), (30.0, 100.0, None, "pose-outside-limits"),
+     (-90.0, 90.0, 120.0, "pose-outside-limits"), (-90.0, 90.0, 90.3, None), (30.0, 100.0, 45.0, None)],
+)  # fmt: skip
+def test_a_joint_that_cannot_move_or_starts_outside_its_limits(tmp_path, lower, upper, position, rule):
+    """Newton's quadruped.urdf gives no lower/upper (URDF: both 0), nv_ant.xml's ankles start at 0 outside [30, 100]:
+    each engine then does its own thing at the first step. Within half a degree of a limit is inside."""
+    stage = _robot(tmp_path / "arm.usda")
+    hinge = stage.GetPrimAtPath("/arm/hinge")
+    hinge.GetAttribute("physics:lowerLimit").Set(lower)
+    hinge.GetAttribute("physics:upperLimit").Set(upper)
+    if position is not None:
+        from pxr import Sdf
+
+        hinge.CreateAttribute("state:angular:physics:position", Sdf.ValueTypeNames.Float).Set(position)
+    found = _rules(_serious(profile_findings(stage)))
+    assert set(found) == ({rule} if rule else set()), found
+    if rule:
+        (finding,) = found[rule]
+        assert (
+            finding.severity == "warning" and "hinge" in finding.message and f"{lower:g}, {upper:g}" in finding.message
+        )
+
+
 def test_floating_base_links_without_collision_geometry(tmp_path):
     from pxr import UsdGeom, UsdPhysics
 

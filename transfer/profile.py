@@ -241,6 +241,10 @@ FIXES = {
     "or leave them unlimited on purpose (wheels, continuous joints)",
     "drive-max-force": "author drive:{kind}:physics:maxForce (N·m or N) on each listed drive: the actuator's effort "
     "limit (Isaac Lab's effort_limit)",
+    "joint-locked": "give each listed joint a lower limit below its upper one, or make it a PhysicsFixedJoint if it "
+    "must not move (URDF: a revolute joint whose <limit> gives no lower and upper has both at 0)",
+    "pose-outside-limits": "author state:angular:physics:position (or linear) within the limits on each listed joint "
+    "(PhysicsJointStateAPI), or widen the limits: the robot's start pose is the policy's default",
     "base-kind": "{flag}",
 }
 SEVERITY = {
@@ -252,6 +256,7 @@ SEVERITY = {
     "gripper-max-opening": "warning", "gripper-forward-axis": "warning", "gripper-grip-line": "warning",
     "gripper-site-api": "warning", "prim-naming": "info", "file-naming": "info", "physics-layer": "info",
     "collision-geometry": "warning", "joint-limits": "warning", "drive-max-force": "warning", "base-kind": "info",
+    "joint-locked": "warning", "pose-outside-limits": "warning",
 }  # fmt: skip
 """Each rule's severity (``collision-geometry`` is an ``error`` when no link of a floating robot has a collider)."""
 _RESERVED = {"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(1, 10)), *(f"LPT{i}" for i in range(1, 10))}
@@ -536,27 +541,50 @@ def _robot_checks(stage: Any, physics: Any) -> list[Finding]:
             elif bare:
                 out.append(_finding("collision-geometry", root, f"{len(bare)} of {len(links)} links of this "
                                     f"floating-base robot have no collision geometry: {_listed(bare)}"))  # fmt: skip
-        unlimited, uncapped = [], []
-        for path in joints:
-            prim = stage.GetPrimAtPath(path)
-            kind = {"PhysicsRevoluteJoint": "angular", "PhysicsPrismaticJoint": "linear"}.get(prim.GetTypeName())
-            if kind is None or path in anchors:
-                continue
-            lower, upper = _authored(prim, "physics:lowerLimit"), _authored(prim, "physics:upperLimit")
-            if not (_finite(lower) and _finite(upper)):
-                unlimited.append(path)
-            for schema in _schemas(prim):
-                if schema.startswith("PhysicsDriveAPI:"):
-                    force = _authored(prim, f"drive:{schema.split(':', 1)[1]}:physics:maxForce")
-                    if not (_finite(force) and float(force) > 0):
-                        uncapped.append(path)
-        if unlimited:
-            out.append(_finding("joint-limits", root, f"{len(unlimited)} movable joint(s) without finite limits: "
-                                f"{_listed(unlimited)}"))  # fmt: skip
-        if uncapped:
-            kind = "angular" if stage.GetPrimAtPath(uncapped[0]).GetTypeName() == "PhysicsRevoluteJoint" else "linear"
-            out.append(_finding("drive-max-force", root, f"{len(uncapped)} drive(s) without a finite, positive "
-                                f"maxForce (effort limit): {_listed(uncapped)}", kind=kind))  # fmt: skip
+        out += _joint_rules(stage, root, joints, anchors)
+    return out
+
+
+def _joint_rules(stage: Any, root: str, joints: Any, anchors: list[str]) -> list[Finding]:
+    """The articulation's revolute and prismatic joints: without finite limits, with limits that leave no travel,
+    authored outside their limits, drives without an effort limit."""
+    unlimited, uncapped, locked, outside = [], [], [], []
+    for path in joints:
+        prim = stage.GetPrimAtPath(path)
+        kind = {"PhysicsRevoluteJoint": "angular", "PhysicsPrismaticJoint": "linear"}.get(prim.GetTypeName())
+        if kind is None or path in anchors:
+            continue
+        lower, upper = _authored(prim, "physics:lowerLimit"), _authored(prim, "physics:upperLimit")
+        if not (_finite(lower) and _finite(upper)):
+            unlimited.append(path)
+        elif float(upper) - float(lower) <= 0:
+            locked.append(f"{path} [{float(lower):g}, {float(upper):g}]")
+        else:
+            position = _authored(prim, f"state:{kind}:physics:position")
+            position = 0.0 if position is None else float(position)  # unauthored: the pose the joint is drawn in
+            slack = 0.5 if kind == "angular" else 1e-3 * (float(upper) - float(lower))  # degrees / stage units
+            if not float(lower) - slack <= position <= float(upper) + slack:
+                outside.append(f"{path} at {position:g}, limits [{float(lower):g}, {float(upper):g}]")
+        for schema in _schemas(prim):
+            if schema.startswith("PhysicsDriveAPI:"):
+                force = _authored(prim, f"drive:{schema.split(':', 1)[1]}:physics:maxForce")
+                if not (_finite(force) and float(force) > 0):
+                    uncapped.append(path)
+    out = []
+    if unlimited:
+        out.append(_finding("joint-limits", root, f"{len(unlimited)} movable joint(s) without finite limits: "
+                            f"{_listed(unlimited)}"))  # fmt: skip
+    if locked:
+        out.append(_finding("joint-locked", root, f"{len(locked)} movable joint(s) whose limits leave no travel "
+                            f"(upper <= lower), so they cannot move: {_listed(locked)}"))  # fmt: skip
+    if outside:
+        out.append(_finding("pose-outside-limits", root, f"{len(outside)} joint(s) start outside their limits (the "
+                            f"engines push them to a limit in the first steps, each its own way): "
+                            f"{_listed(outside)}"))  # fmt: skip
+    if uncapped:
+        kind = "angular" if stage.GetPrimAtPath(uncapped[0]).GetTypeName() == "PhysicsRevoluteJoint" else "linear"
+        out.append(_finding("drive-max-force", root, f"{len(uncapped)} drive(s) without a finite, positive "
+                            f"maxForce (effort limit): {_listed(uncapped)}", kind=kind))  # fmt: skip
     return out
 
 
