@@ -588,3 +588,16 @@ def test_import_asset_refuses_before_converting(tmp_path):
     with pytest.raises(AssetError, match="suffix says the format"):
         import_asset(robot, tmp_path / "robot.fbx")
     assert taken.read_text() == "mine"
+
+
+@pytest.mark.usefixtures("converters")
+def test_inspect_says_when_physx_holds_a_floating_articulation_to_the_world(tmp_path, capsys):
+    """The converters anchor a robot without a free joint with a fixed joint from the world: PhysX keeps it out of a
+    floating articulation as a constraint, Newton makes it the root. inspect says so, not just "floating"."""
+    for floating in (False, True):
+        robot = mjcf_robot(tmp_path / str(floating), floating=floating, walker=True)
+        assert main(["inspect", str(robot), "--json"]) == 0
+        (art,) = json.loads(capsys.readouterr().out)["articulations"]
+        assert (art["fixed_base"], art["held_by_world"]) == (False, not floating)
+    assert main(["inspect", str(robot.parent.parent / "False" / robot.name)]) == 0
+    assert "floating articulation held to the world by a fixed joint" in capsys.readouterr().out

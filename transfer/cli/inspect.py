@@ -67,6 +67,7 @@ def inspect_asset(asset: Path, root: str | None = None, truth: bool = False, ver
     its converter makes (``converted`` says which converter, and where the USD is)."""
     from transfer.assets import convert_source, locate_asset, source_format
     from transfer.orders import OrderingError, physx_order, read_topology
+    from transfer.orders.physx import physx_holds_base
 
     given, converted = asset, None
     asset = locate_asset(asset)
@@ -87,9 +88,11 @@ def inspect_asset(asset: Path, root: str | None = None, truth: bool = False, ver
             px = physx_order(graph)
             entry["root_body"] = px.root_body
             entry["fixed_base"] = px.fixed_base
+            entry["held_by_world"] = not px.fixed_base and physx_holds_base(graph)
             entry["loop_joints"] = list(px.loop_joints)
         except OrderingError:
             entry["root_body"], entry["fixed_base"], entry["loop_joints"] = None, None, []
+            entry["held_by_world"] = None
         for convention in CONVENTIONS:
             entry[convention] = _convention_block(graph, convention)
         if truth:
@@ -143,6 +146,8 @@ def _print_report(report: dict[str, Any]) -> None:
         print(f"  converted by {report['converted']['converter']}: {report['converted']['usd']}")
     for art in report["articulations"]:
         base = {True: "fixed", False: "floating", None: "unknown"}[art["fixed_base"]]
+        if art.get("held_by_world"):  # the converters' world joint: PhysX keeps it as a constraint, Newton as the root
+            base = "floating articulation held to the world by a fixed joint (Newton: a fixed base; docs/import.md)"
         print(f"\narticulation root: {art['root']}")
         print(f"  elected root link (physx): {art['root_body']}   base: {base}")
         print(f"  loop joints left out: {', '.join(art['loop_joints']) or 'none'}")
