@@ -142,3 +142,14 @@ def test_inspect_truth_json_is_clean_and_matches(shared):
     assert art["truth"]["match"] == {"physx": True, "mjwarp": True}
     assert art["truth"]["physx"]["joints"] == art["physx"]["joints"]
     assert "composition errors" in art["truth"]["mjwarp"]["error"] and "error" in art["mjwarp"]
+
+
+def test_inspect_prints_a_column_with_no_entries(capsys):
+    """An articulation with no movable joint lists none in a convention's column (it crashed the table once)."""
+    from transfer.cli.inspect import _print_table
+
+    _print_table("joints", [("physx", {"joints": []}), ("mjwarp", {"joints": ["hinge"]}), ("robot_schema", None)])
+    out = capsys.readouterr().out
+    assert "physx" in out and "hinge" in out and "(not authored)" in out
+    _print_table("joints", [("physx", {"joints": []})])
+    assert "#   physx" in capsys.readouterr().out

@@ -177,7 +177,7 @@ def _print_table(kind: str, columns: list[tuple[str, dict[str, Any] | None]]) ->
         else:
             cells.append(list(block[kind]))
     rows = max(len(c) for c in cells)
-    widths = [max(len(t), *(len(x) for x in c)) for (t, _), c in zip(columns, cells, strict=True)]
+    widths = [max([len(t), *(len(x) for x in c)]) for (t, _), c in zip(columns, cells, strict=True)]
     header = "  ".join(t.ljust(w) for (t, _), w in zip(columns, widths, strict=True))
     print(f"\n  {kind}:")
     print(f"    #   {header}")
