@@ -5,7 +5,7 @@ inside a function, under ``if TYPE_CHECKING``) and however it is spelt (``import
 ``import_module("...")``). Two rules:
 
 - the engines (ovphysx, ovstage, newton) are imported only under ``transfer/backends/``, and pxr only there and in
-  the USD reader ``transfer/orders/usd.py``;
+  the USD reader ``transfer/orders/usd.py`` (and the readers and the joint-chain rewrite ``transfer/assets/chains.py``);
 - no module imports a ``transfer`` module of a higher floor (:data:`FLOORS`). Modules on one floor may import each
   other. ``transfer/__init__.py`` is the package's face: it names every floor lazily and sits on none.
 
@@ -62,7 +62,13 @@ FLOORS: dict[str, int] = {
 FACE = "transfer"  # transfer/__init__.py: lazy exports from every floor, no floor of its own
 ENGINES = frozenset({"ovphysx", "ovstage", "newton"})
 ENGINE_HOMES = ("transfer.backends",)
-PXR_HOMES = ("transfer.backends", "transfer.orders.usd", "transfer.orders.usd_schema", "transfer.profile")
+PXR_HOMES = (
+    "transfer.backends",
+    "transfer.orders.usd",
+    "transfer.orders.usd_schema",
+    "transfer.profile",
+    "transfer.assets.chains",
+)
 ADD_IT = "add it to FLOORS in tests/test_architecture.py and to the floor table in docs/architecture.md"
 
 

@@ -189,9 +189,17 @@ def _convert_into(folder: Path, source: Path, fmt: str, key: str) -> dict[str, A
             ) from None
         raise
     converter = CONVERTERS[fmt]
+    converted, chains = usd, []
+    if fmt == "mjcf":  # several joints in one body: a chain of single joints, as MuJoCo moves them (.chains)
+        from transfer.assets.chains import split_joint_groups
+
+        chains = split_joint_groups(converted, folder / f"{converted.stem}_chains{converted.suffix}")
+        usd = folder / f"{converted.stem}_chains{converted.suffix}" if chains else converted
     record = {
         **asset_source(source),
         "usd": usd.name,
+        "converted_usd": converted.name,
+        "joint_chains": chains,
         "key": key,
         "references": [r.text for r in refs],
         "missing_references": [r.text for r in missing],

@@ -38,7 +38,8 @@ __all__ = [
 SOURCE_SUFFIXES = (".xml", ".urdf")
 """Suffixes read as robot description files (MJCF or URDF, told apart by the root element)."""
 _ROOTS = {"mujoco": "mjcf", "robot": "urdf"}
-_KEY_VERSION = b"transfer-asset-key/1"
+_KEY_VERSION = b"transfer-asset-key/2 joint-chains/1"
+"""2: MJCF bodies with several joints are split into chains (:mod:`transfer.assets.chains`) after conversion."""
 _CHUNK = 1 << 20
 
 
