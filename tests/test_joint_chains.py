@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transfer.assets.chains import FRAME_INERTIA, FRAME_MASS, FRAME_SUFFIX, split_joint_groups
+from transfer.assets.chains import FRAME_INERTIA, FRAME_MASS, FRAME_SUFFIX, is_chain_frame, split_joint_groups
 
 AXES = ("X", "Y", "Z")
 
@@ -86,6 +86,7 @@ def test_a_group_becomes_a_chain_in_order(axes, offsets, tmp_path_factory):
         prim = stage.GetPrimAtPath(frame)
         mass = UsdPhysics.MassAPI(prim)
         assert prim.HasAPI(UsdPhysics.RigidBodyAPI) and mass.GetMassAttr().Get() == pytest.approx(FRAME_MASS)
+        assert is_chain_frame(prim) and not is_chain_frame(stage.GetPrimAtPath("/robot/parent/child"))
         assert mass.GetDiagonalInertiaAttr().Get() == Gf.Vec3f(FRAME_INERTIA)
         at = prim.GetAttribute("xformOp:translate").Get()
         assert Gf.IsClose(at, Gf.Vec3d(0.1, 0.0, -0.2) + Gf.Vec3d(*offsets[k]), 1e-6)  # the anchor, at rest

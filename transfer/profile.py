@@ -502,6 +502,7 @@ def _finite(value: Any) -> bool:
 def _robot_checks(stage: Any, physics: Any) -> list[Finding]:
     """Per articulation: its base kind and Isaac Lab's flag; links of a floating base without collision geometry;
     movable joints without limits; drives without an effort limit (``maxForce``)."""
+    from transfer.assets.chains import is_chain_frame
     from transfer.orders import physx_order
 
     out = []
@@ -533,6 +534,7 @@ def _robot_checks(stage: Any, physics: Any) -> list[Finding]:
             )
             out.append(_finding("base-kind", root, "floating base (no joint anchors it to the world)", flag=flag))
             links = [b for b in members if physics.bodies.get(b) is None or physics.bodies[b].is_link]
+            links = [b for b in links if not is_chain_frame(stage.GetPrimAtPath(b))]  # joints' frames: no shape
             bare = [b for b in links if not _has_collider(stage, b, bodies)]
             if bare and len(bare) == len(links):
                 out.append(_finding("collision-geometry", root, f"no link of this floating-base robot has collision "

@@ -26,9 +26,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CHAIN_VERSION", "FRAME_MASS", "FRAME_INERTIA", "FRAME_SUFFIX", "split_joint_groups"]
+__all__ = [
+    "CHAIN_VERSION",
+    "FRAME_MARK",
+    "FRAME_MASS",
+    "FRAME_INERTIA",
+    "FRAME_SUFFIX",
+    "is_chain_frame",
+    "split_joint_groups",
+]
 
-CHAIN_VERSION = "joint-chains/1"
+CHAIN_VERSION = "joint-chains/2"
 """What :func:`split_joint_groups` does, as recorded in the cache key (a change converts every MJCF again)."""
 FRAME_MASS = 1.0e-3
 """kg of each intermediate body (MuJoCo's frames are massless; the engines need a rigid body with mass): 1 g, 0.1 %
@@ -37,6 +45,13 @@ FRAME_INERTIA = 1.0e-6
 """kg m^2 about each axis of an intermediate body (a 1 g sphere of 1.6 cm radius): 1e-4 of a typical 0.01 kg m^2
 joint armature, so the DoF's inertia is the child's and the armature's, as in MuJoCo."""
 FRAME_SUFFIX = "_frame"
+FRAME_MARK = "transfer:jointChainFrame"
+"""The ``customData`` key (``True``) on every intermediate body: what the robot profile and users can tell them by."""
+
+
+def is_chain_frame(prim: Any) -> bool:
+    """Whether ``prim`` is an intermediate body :func:`split_joint_groups` wrote."""
+    return bool(prim.GetCustomDataByKey(FRAME_MARK))
 
 
 def split_joint_groups(usd: Path, out: Path) -> list[dict[str, Any]]:
@@ -113,6 +128,7 @@ def _define_frame(stage: Any, child: Any, joint: str, anchor: Any, rest: Any) ->
     xform = UsdGeom.Xform.Define(stage, path)
     xform.AddTranslateOp(UsdGeom.XformOp.PrecisionDouble).Set(pose.ExtractTranslation())
     xform.AddOrientOp(UsdGeom.XformOp.PrecisionDouble).Set(Gf.Quatd(pose.ExtractRotationQuat()))
+    xform.GetPrim().SetCustomDataByKey(FRAME_MARK, True)
     UsdPhysics.RigidBodyAPI.Apply(xform.GetPrim())
     mass = UsdPhysics.MassAPI.Apply(xform.GetPrim())
     mass.CreateMassAttr(FRAME_MASS)

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from transfer.assets.chains import CHAIN_VERSION
+
 __all__ = [
     "SOURCE_SUFFIXES",
     "AssetError",
@@ -38,7 +40,7 @@ __all__ = [
 SOURCE_SUFFIXES = (".xml", ".urdf")
 """Suffixes read as robot description files (MJCF or URDF, told apart by the root element)."""
 _ROOTS = {"mujoco": "mjcf", "robot": "urdf"}
-_KEY_VERSION = b"transfer-asset-key/2 joint-chains/1"
+_KEY_VERSION = f"transfer-asset-key/2 {CHAIN_VERSION}".encode()
 """2: MJCF bodies with several joints are split into chains (:mod:`transfer.assets.chains`) after conversion."""
 _CHUNK = 1 << 20
 
