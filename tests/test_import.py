@@ -603,3 +603,53 @@ def test_inspect_says_when_physx_holds_a_floating_articulation_to_the_world(tmp_
         assert (art["fixed_base"], art["held_by_world"]) == (False, not floating)
     assert main(["inspect", str(robot.parent.parent / "False" / robot.name)]) == 0
     assert "floating articulation held to the world by a fixed joint" in capsys.readouterr().out
+
+
+def _robot_with_its_tool_in_another_package(tmp_path: Path) -> tuple[Path, Path]:
+    """The generated URDF with ``package://urbot_description/meshes/tool.stl`` moved into a ROS workspace elsewhere
+    (``ws/src/urbot_description`` with a ``package.xml``), where walking up from the URDF does not find it."""
+    robot = urdf_robot(tmp_path / "robot")
+    package = tmp_path / "ws" / "src" / "urbot_description"
+    (package / "meshes").mkdir(parents=True)
+    (package / "package.xml").write_text("<package><name>urbot_description</name></package>\n")
+    shutil.move(robot.parent / "meshes" / "tool.stl", package / "meshes" / "tool.stl")
+    return robot, package
+
+
+def test_ros_package_path_finds_a_package_the_urdf_folder_does_not_hold(tmp_path, monkeypatch):
+    from transfer.assets.sources import ros_packages
+
+    robot, package = _robot_with_its_tool_in_another_package(tmp_path)
+    monkeypatch.delenv("ROS_PACKAGE_PATH", raising=False)
+    (tool,) = [r for r in references(robot) if r.text.startswith("package://")]
+    assert not tool.path.is_file() and ros_packages(robot) == {}
+    before = content_key(robot, "urdf-usd-converter 0.3.4")
+    monkeypatch.setenv("ROS_PACKAGE_PATH", f"{tmp_path / 'nowhere'}:{tmp_path / 'ws'}")
+    (tool,) = [r for r in references(robot) if r.text.startswith("package://")]
+    assert tool.path == package.resolve() / "meshes" / "tool.stl" and tool.path.is_file()
+    assert ros_packages(robot) == {"urbot_description": package.resolve()}
+    assert content_key(robot, "urdf-usd-converter 0.3.4") != before  # the mesh's bytes are in the key now
+
+
+@pytest.mark.usefixtures("converters")
+def test_a_urdf_converts_with_its_package_on_ros_package_path(tmp_path, monkeypatch):
+    pytest.importorskip("pxr")
+    from pxr import Usd, UsdGeom
+
+    robot, _ = _robot_with_its_tool_in_another_package(tmp_path)
+    monkeypatch.setenv("ROS_PACKAGE_PATH", str(tmp_path / "ws" / "src"))
+    usd = convert_source(robot).usd
+    stage = Usd.Stage.Open(str(usd))
+    meshes = [p for p in stage.Traverse() if p.IsA(UsdGeom.Mesh) and "tool" in str(p.GetPath())]
+    assert meshes and all(len(UsdGeom.Mesh(m).GetPointsAttr().Get() or []) > 0 for m in meshes)
+
+
+@pytest.mark.usefixtures("converters")
+def test_a_urdf_mesh_that_is_not_found_is_refused_not_left_out(tmp_path, monkeypatch, capsys):
+    """urdf-usd-converter converts a URDF whose mesh it cannot find, without that mesh: refused instead, naming the
+    reference, where it was looked for and ROS_PACKAGE_PATH."""
+    robot, _ = _robot_with_its_tool_in_another_package(tmp_path)
+    monkeypatch.delenv("ROS_PACKAGE_PATH", raising=False)
+    err = refused(capsys, "import", robot, "-o", tmp_path / "robot.usd")
+    assert "package://urbot_description/meshes/tool.stl" in err and "ROS_PACKAGE_PATH" in err
+    assert not (tmp_path / "robot.usd").exists()

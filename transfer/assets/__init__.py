@@ -188,6 +188,19 @@ def _convert_into(folder: Path, source: Path, fmt: str, key: str) -> dict[str, A
                 "keeping the layout"
             ) from None
         raise
+    meshes = [r for r in missing if r.element == "mesh"]
+    if meshes:  # urdf-usd-converter leaves such a mesh out and succeeds: a link without its shape
+        named = ", ".join(f"{r.text} (looked for {r.path})" for r in meshes[:5])
+        where = (
+            " A package:// path is looked for walking up from the URDF's folder, then in the package folders on "
+            "$ROS_PACKAGE_PATH (export ROS_PACKAGE_PATH=<workspace>/src)."
+            if any(r.text.startswith("package://") for r in meshes)
+            else ""
+        )
+        raise AssetError(
+            f"{source}: the meshes {named} do not exist, and {CONVERTERS[fmt].label} would leave them out of the "
+            f"robot.{where} Copy the files along with the robot file, keeping the layout."
+        )
     converter = CONVERTERS[fmt]
     converted, chains = usd, []
     if fmt == "mjcf":  # several joints in one body: a chain of single joints, as MuJoCo moves them (.chains)

@@ -32,7 +32,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from transfer.assets.sources import AssetError
+from transfer.assets.sources import AssetError, ros_packages
 from transfer.errors import MissingPackageError
 
 __all__ = [
@@ -83,12 +83,14 @@ _READY = ".transfer-ready"
 _RESULT = "TRANSFER-RESULT "
 _CONVERT = f"""
 import json, sys
-fmt, source, out = sys.argv[1:4]
+fmt, source, out, packages = sys.argv[1:5]
 if fmt == "mjcf":
     import mujoco_usd_converter as package
+    converter = package.Converter(layer_structure=False)
 else:
     import urdf_usd_converter as package
-path = package.Converter(layer_structure=False).convert(source, out)
+    converter = package.Converter(layer_structure=False, ros_packages=json.loads(packages))
+path = converter.convert(source, out)
 print({_RESULT!r} + json.dumps({{"usd": path.path, "version": package.__version__}}), flush=True)
 """
 _EXPORT = "import sys\nfrom pxr import Sdf\nsys.exit(0 if Sdf.Layer.FindOrOpen(sys.argv[1]).Export(sys.argv[2]) else 1)"
@@ -269,8 +271,9 @@ def run_converter(fmt: str, source: Path, out_dir: Path) -> tuple[Path, list[str
     converter = CONVERTERS[fmt]
     python = _python(environment_dir() / "venv")
     start = time.perf_counter()
+    packages = [{"name": n, "path": str(p)} for n, p in ros_packages(source).items()] if fmt == "urdf" else []
     done = subprocess.run(
-        [str(python), "-c", _CONVERT, fmt, str(source.resolve()), str(out_dir)],
+        [str(python), "-c", _CONVERT, fmt, str(source.resolve()), str(out_dir), json.dumps(packages)],
         capture_output=True, text=True, env=_clean_env(), cwd=str(out_dir), check=False,
     )  # fmt: skip
     seconds = time.perf_counter() - start

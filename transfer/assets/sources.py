@@ -27,6 +27,7 @@ from typing import Any
 from transfer.assets.chains import CHAIN_VERSION
 
 __all__ = [
+    "ROS_PACKAGE_PATH",
     "SOURCE_SUFFIXES",
     "AssetError",
     "Reference",
@@ -34,6 +35,7 @@ __all__ = [
     "file_sha256",
     "references",
     "references_sha256",
+    "ros_packages",
     "source_format",
 ]
 
@@ -163,19 +165,71 @@ def _mjcf_references(path: Path) -> list[Reference]:
     return found
 
 
+ROS_PACKAGE_PATH = "ROS_PACKAGE_PATH"
+"""The environment variable ROS reads its packages from: folders, ``:``-separated, each holding package folders
+(a folder with a ``package.xml``, named as the package, up to :data:`_PACKAGE_DEPTH` levels down)."""
+_PACKAGE_DEPTH = 3
+
+
+def _package_split(text: str) -> tuple[str, Path]:
+    parts = Path(text.removeprefix("package://")).parts
+    return (parts[0], Path(*parts[1:])) if len(parts) > 1 else ("", Path(text))
+
+
+def _ros_package(name: str) -> Path | None:
+    """The folder of ROS package ``name`` on ``$ROS_PACKAGE_PATH``: ``<entry>/<name>``, else a folder ``<name>``
+    holding a ``package.xml`` under an entry (breadth first, :data:`_PACKAGE_DEPTH` levels)."""
+    for entry in filter(None, os.environ.get(ROS_PACKAGE_PATH, "").split(os.pathsep)):
+        level = [Path(entry).expanduser()]
+        for _ in range(_PACKAGE_DEPTH):
+            for folder in level:
+                if (folder / name).is_dir() and (
+                    folder == Path(entry).expanduser() or (folder / name / "package.xml").is_file()
+                ):
+                    return (folder / name).resolve()
+            level = [c for folder in level if folder.is_dir() for c in sorted(folder.iterdir()) if c.is_dir()]
+    return None
+
+
+def ros_packages(path: str | Path) -> dict[str, Path]:
+    """The packages a URDF names in ``package://`` references that urdf-usd-converter's own search (walking up from
+    the URDF's folder) does not find, found on ``$ROS_PACKAGE_PATH``: ``{name: folder}``, what the converter is
+    given (its ``--package name=folder``)."""
+    path = Path(path)
+    out: dict[str, Path] = {}
+    for element in _parse(path).iter():
+        text = element.get("filename") if element.tag in ("mesh", "texture") else None
+        if not text or not text.startswith("package://"):
+            continue
+        name, relative = _package_split(text)
+        if name and name not in out and _walk_up(path, relative) is None:
+            found = _ros_package(name)
+            if found is not None:
+                out[name] = found
+    return out
+
+
+def _walk_up(urdf: Path, relative: Path) -> Path | None:
+    folder = urdf.parent.resolve()
+    for candidate in (folder, *folder.parents):
+        if (candidate / relative).exists():
+            return candidate / relative
+    return None
+
+
 def _urdf_path(urdf: Path, text: str) -> Path:
-    """Where urdf-usd-converter looks for a URDF file reference."""
+    """Where urdf-usd-converter looks for a URDF file reference (``package://``: walking up from the URDF's folder,
+    else the package's folder on ``$ROS_PACKAGE_PATH``: :func:`ros_packages`)."""
     if text.startswith("file://"):
         rest = text.removeprefix("file://")
         return Path("/" + rest.lstrip("/")) if text.startswith("file:///") else urdf.parent / rest
     if text.startswith("package://"):
-        parts = Path(text.removeprefix("package://")).parts
-        relative = Path(*parts[1:]) if len(parts) > 1 else Path(text)
-        folder = urdf.parent.resolve()
-        for candidate in (folder, *folder.parents):
-            if (candidate / relative).exists():
-                return candidate / relative
-        return urdf.parent / relative
+        name, relative = _package_split(text)
+        found = _walk_up(urdf, relative)
+        if found is None and name:
+            package = _ros_package(name)
+            found = None if package is None else package / relative
+        return found if found is not None else urdf.parent / relative
     return _under(urdf.parent, None, text)
 
 
