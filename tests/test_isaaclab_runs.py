@@ -350,12 +350,15 @@ def test_the_dump_carries_isaac_labs_python_tags_and_reads_back_as_plain_values(
 def test_an_unknown_python_tag_is_refused_naming_it_and_its_line_and_nothing_runs(value, tmp_path, monkeypatch):
     import transfer.env
     import transfer.formats
+    import transfer.formats.info
 
     def no(*args, **kwargs):
         raise AssertionError("nothing may be loaded or run for a refused env.yaml")
 
     monkeypatch.setattr(transfer.env.PolicyEnv, "__init__", no)
     monkeypatch.setattr(transfer.formats, "load_policy", no)
+    # info binds the name at import: patched there too (imported under the patch, it kept the stand-in for good)
+    monkeypatch.setattr(transfer.formats.info, "load_policy", no)
     marker = tmp_path / "RAN"
     folder = write_run(tmp_path / "run", "physx")
     (folder / "exported").mkdir()
