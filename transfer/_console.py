@@ -10,6 +10,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any, TextIO
 
 __all__ = [
+    "aligned",
     "ctrl_c_survives_usd_imports",
     "engine_output",
     "is_terminal",
@@ -94,6 +95,19 @@ def engine_output(verbose: bool = False) -> Iterator[TextIO]:
         user.close()
         if log is not None:
             log.close()
+
+
+def aligned(cells: list[list[str]], left: int | None = None) -> list[str]:
+    """Rows of text cells as lines of a table: each column as wide as its widest cell, two spaces between; the
+    first ``left`` columns left-aligned and the others right-aligned (``None``: all left), trailing blanks cut."""
+    widths = [max(len(row[i]) for row in cells) for i in range(len(cells[0]))]
+    keep = len(widths) if left is None else left
+    return [
+        "  ".join(
+            c.ljust(w) if i < keep else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))
+        ).rstrip()
+        for row in cells
+    ]
 
 
 def is_terminal(stream: Any) -> bool:

@@ -7,7 +7,9 @@ where and why a YAML file did not parse, in one line, for every reader's error.
 
 from __future__ import annotations
 
-__all__ = ["MissingPackageError", "yaml_problem"]
+from typing import Any
+
+__all__ = ["MissingPackageError", "read_yaml_mapping", "yaml_problem"]
 
 
 class MissingPackageError(ImportError):
@@ -31,3 +33,19 @@ def yaml_problem(exc: Exception) -> str:
     context = getattr(exc, "context", None)
     where = f"line {mark.line + 1}, column {mark.column + 1}"
     return f"{where}: {problem}" + (f" ({context})" if context else "")
+
+
+def read_yaml_mapping(path: Any, error: type[Exception], expected: str) -> dict[str, Any]:
+    """The YAML mapping in the file ``path`` (read safely); anything else raises ``error`` in one line naming the file:
+    not UTF-8 text, not YAML (:func:`yaml_problem`), or not a mapping (``expected`` says what the file should hold)."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise error(f"{path}: not a text (UTF-8 YAML) file") from None
+    except yaml.YAMLError as exc:
+        raise error(f"{path}: not valid YAML, {yaml_problem(exc)}") from None
+    if not isinstance(data, dict):
+        raise error(f"{path}: expected {expected}, got {type(data).__name__}")
+    return data

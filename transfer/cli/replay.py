@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 import tyro
 
-from transfer._console import engine_output
+from transfer._console import aligned, engine_output
 from transfer.cli._checks import ASSET, CONFIG, DURATION, ENVS, ORDER, PLOT, SEED, VELOCITY
 
 
@@ -82,12 +82,8 @@ def print_table(rows: list[dict[str, Any]], out: Any = None) -> None:
     run whose policy wrote NaN or inf (those envs count as fallen: the table alone would only say "fell")."""
     out = out or sys.stdout
     cells = [[title for title, _, _ in COLUMNS]] + [[_cell(f, r.get(k)) for _, k, f in COLUMNS] for r in rows]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(COLUMNS))]
-    for row in cells:
-        print(
-            "  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))),
-            file=out,
-        )
+    for line in aligned(cells, left=2):
+        print(line, file=out)
     from transfer.env import Measure
 
     short = [r for r in rows if r.get("forward_velocity") is None and (r.get("seconds") or 0.0) <= Measure.warmup]

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 import tyro
 
-from transfer._console import engine_output
+from transfer._console import aligned, engine_output
 from transfer.cli._checks import PLOT, ROBOT
 
 
@@ -72,9 +72,8 @@ def print_report(report: dict[str, Any], out: Any = None) -> None:
             j = row["joint"]
             bodies = f"{(j['parent'] or 'world').rsplit('/', 1)[-1]} -> {j['child'].rsplit('/', 1)[-1]}"
             cells.append([j["name"], j["type"], bodies, *(_cell(row.get(name)) for name in results)])
-        widths = [max(len(c[i]) for c in cells) for i in range(len(cells[0]))]
-        for c in cells:
-            print("  " + "  ".join(v.ljust(w) for v, w in zip(c, widths, strict=True)).rstrip(), file=out)
+        for line in aligned(cells):
+            print("  " + line, file=out)
     for name, r in results.items():
         problems = r.get("problems", [])
         for line in problems[3:8]:

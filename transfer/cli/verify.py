@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import tyro
 
-from transfer._console import engine_output
+from transfer._console import aligned, engine_output
 from transfer.cli._checks import ASSET, CONFIG, ORDER, PLOT, SAMPLES, SEED, TRACE, UsageError
 
 
@@ -54,9 +54,8 @@ def _g(value: float | None) -> str:
 
 
 def _table(rows: list[list[str]], out: Any, indent: str = "   ") -> None:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    for row in rows:
-        print(indent + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip(), file=out)
+    for line in aligned(rows):
+        print(indent + line, file=out)
 
 
 def print_report(report: Any, out: Any = None) -> None:

@@ -17,7 +17,7 @@ from types import MappingProxyType
 from typing import Any
 
 from transfer.assets import PACKAGE_ASSETS, package_hint, resolve_asset
-from transfer.errors import yaml_problem
+from transfer.errors import read_yaml_mapping
 from transfer.ordering import native_engine
 from transfer.task._checks import TaskError, _names, _number
 from transfer.task.model import FLAT_VELOCITY_OBSERVATION, TASK_FORMAT, ActionTerm, Task
@@ -95,21 +95,12 @@ def load_task(path: str | Path) -> Task:
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
-    import yaml
 
     if not path.is_file():
         raise FileNotFoundError(
             f"Task file not found: {path}. Pass a task YAML (presets/tasks/*.yaml) or a Newton policy YAML."
         )
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        raise TaskError(f"{path}: not a text (UTF-8 YAML) file") from None
-    except yaml.YAMLError as exc:
-        raise TaskError(f"{path}: not valid YAML, {yaml_problem(exc)}") from None
-    if not isinstance(data, dict):
-        raise TaskError(f"{path}: expected a mapping of fields at the top level, got {type(data).__name__}")
-    return data
+    return read_yaml_mapping(path, TaskError, "a mapping of fields at the top level")
 
 
 def read_task_yaml(path: str | Path, data: Mapping[str, Any] | None = None) -> Task:

@@ -16,6 +16,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from transfer._console import aligned
 from transfer.env import PERTURBATIONS
 
 __all__ = ["heatmap", "print_table", "ratio_of", "summarize"]
@@ -193,12 +194,8 @@ def print_table(summary: Mapping[str, Any], out: Any = None) -> None:
     out = out or sys.stdout
     cells = [[title for title, _, _ in COLUMNS]]
     cells += [["n/a" if row.get(k) is None else f.format(row[k]) for _, k, f in COLUMNS] for row in summary["rows"]]
-    widths = [max(len(line[i]) for line in cells) for i in range(len(COLUMNS))]
-    for line in cells:
-        print(
-            "  ".join(c.ljust(w) if i < 3 else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths, strict=True))),
-            file=out,
-        )
+    for line in aligned(cells, left=3):
+        print(line, file=out)
     for label, problem in summary["baselines"].items():
         if problem:
             print(f"warning: {label}: {problem}", file=out)

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from transfer.env import PERTURBATIONS, Perturbation
-from transfer.errors import yaml_problem
+from transfer.errors import read_yaml_mapping
 
 __all__ = [
     "CHECKPOINT_KEYS",
@@ -167,19 +167,10 @@ def load_spec(spec: str | Path | Mapping[str, Any]) -> Plan:
 def _read(spec: str | Path | Mapping[str, Any]) -> tuple[dict[str, Any], str | None, Path]:
     if isinstance(spec, Mapping):
         return dict(spec), None, Path.cwd()
-    import yaml
-
     path = Path(spec)
     if not path.is_file():
         raise SpecError(f"{path}: spec file not found; give a YAML file (docs/sweep.md)")
-    try:
-        data = yaml.safe_load(path.read_text())
-    except UnicodeDecodeError:
-        raise SpecError(f"{path}: not a text (UTF-8 YAML) file; give a sweep spec (docs/sweep.md)") from None
-    except yaml.YAMLError as exc:
-        raise SpecError(f"{path}: not valid YAML, {yaml_problem(exc)}") from None
-    if not isinstance(data, dict):
-        raise SpecError(f"{path}: expected a mapping (checkpoints:, targets:, ...), got {type(data).__name__}")
+    data = read_yaml_mapping(path, SpecError, "a mapping (checkpoints:, targets:, ...)")
     return data, str(path), path.resolve().parent
 
 
