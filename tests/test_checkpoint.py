@@ -190,7 +190,9 @@ def documents(draw) -> tuple[dict, Task]:
     acting = draw(st.none() | st.lists(st.sampled_from(names), min_size=1, unique=True).map(tuple))
     task = Task(
         name=draw(st.text(min_size=1, max_size=6)),
-        observation=tuple(ObsTerm(t, scale=draw(FLOATS), clip=draw(st.none() | st.tuples(FLOATS, FLOATS).map(sorted)))
+        observation=tuple(ObsTerm(t, scale=draw(FLOATS), clip=draw(st.none() | st.tuples(FLOATS, FLOATS).map(sorted)),
+                                  history_length=draw(st.integers(0, 5)),
+                                  params={k: draw(st.floats(0.1, 2.0)) for k in OBS_TERMS[t].params})
                           for t in terms),
         action=ActionTerm(scale=draw(FLOATS.filter(bool)), use_default_offset=draw(st.booleans()), joints=acting),
         default_joint_pos=draw(per_joint()) if draw(st.booleans()) else {".*": draw(FLOATS)},
@@ -271,7 +273,8 @@ def test_schema_keys_and_sizes():
         ("joint_pos_rel", 12, "joint"), ("joint_vel_rel", 12, "joint"), ("last_action", 12, "joint")]  # fmt: skip
     assert meta["sim"] == {"dt": 0.005, "decimation": 4}
     assert meta["default_joint_pos"]["LH_HFE"] == -0.4 and list(meta["stiffness"]) == meta["joint_names"]
-    assert meta["action"] == {"kind": "joint_position", "scale": 0.5, "use_default_offset": True, "joints": None}
+    assert meta["action"] == {"kind": "joint_position", "scale": 0.5, "use_default_offset": True, "joints": None,
+                              "offset": 0.0, "clip": None, "clip_actions": None}
 
 
 def test_other_versions_and_malformed_documents_are_refused(tiny, tmp_path):

@@ -294,8 +294,25 @@ def terms(draw):
     for name in names:
         clip = draw(st.none() | st.tuples(FLOATS, FLOATS).map(sorted).map(tuple))
         size = draw(st.none() | st.integers(1, 30)) if OBS_TERMS[name].size is None else None
-        out.append(ObsTerm(name, size=size, scale=draw(FLOATS), clip=clip))
+        known = OBS_TERMS[name].size or size
+        scale = draw(FLOATS | st.lists(FLOATS, min_size=known, max_size=known)) if known else draw(FLOATS)
+        params = {k: draw(st.floats(0.1, 5.0)) for k in OBS_TERMS[name].params}
+        history = draw(st.integers(0, 6))
+        out.append(ObsTerm(name, size=size, scale=scale, clip=clip, history_length=history, params=params))
     return tuple(out)
+
+
+@st.composite
+def actions(draw, keys):
+    default = draw(st.booleans())
+    bounds = st.tuples(FLOATS, FLOATS).map(sorted).map(tuple)
+    return ActionTerm(
+        scale=draw(NONZERO | st.dictionaries(keys, NONZERO, min_size=1, max_size=3)), use_default_offset=default,
+        joints=draw(st.none() | JOINTS.map(tuple)),
+        offset=0.0 if default else draw(FLOATS | st.dictionaries(keys, FLOATS, min_size=1, max_size=3)),
+        clip=draw(st.none() | bounds | st.dictionaries(keys, bounds, min_size=1, max_size=3)),
+        clip_actions=draw(st.none() | st.floats(0.1, 100.0)),
+    )
 
 
 @st.composite
@@ -321,7 +338,7 @@ def tasks(draw):
     return Task(
         name=draw(st.text(min_size=1, max_size=8)),
         observation=draw(terms()),
-        action=ActionTerm(scale=draw(NONZERO | st.dictionaries(keys, NONZERO, min_size=1, max_size=3)), use_default_offset=draw(st.booleans()), joints=draw(st.none() | JOINTS.map(tuple))),
+        action=draw(actions(keys)),
         joint_names=draw(st.none() | JOINTS.map(tuple)),
         convention=draw(st.sampled_from([None, "physx", "mjwarp", "robot_schema"])),
         default_joint_pos=draw(values),

@@ -98,7 +98,8 @@ def build_metadata(
     expanded = plain.with_joint_names(tuple(joint_names))
     bodies = None if body_names is None else len(body_names)
     sizes = expanded.term_slices(len(expanded.joint_names), bodies)
-    observation = tuple(dataclasses.replace(t, size=sizes[t.name].stop - sizes[t.name].start) for t in task.observation)
+    observation = tuple(dataclasses.replace(t, size=(sizes[t.name].stop - sizes[t.name].start) // t.steps)
+                        for t in task.observation)  # one step's entries (the history is the term's own field)
     final = dataclasses.replace(
         expanded,
         observation=observation,
@@ -220,7 +221,7 @@ def _same_observation(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> bool:
     if len(a) != len(b):
         return False
     for x, y in zip(a, b, strict=True):
-        if any(x[k] != y[k] for k in ("name", "axis", "scale", "clip")):
+        if any(x.get(k) != y.get(k) for k in ("name", "axis", "scale", "clip", "history_length", "params")):
             return False
         if x["size"] is not None and y["size"] is not None and x["size"] != y["size"]:
             return False
@@ -230,8 +231,10 @@ def _same_observation(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> bool:
 def _terms(terms: list[dict[str, Any]]) -> str:
     def one(t: dict[str, Any]) -> str:
         extra = [f"size {t['size']}"] if t["size"] is not None else []
-        extra += [f"scale {t['scale']:g}"] if t["scale"] != 1.0 else []
+        extra += [f"scale {t['scale']:g}" if isinstance(t["scale"], float) else f"scale {t['scale']}"] if t["scale"] != 1.0 else []
         extra += [f"clip {t['clip']}"] if t["clip"] is not None else []
+        extra += [f"history {t['history_length']}"] if t.get("history_length") else []
+        extra += [f"params {t['params']}"] if t.get("params") else []
         return t["name"] + (f" ({', '.join(extra)})" if extra else "")
 
     return ", ".join(one(t) for t in terms)

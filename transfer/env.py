@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from transfer.task import Task
+from transfer.task.observation import ObservationBuffer
 from transfer.task.terms import OBS_TERMS
 
 __all__ = ["EXPLICIT_EFFORT_LIMIT", "PERTURBATIONS", "Measure", "Perturbation", "PolicyEnv", "fallen", "training_base"]
@@ -291,12 +292,20 @@ class PolicyEnv:
         action_joints = t.action.joints if t.action.joints is not None else names
         self.action_ids = [names.index(n) for n in action_joints]
         self.action_size = len(self.action_ids)
-        self.action_scale = np.asarray(t.action.scale_vector([names[i] for i in self.action_ids]), np.float32)
+        action_names = [names[i] for i in self.action_ids]
+        self.action_scale = np.asarray(t.action.scale_vector(action_names), np.float32)
+        self.action_offset = (self.default_joint_pos[:, self.action_ids] if t.action.use_default_offset
+                              else np.asarray(t.action.offset_vector(action_names), np.float32))  # fmt: skip
+        bounds = t.action.clip_vectors(action_names)
+        self.action_clip = None if bounds is None else tuple(np.asarray(b, np.float32) for b in bounds)
         self.slices = t.term_slices(art.num_joints, art.num_bodies)
         self.observation_size = t.observation_size(art.num_joints, art.num_bodies)
+        frames = {term.name: term.frame_size(art.num_joints, art.num_bodies, self.action_size) for term in t.observation}
+        self._observation = ObservationBuffer(t.observation, frames, num_envs)
+        self._fresh = True
         self.command = np.tile(np.asarray(command if command is not None else t.command, np.float32), (num_envs, 1))
         self.last_action = np.zeros((num_envs, self.action_size), np.float32)
-        self._obs = np.zeros((num_envs, self.observation_size), np.float32)
+        self.episode_steps = np.zeros(num_envs, np.int64)
         self._rng = np.random.default_rng(seed)
         self._noise = noise
         delay = self.perturbation.action_delay
@@ -391,18 +400,27 @@ class PolicyEnv:
         if self._delayed is not None:  # the held-back targets start at the defaults
             self._delayed[:, ids] = default[:, self.action_ids]
         self.last_action[ids] = 0.0
+        self.episode_steps[ids] = 0
+        self._observation.reset(sel)
+        self._fresh = True
         if env_ids is None:
             self.steps = 0
         return self.observe()
 
+    @property
+    def episode_time(self) -> np.ndarray:
+        """``(num_envs,)`` seconds since each env's last reset (what ``gait_phase`` reads)."""
+        return self.episode_steps * self.task.policy_dt
+
     def observe(self) -> np.ndarray:
-        """The policy observation ``(num_envs, observation_size)``, float32 (one buffer, refilled each call)."""
-        for term in self.task.observation:
-            value = OBS_TERMS[term.name].build(self)
-            if term.clip is not None:
-                value = np.clip(value, *term.clip)
-            self._obs[:, self.slices[term.name]] = value * term.scale if term.scale != 1.0 else value
-        return self._obs
+        """The policy observation ``(num_envs, observation_size)``, float32 (one buffer, refilled when the state
+        changed: after a reset, a step or a written state; calling it again returns the same values, so a term's
+        history takes one entry per policy step)."""
+        if self._fresh:
+            frames = {term.name: OBS_TERMS[term.name].build(self, term.params) for term in self.task.observation}
+            self._observation.push(frames)
+            self._fresh = False
+        return self._observation.values
 
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Apply ``actions`` ``(num_envs, action_size)``, run ``decimation`` physics steps; returns the observation
@@ -411,10 +429,13 @@ class PolicyEnv:
         finite = np.isfinite(actions).all(axis=1)
         if not finite.all():
             actions = np.where(finite[:, None], actions, 0.0).astype(np.float32)
-        self.last_action[:] = actions
         t = self.task
-        targets = self.default_joint_pos[:, self.action_ids] if t.action.use_default_offset else 0.0
-        targets = (targets + self.action_scale * actions).astype(np.float32)
+        if t.action.clip_actions is not None:
+            actions = np.clip(actions, -t.action.clip_actions, t.action.clip_actions)
+        self.last_action[:] = actions
+        targets = (self.action_offset + self.action_scale * actions).astype(np.float32)
+        if self.action_clip is not None:
+            targets = np.clip(targets, *self.action_clip).astype(np.float32)
         if self._delayed is None:
             self.art.set_joint_position_target(targets, joint_ids=self.action_ids)
         for _ in range(t.decimation):
@@ -425,6 +446,8 @@ class PolicyEnv:
                 self.art.set_joint_position_target(self._delayed[self._head], joint_ids=self.action_ids)
             self.art.step(t.sim_dt)
         self.steps += 1
+        self.episode_steps += 1
+        self._fresh = True
         return self.observe(), ~finite
 
     def write_state(
@@ -456,6 +479,8 @@ class PolicyEnv:
             self.last_action[:] = _by_name(last_action, action_names, self.num_envs, "last_action")
         if command is not None:
             self.command[:] = np.broadcast_to(np.asarray(command, np.float32), self.command.shape)
+        self._observation.reset()  # a written state starts every term's history anew
+        self._fresh = True
         return self.observe()
 
     def root_state(self) -> tuple[np.ndarray, ...]:

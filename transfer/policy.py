@@ -64,8 +64,8 @@ class Policy:
 
     # ------------------------------------------------------------------------------------------ inference
 
-    def reset(self) -> None:
-        """Clear recurrent state (a no-op for feed-forward policies)."""
+    def reset(self, env_ids: Any = None) -> None:
+        """Clear recurrent state, of every env or of ``env_ids`` (a no-op for feed-forward policies)."""
 
     def __call__(self, obs: Any) -> Any:
         """Actions for a batch of observations: ``(num_envs, input_size)`` -> ``(num_envs, output_size)``."""

@@ -42,8 +42,12 @@ def detect(path: Path) -> bool:
 
 class OnnxPolicy(Policy):
     """An ONNX model run by onnxruntime on the CPU (whatever ``device`` says; torch outputs go back to the
-    input's device). Sizes come from the graph's single input and first output. A graph with a fixed batch of
-    1 (rsl_rl's exports) is run one environment at a time."""
+    input's device). Sizes come from the graph's first input and first output. A graph with a fixed batch of
+    1 (rsl_rl's exports) is run one environment at a time.
+
+    Recurrent exports (rsl_rl's and Isaac Lab's ``_OnnxPolicyExporter``: inputs ``obs, h_in[, c_in]``, outputs
+    ``actions, h_out[, c_out]``, each state ``(num_layers, 1, hidden_size)``) keep one state per env, fed back every
+    call; :meth:`reset` zeroes all of it or the envs named."""
 
     format = "onnx"
     native = "numpy"
@@ -51,17 +55,12 @@ class OnnxPolicy(Policy):
     def __init__(self, path: Path, device: str = "cpu"):
         import onnxruntime as ort
 
+        check_external_data(path)
         try:
             session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
         except Exception as exc:
             raise PolicyError(f"{path}: not a valid ONNX model ({type(exc).__name__}: {exc})") from None
         inputs, outputs = session.get_inputs(), session.get_outputs()
-        if len(inputs) != 1:
-            raise NotImplementedError(
-                f"{path}: the graph has {len(inputs)} inputs ({[i.name for i in inputs]}); only single-input "
-                "(feed-forward) ONNX policies are supported. Recurrent exports carry their hidden state as "
-                "extra inputs: load the TorchScript export instead."
-            )
         shape = list(inputs[0].shape)
         if len(shape) != 2 or not isinstance(shape[1], int):
             raise PolicyError(f"{path}: input {inputs[0].name!r} has shape {shape}; expected (batch, obs_dim)")
@@ -70,25 +69,106 @@ class OnnxPolicy(Policy):
         self.session = session
         self._input_name = inputs[0].name
         self._output_name = outputs[0].name
-        self._batch = shape[0] if isinstance(shape[0], int) else None
+        self._state_shapes = _recurrent_state(path, inputs, outputs)
+        self._state_in = [i.name for i in inputs[1:]]
+        self._outputs = [o.name for o in outputs[: 1 + len(self._state_in)]]
+        self._states: np.ndarray | None = None
+        batch = shape[0] if isinstance(shape[0], int) else None
+        self._batch = 1 if self._state_shapes and any(s[1] == 1 for s in self._state_shapes) else batch
         out_dim = outputs[0].shape[-1] if outputs[0].shape else None
         if not isinstance(out_dim, int):
-            out_dim = session.run([self._output_name], {self._input_name: np.zeros((1, shape[1]), np.float32)})[0]
-            out_dim = out_dim.shape[-1]
-        super().__init__(path, shape[1], int(out_dim), "cpu")
+            out_dim = self._run(np.zeros((1, shape[1]), np.float32), self._zero_state(1))[0].shape[-1]
+        super().__init__(path, shape[1], int(out_dim), "cpu", recurrent=bool(self._state_shapes))
 
     def read_metadata(self) -> dict[str, Any] | None:
         return props_metadata(self.session.get_modelmeta().custom_metadata_map, self.path)
 
-    def _run(self, x: np.ndarray) -> np.ndarray:
-        return self.session.run([self._output_name], {self._input_name: x})[0]
+    def _zero_state(self, n: int) -> list[np.ndarray]:
+        return [np.zeros((s[0], n, s[2]), np.float32) for s in self._state_shapes]
+
+    def reset(self, env_ids: Any = None) -> None:
+        if self._states is None:
+            return
+        if env_ids is None:
+            self._states = None
+            return
+        for state in self._states:
+            state[:, list(env_ids)] = 0.0
+
+    def _run(self, x: np.ndarray, state: Sequence[np.ndarray]) -> list[np.ndarray]:
+        feeds = {self._input_name: x, **dict(zip(self._state_in, state, strict=True))}
+        return self.session.run(self._outputs, feeds)
 
     def _forward(self, x: np.ndarray) -> np.ndarray:
-        if self._batch is None or self._batch == x.shape[0]:
-            return self._run(x)
-        if self._batch == 1:
-            return np.concatenate([self._run(x[i : i + 1]) for i in range(x.shape[0])], axis=0)
-        raise ValueError(f"{self.path.name}: the graph takes exactly {self._batch} environments; got {x.shape[0]}")
+        n = x.shape[0]
+        if self._state_shapes and (self._states is None or self._states[0].shape[1] != n):
+            self._states = self._zero_state(n)
+        state = self._states or []
+        if self._batch is None or self._batch == n:
+            out = self._run(x, state)
+            self._states = out[1:] if self._state_shapes else None
+            return out[0]
+        if self._batch != 1:
+            raise ValueError(f"{self.path.name}: the graph takes exactly {self._batch} environments; got {x.shape[0]}")
+        actions = []
+        for i in range(n):  # one env at a time: its own column of the state
+            out = self._run(x[i : i + 1], [s[:, i : i + 1] for s in state])
+            actions.append(out[0])
+            for s, new in zip(state, out[1:], strict=True):
+                s[:, i : i + 1] = new
+        return np.concatenate(actions, axis=0)
+
+
+def _recurrent_state(path: Path, inputs: Sequence[Any], outputs: Sequence[Any]) -> list[tuple[int, int, int]]:
+    """The state shapes ``(num_layers, batch, hidden)`` of a recurrent export (each input after the observation fed
+    by the output at the same place), or ``[]`` for a single-input graph; anything else is refused."""
+    extra = inputs[1:]
+    if not extra:
+        return []
+    shapes = []
+    for k, inp in enumerate(extra, start=1):
+        shape = list(inp.shape)
+        out = outputs[k] if k < len(outputs) else None
+        if len(shape) != 3 or not all(isinstance(d, int) for d in (shape[0], shape[2])) or out is None:
+            raise NotImplementedError(
+                f"{path}: the graph has {len(inputs)} inputs ({[i.name for i in inputs]}); transfer runs a single "
+                "observation input, or a recurrent export whose state inputs (h_in, c_in: num_layers x batch x "
+                "hidden) come back as outputs (h_out, c_out) after the actions"
+            )
+        batch = shape[1] if isinstance(shape[1], int) else 0
+        shapes.append((shape[0], batch, shape[2]))
+    return shapes
+
+
+def check_external_data(path: Path) -> None:
+    """Refuse an ONNX model whose external data (``policy.onnx.data``) is missing or lies outside its folder; found
+    beside the model whatever the current folder is (onnxruntime resolves it against the model's folder)."""
+    import onnx
+
+    try:
+        model = onnx.load(str(path), load_external_data=False)
+    except Exception as exc:
+        raise PolicyError(f"{path}: not a valid ONNX model ({type(exc).__name__}: {exc})") from None
+    folder = path.resolve().parent
+    for tensor in _external_tensors(model):
+        location = next((e.value for e in tensor.external_data if e.key == "location"), None)
+        if location is None:
+            continue
+        target = (folder / location).resolve()
+        if not target.is_relative_to(folder):
+            raise PolicyError(f"{path}: tensor {tensor.name!r} keeps its data in {location!r}, outside the model's "
+                              f"folder {folder}; refused (copy the data file beside the model)")  # fmt: skip
+        if not target.is_file():
+            raise PolicyError(f"{path}: tensor {tensor.name!r} keeps its data in {location!r}, which is not beside the "
+                              f"model ({target} is missing); copy it next to {path.name}")  # fmt: skip
+
+
+def _external_tensors(model: Any) -> list[Any]:
+    from onnx import TensorProto
+
+    tensors = list(model.graph.initializer)
+    tensors += [a.t for n in model.graph.node for a in n.attribute if a.HasField("t")]
+    return [t for t in tensors if t.data_location == TensorProto.EXTERNAL]
 
 
 # ---------------------------------------------------------------------------------------------------- metadata
@@ -130,7 +210,7 @@ def write_metadata(checkpoint: Path, out: Path, metadata: Mapping[str, Any]) -> 
     """A copy of ``checkpoint`` with ``metadata`` at ``out`` (checked by the caller), its other props kept."""
     import onnx
 
-    return save_onnx(onnx.load(str(checkpoint)), out, metadata)
+    return save_onnx(onnx.load(str(Path(checkpoint).resolve())), out, metadata)
 
 
 # ---------------------------------------------------------------------------------------------------- convert
@@ -144,8 +224,8 @@ class OnnxPermutation:
         import onnx
 
         self.path, self.reorder = path, reorder
-        self.original_bytes = path.read_bytes()
-        self.model = onnx.load(str(path))
+        check_external_data(path)
+        self.model = onnx.load(str(Path(path).resolve()))  # external data read from the model's folder
         self.first = self.last = ""
 
     # -- graph queries
@@ -335,10 +415,11 @@ class OnnxPermutation:
     def describe(self) -> str:
         return f"first layer {self.first}, action layer {self.last}"
 
-    def _run(self, model_bytes: bytes, x: np.ndarray) -> np.ndarray:
+    def _run(self, model: bytes | Path, x: np.ndarray) -> np.ndarray:
         import onnxruntime as ort
 
-        session = ort.InferenceSession(model_bytes, providers=["CPUExecutionProvider"])
+        source = str(model.resolve()) if isinstance(model, Path) else model  # a path finds its external data
+        session = ort.InferenceSession(source, providers=["CPUExecutionProvider"])
         inp = session.get_inputs()[0]
         batch = inp.shape[0] if isinstance(inp.shape[0], int) else None
         if batch is None or batch == len(x):
@@ -346,7 +427,7 @@ class OnnxPermutation:
         return np.concatenate([session.run(None, {inp.name: x[i : i + 1]})[0] for i in range(len(x))])
 
     def compare(self, x: np.ndarray, x_new: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-        expected = self._run(self.original_bytes, x)
+        expected = self._run(self.path, x)
         rows = output_index(self.reorder.action, expected.shape[1], self.path.name)
         return [(expected[:, rows], self._run(self.model.SerializeToString(), x_new))]
 

@@ -43,10 +43,30 @@ def detect(names: Sequence[str]) -> bool:
 # ---------------------------------------------------------------------------------------------------- loading
 
 
+_STATE_BUFFERS = ("hidden_state", "cell_state")
+"""Buffer names of the recurrent state the exporters keep in the module (rsl_rl's and Isaac Lab's
+``_TorchPolicyExporter``, legged_gym's ``PolicyExporterLSTM``): ``(num_layers, 1, hidden_size)`` each."""
+
+
+def _input_size(module: Any, path: Path) -> int:
+    """The observation size: a recurrent layer's ``weight_ih_l0`` columns (the exporters put the actor MLP first, whose
+    weights read the hidden state), else the first 2-D weight's."""
+    params = list(module.named_parameters())
+    recurrent = [p for n, p in params if n.endswith("weight_ih_l0")]
+    weights = recurrent or [p for _, p in params if p.dim() == 2]
+    if not weights:
+        raise PolicyError(f"{path}: TorchScript module without a 2-D weight: cannot tell its input size")
+    return int(weights[0].shape[1])
+
+
 class TorchScriptPolicy(Policy):
-    """A TorchScript module (``torch.jit.load``). The input size is the first 2-D weight's column count; the
-    output size comes from one probe call on zeros. Modules exporting ``reset()`` (rsl_rl's recurrent exports)
-    are reset after the probe and by :meth:`reset`."""
+    """A TorchScript module (``torch.jit.load``). The input size is the recurrent layer's input (``weight_ih_l0``) or
+    the first 2-D weight's column count; the output size comes from one probe call on zeros.
+
+    Recurrent exports (a ``hidden_state`` buffer, and ``cell_state`` for an LSTM, sized for one environment) run
+    batched: the state buffers are resized to the batch on its first call and each env's state is kept in its own
+    column; :meth:`reset` zeroes all of it or the envs named. A module whose forward does not take a batch with that
+    state runs one env at a time with each env's state swapped in (:attr:`per_env`, said in a warning)."""
 
     format = "torchscript"
     native = "torch"
@@ -59,33 +79,97 @@ class TorchScriptPolicy(Policy):
         except Exception as exc:
             raise PolicyError(f"{path}: not a loadable TorchScript module ({type(exc).__name__}: {exc})") from None
         module.eval()
-        weights = [p for _, p in module.named_parameters() if p.dim() == 2]
-        if not weights:
-            raise PolicyError(f"{path}: TorchScript module without a 2-D weight: cannot tell its input size")
-        input_size = int(weights[0].shape[1])
+        input_size = _input_size(module, path)
         self.module = module
-        self._has_reset = hasattr(module, "reset")
-        recurrent = any(n.endswith(("hidden_state", "cell_state")) for n, _ in module.named_buffers())
+        buffers = dict(module.named_buffers())
+        self._state_names = [n for n in _STATE_BUFFERS if n in buffers and buffers[n].dim() == 3]
+        self._initial = {n: buffers[n].clone() for n in self._state_names}
+        self._has_reset = hasattr(module, "reset") or hasattr(module, "reset_memory")
+        self.per_env = False
+        self._states: list[dict[str, Any]] | None = None
         try:
             with torch.no_grad():
                 out = module(torch.zeros(1, input_size, device=device))
         except Exception as exc:
+            detail = str(exc).strip().splitlines()
             raise PolicyError(
-                f"{path}: probing the module with zeros(1, {input_size}) failed ({type(exc).__name__}: {exc}); "
-                "its first weight may not read the observation."
+                f"{path}: probing the module with zeros(1, {input_size}) failed ({type(exc).__name__}: "
+                f"{detail[-1] if detail else ''}); its first weight may not read the observation."
             ) from None
+        recurrent = bool(self._state_names) or any(n.endswith(_STATE_BUFFERS) for n in buffers)
         super().__init__(path, input_size, int(out.shape[-1]), device, recurrent)
         self.reset()
 
     def read_metadata(self) -> dict[str, Any] | None:
         return read_metadata(self.path)
 
-    def reset(self) -> None:
-        if self._has_reset:
-            self.module.reset()
+    def _state(self) -> dict[str, Any]:
+        return {n: getattr(self.module, n) for n in self._state_names}
+
+    def _set_state(self, state: dict[str, Any]) -> None:
+        for name, value in state.items():
+            setattr(self.module, name, value)
+
+    def reset(self, env_ids: Any = None) -> None:
+        """Zero the recurrent state of every env, or of ``env_ids`` only (the others keep theirs)."""
+        if not self._state_names:
+            if self._has_reset and env_ids is None:
+                (self.module.reset if hasattr(self.module, "reset") else self.module.reset_memory)()
+            return
+        if self._states is not None:  # one state per env
+            ids = range(len(self._states)) if env_ids is None else [int(i) for i in env_ids]
+            for i in ids:
+                self._states[i] = {n: t.zero_() for n, t in self._states[i].items()}
+            return
+        for name, tensor in self._state().items():
+            if env_ids is None:
+                tensor.zero_()
+            else:
+                tensor[:, list(env_ids)] = 0.0
+
+    def _batch(self, n: int) -> None:
+        """Resize the state buffers to ``n`` envs (zeros), once per batch size."""
+        import torch
+
+        state = self._state()
+        if not state or next(iter(state.values())).shape[1] == n:
+            return
+        self._set_state({k: torch.zeros((v.shape[0], n, v.shape[2]), dtype=v.dtype, device=v.device)
+                         for k, v in state.items()})  # fmt: skip
 
     def _forward(self, x: Any) -> Any:
-        return self.module(x)
+        if not self._state_names:
+            return self.module(x)
+        n = int(x.shape[0])
+        if not self.per_env:
+            self._batch(n)
+            try:
+                return self.module(x)
+            except RuntimeError:
+                if n == 1:
+                    raise
+                self._per_env(n)
+        return self._forward_per_env(x)
+
+    def _per_env(self, n: int) -> None:
+        import warnings
+
+        self.per_env = True
+        self._states = [{k: v.clone() for k, v in self._initial.items()} for _ in range(n)]
+        warnings.warn(f"{self.path.name}: the recurrent module does not take a batch of {n} envs with its state; "
+                      "running it one env at a time", stacklevel=3)  # fmt: skip
+
+    def _forward_per_env(self, x: Any) -> Any:
+        import torch
+
+        if self._states is None or len(self._states) != x.shape[0]:
+            self._states = [{k: v.clone().zero_() for k, v in self._initial.items()} for _ in range(x.shape[0])]
+        out = []
+        for i, state in enumerate(self._states):
+            self._set_state(state)
+            out.append(self.module(x[i : i + 1]))
+            self._states[i] = {k: v.clone() for k, v in self._state().items()}
+        return torch.cat(out, dim=0)
 
 
 # ---------------------------------------------------------------------------------------------------- metadata

@@ -126,7 +126,9 @@ class TrainEnv:
             noise = OBS_NOISE.get(term.name, 0.0) * self._noise_scale
             if noise:
                 block = obs[:, self.env.slices[term.name]]
-                block += self._rng.uniform(-noise, noise, block.shape).astype(np.float32) * abs(term.scale)
+                scale = np.abs(np.asarray(term.scale, np.float32))
+                scale = np.tile(scale, term.steps) if scale.ndim else scale
+                block += self._rng.uniform(-noise, noise, block.shape).astype(np.float32) * scale
         return TensorDict({"policy": torch.from_numpy(obs)}, batch_size=[self.num_envs])
 
     def _quantities(self, action: np.ndarray, previous: np.ndarray, terminated: np.ndarray) -> dict[str, np.ndarray]:

@@ -59,6 +59,10 @@ def _known_terms() -> str:
 # ---------------------------------------------------------------------------------------------------- terms
 
 
+MAX_HISTORY = 1000
+"""The longest observation history a term may stack (policy steps): Isaac Lab's locomotion tasks stack 3-10."""
+
+
 @dataclass(frozen=True)
 class ObsTerm:
     """One observation term, in the order the checkpoint reads them.
@@ -66,14 +70,21 @@ class ObsTerm:
     ``axis``: what the term's entries index. ``joint`` and ``body`` terms follow the articulation (their size is
     resolved from the asset; a declared ``size`` is checked then); ``none`` terms have a fixed size. ``axis`` and
     ``size`` default to the registry's (:data:`OBS_TERMS`); an unknown name is an error listing the known ones.
-    The value fed to the policy is ``clip(raw, *clip) * scale`` (Isaac Lab's order: clip, then scale).
+    The value fed to the policy is ``clip(raw, *clip) * scale`` (Isaac Lab's order: clip, then scale); ``scale`` is
+    one number or one per entry (Isaac Lab's and Unitree's per-component scales: a command scaled ``[2, 2, 0.25]``).
+    ``history_length``: how many policy steps of the term the policy reads (Isaac Lab's ``history_length``; 0: the
+    current value only), oldest first, flattened in place (``flatten_history_dim``), filled with the first value
+    after a reset. ``params``: what the term's builder reads (:attr:`KnownTerm.params`: ``gait_phase`` needs
+    ``period``). ``size`` counts the entries of one step; :meth:`resolved_size` the stacked ones.
     """
 
     name: str
     size: int | None = None
     axis: Axis | None = None
-    scale: float = 1.0
+    scale: float | tuple[float, ...] = 1.0
     clip: tuple[float, float] | None = None
+    history_length: int = 0
+    params: Mapping[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         known = OBS_TERMS.get(self.name) if isinstance(self.name, str) else None
@@ -99,14 +110,29 @@ class ObsTerm:
                 raise TaskError(f"{where}: clip low {clip[0]} is above high {clip[1]}")
         object.__setattr__(self, "axis", axis)
         object.__setattr__(self, "size", size)
-        object.__setattr__(self, "scale", _number(self.scale, f"{where}: scale"))
+        object.__setattr__(self, "scale", _scale(self.scale, size, where))
         object.__setattr__(self, "clip", clip)
+        history = _integer(self.history_length, f"{where}: history_length", 0)
+        if history > MAX_HISTORY:
+            raise TaskError(f"{where}: history_length {history} is more than {MAX_HISTORY} policy steps")
+        object.__setattr__(self, "history_length", history)
+        object.__setattr__(self, "params", _term_params(self.params, known, where))
 
-    def resolved_size(self, num_joints: int, num_bodies: int | None, action_size: int) -> int:
-        """The term's entry count on an articulation with ``num_joints`` joints and ``num_bodies`` bodies."""
+    def __hash__(self) -> int:
+        return hash((self.name, self.size, self.axis, self.scale, self.clip, self.history_length,
+                     _freeze(self.params)))  # fmt: skip
+
+    @property
+    def steps(self) -> int:
+        """Policy steps of this term the observation holds (1 without history)."""
+        return max(1, self.history_length)
+
+    def frame_size(self, num_joints: int, num_bodies: int | None, action_size: int) -> int:
+        """The term's entry count for one policy step on an articulation with ``num_joints`` joints and
+        ``num_bodies`` bodies (a per-entry scale must have as many)."""
         if self.axis == "none":
-            return int(self.size)  # type: ignore[arg-type]
-        if self.axis == "body":
+            n = int(self.size)  # type: ignore[arg-type]
+        elif self.axis == "body":
             if num_bodies is None:
                 raise TaskError(f"observation term {self.name!r} indexes bodies: pass num_bodies")
             n = num_bodies
@@ -114,39 +140,87 @@ class ObsTerm:
             n = action_size if self.name == "last_action" else num_joints
         if self.size is not None and self.size != n:
             raise TaskError(f"observation term {self.name!r} declares {self.size} entries, the articulation gives {n}")
+        if isinstance(self.scale, tuple) and len(self.scale) != n:
+            raise TaskError(f"observation term {self.name!r}: {len(self.scale)} scales for {n} entries; give one "
+                            "number, or one per entry")  # fmt: skip
         return n
 
+    def resolved_size(self, num_joints: int, num_bodies: int | None, action_size: int) -> int:
+        """The term's entry count in the observation: :meth:`frame_size` times the history it stacks."""
+        return self.frame_size(num_joints, num_bodies, action_size) * self.steps
+
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "size": self.size, "axis": self.axis, "scale": self.scale,
-                "clip": None if self.clip is None else list(self.clip)}  # fmt: skip
+        return {"name": self.name, "size": self.size, "axis": self.axis,
+                "scale": list(self.scale) if isinstance(self.scale, tuple) else self.scale,
+                "clip": None if self.clip is None else list(self.clip), "history_length": self.history_length,
+                "params": dict(self.params)}  # fmt: skip
+
+
+def _scale(value: Any, size: int | None, where: str) -> float | tuple[float, ...]:
+    """One number, or one per entry (a list; all equal collapses to the number)."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, (Sequence, int, float)) or isinstance(value, bool):
+        raise TaskError(f"{where}: scale: expected a number or a list of numbers (one per entry), got {value!r}")
+    if not isinstance(value, Sequence):
+        return _number(value, f"{where}: scale")
+    values = tuple(_number(v, f"{where}: scale[{i}]") for i, v in enumerate(value))
+    if not values:
+        raise TaskError(f"{where}: scale: an empty list; give a number or one per entry")
+    if size is not None and len(values) != size:
+        raise TaskError(f"{where}: {len(values)} scales for a term of {size} entries; give one number, or one per entry")
+    return values[0] if len(set(values)) == 1 else values
+
+
+def _term_params(value: Any, known: KnownTerm, where: str) -> Mapping[str, float]:
+    """The builder's parameters: every known one (defaults filled in), checked as numbers; an unknown or a missing
+    required one is named."""
+    if value is None:
+        value = {}
+    if not isinstance(value, Mapping):
+        raise TaskError(f"{where}: params: expected a mapping of parameters, got {value!r}")
+    unknown = sorted(set(map(str, value)) - set(known.params))
+    if unknown:
+        takes = f"takes {sorted(known.params)}" if known.params else "takes no parameters"
+        raise TaskError(f"{where}: params: unknown {unknown}; this term {takes}")
+    out = {}
+    for key, default in known.params.items():
+        given = value.get(key, default)
+        if given is None:
+            raise TaskError(f"{where}: params.{key} is required ({known.doc})")
+        out[key] = _number(given, f"{where}: params.{key}")
+    if "period" in out and out["period"] <= 0:
+        raise TaskError(f"{where}: params.period: {out['period']} s; a period is > 0 (legged_gym's humanoids: 0.8)")
+    return MappingProxyType(out)
 
 
 @dataclass(frozen=True)
 class ActionTerm:
-    """The action term. ``joint_position``: target = default (when ``use_default_offset``) + ``scale`` * action.
+    """The action term. ``joint_position``: target = ``clip(offset + scale * clip(action, ±clip_actions), *clip)``,
+    where ``offset`` is the default joint positions when ``use_default_offset`` (Isaac Lab's ``JointPositionAction``).
 
-    ``scale``: one number for every joint, or a mapping by joint name or full-match pattern (Isaac Lab's and
-    mjlab's per-joint scales; :meth:`Task.with_joint_names` expands it to one value per action joint).
-    ``joints``: the joints the action drives, by name or full-match pattern, in the task's joint order; ``None``
-    means every joint. Until :meth:`Task.with_joint_names` expands them, patterns do not say how many there are.
+    ``scale`` and ``offset``: one number for every joint, or a mapping by joint name or full-match pattern (Isaac Lab's
+    and mjlab's per-joint values; :meth:`Task.with_joint_names` expands them to one value per action joint).
+    ``clip``: ``[low, high]`` for every joint's target, or ``{joint or pattern: [low, high]}`` (Isaac Lab's
+    ``JointPositionAction.clip``, on the processed action); ``None``: none. ``clip_actions``: the bound of the raw
+    action before it is scaled (legged_gym's ``normalization.clip_actions``, the RSL-RL wrapper's ``clip_actions``);
+    the clipped action is what ``last_action`` observes. ``joints``: the joints the action drives, by name or
+    full-match pattern, in the task's joint order; ``None`` means every joint. Until :meth:`Task.with_joint_names`
+    expands them, patterns do not say how many there are.
     """
 
     kind: str = "joint_position"
     scale: float | Mapping[str, float] = 1.0
     use_default_offset: bool = True
     joints: tuple[str, ...] | None = None
+    offset: float | Mapping[str, float] = 0.0
+    clip: tuple[float, float] | Mapping[str, tuple[float, float]] | None = None
+    clip_actions: float | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in ACTION_KINDS:
             raise TaskError(f"action.kind: unknown kind {self.kind!r}; known kinds: {list(ACTION_KINDS)}")
         if not isinstance(self.use_default_offset, bool):
             raise TaskError(f"action.use_default_offset: expected true or false, got {self.use_default_offset!r}")
-        if isinstance(self.scale, Mapping):
-            scale: Any = _values(self.scale, "action.scale")
-            if not scale:
-                raise TaskError("action.scale: an empty mapping; give a number or {joint name or pattern: number}")
-        else:
-            scale = _number(self.scale, "action.scale")
+        scale = _per_joint_or_number(self.scale, "action.scale")
         if not any(scale.values() if isinstance(scale, Mapping) else (scale,)):
             raise TaskError(
                 f"action.scale: {dict(scale) if isinstance(scale, Mapping) else scale} makes every action a no-op (the "
@@ -154,26 +228,108 @@ class ActionTerm:
                 "robots: 0.25 or 0.5)"
             )
         object.__setattr__(self, "scale", scale)
+        offset = _per_joint_or_number(self.offset, "action.offset")
+        if self.use_default_offset and any(offset.values() if isinstance(offset, Mapping) else (offset,)):
+            raise TaskError(f"action.offset {dict(offset) if isinstance(offset, Mapping) else offset} with "
+                            "use_default_offset: true; the default joint positions are the offset then (Isaac Lab "
+                            "ignores offset): set use_default_offset: false to add this offset instead")  # fmt: skip
+        object.__setattr__(self, "offset", offset)
+        object.__setattr__(self, "clip", _action_clip(self.clip))
+        if self.clip_actions is not None:
+            bound = _number(self.clip_actions, "action.clip_actions")
+            if bound <= 0:
+                raise TaskError(f"action.clip_actions: {bound}; the raw-action bound is > 0 (legged_gym: 100), or null")
+            object.__setattr__(self, "clip_actions", bound)
         if self.joints is not None:
             object.__setattr__(self, "joints", _names(self.joints, "action.joints"))
 
     def __hash__(self) -> int:
-        return hash((self.kind, _freeze(self.scale), self.use_default_offset, self.joints))
+        return hash((self.kind, _freeze(self.scale), self.use_default_offset, self.joints, _freeze(self.offset),
+                     _freeze(self.clip), self.clip_actions))  # fmt: skip
 
     def scale_vector(self, joint_names: Sequence[str]) -> float | tuple[float, ...]:
         """The scale for actions over ``joint_names`` (the action's joints, in action order): the number, or one
         value per joint read from the expanded mapping by name (:meth:`Task.with_joint_names` expands it)."""
-        if not isinstance(self.scale, Mapping):
-            return self.scale
-        missing = [n for n in joint_names if n not in self.scale]
-        if missing:
-            raise TaskError(f"action.scale names no value for {missing}: expand the task for its joints first")
-        return tuple(self.scale[n] for n in joint_names)
+        return _vector(self.scale, joint_names, "action.scale")
+
+    def offset_vector(self, joint_names: Sequence[str]) -> float | tuple[float, ...]:
+        """The constant offset over ``joint_names`` (used when not ``use_default_offset``), as :meth:`scale_vector`."""
+        return _vector(self.offset, joint_names, "action.offset")
+
+    def clip_vectors(self, joint_names: Sequence[str]) -> tuple[Any, Any] | None:
+        """``(low, high)`` target bounds over ``joint_names`` (numbers, or one per joint: ±inf where a mapping names
+        none), or ``None`` without a clip."""
+        if self.clip is None:
+            return None
+        if not isinstance(self.clip, Mapping):
+            return self.clip
+        inf = float("inf")
+        return (tuple(self.clip.get(n, (-inf, inf))[0] for n in joint_names),
+                tuple(self.clip.get(n, (-inf, inf))[1] for n in joint_names))  # fmt: skip
+
+    def expanded(self, names: Sequence[str], src: str) -> ActionTerm:
+        """This term with its joints and every per-joint mapping expanded on ``names`` (the task's joint order)."""
+        action = self
+        if action.joints is not None:
+            picked = expand_joint_values(
+                dict.fromkeys(action.joints, 0.0), names, field="action.joints", source=src, require_all=False
+            )
+            action = dataclasses.replace(action, joints=tuple(picked))
+        driven = names if action.joints is None else action.joints
+        changes: dict[str, Any] = {}
+        for key in ("scale", "offset"):
+            if isinstance(getattr(action, key), Mapping):
+                changes[key] = expand_joint_values(getattr(action, key), driven, field=f"action.{key}", source=src)
+        if isinstance(action.clip, Mapping):
+            bounds = [expand_joint_values({k: v[i] for k, v in action.clip.items()}, driven, field="action.clip",
+                                          source=src, require_all=False) for i in (0, 1)]  # fmt: skip
+            changes["clip"] = {n: (bounds[0][n], bounds[1][n]) for n in bounds[0]}
+        return dataclasses.replace(action, **changes) if changes else action
 
     def to_dict(self) -> dict[str, Any]:
-        scale = dict(self.scale) if isinstance(self.scale, Mapping) else self.scale
-        return {"kind": self.kind, "scale": scale, "use_default_offset": self.use_default_offset,
-                "joints": None if self.joints is None else list(self.joints)}  # fmt: skip
+        plain = lambda v: dict(v) if isinstance(v, Mapping) else v  # noqa: E731
+        clip = self.clip
+        clip = {k: list(v) for k, v in clip.items()} if isinstance(clip, Mapping) else None if clip is None else list(clip)
+        return {"kind": self.kind, "scale": plain(self.scale), "use_default_offset": self.use_default_offset,
+                "joints": None if self.joints is None else list(self.joints), "offset": plain(self.offset),
+                "clip": clip, "clip_actions": self.clip_actions}  # fmt: skip
+
+
+def _per_joint_or_number(value: Any, where: str) -> float | Mapping[str, float]:
+    if isinstance(value, Mapping):
+        out = _values(value, where)
+        if not out:
+            raise TaskError(f"{where}: an empty mapping; give a number or {{joint name or pattern: number}}")
+        return out
+    return _number(value, where)
+
+
+def _vector(value: float | Mapping[str, float], joint_names: Sequence[str], where: str) -> float | tuple[float, ...]:
+    if not isinstance(value, Mapping):
+        return value
+    missing = [n for n in joint_names if n not in value]
+    if missing:
+        raise TaskError(f"{where} names no value for {missing}: expand the task for its joints first")
+    return tuple(value[n] for n in joint_names)
+
+
+def _bounds(value: Any, where: str) -> tuple[float, float]:
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence) or len(value) != 2:
+        raise TaskError(f"{where}: expected [low, high], got {value!r}")
+    lo, hi = _number(value[0], f"{where}[0]"), _number(value[1], f"{where}[1]")
+    if lo > hi:
+        raise TaskError(f"{where}: low {lo} is above high {hi}")
+    return lo, hi
+
+
+def _action_clip(value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, Mapping):
+        if not value:
+            raise TaskError("action.clip: an empty mapping; give [low, high], {joint or pattern: [low, high]} or null")
+        return MappingProxyType({_text(k, "action.clip key"): _bounds(v, f"action.clip[{k!r}]") for k, v in value.items()})
+    return _bounds(value, "action.clip")
 
 
 FLAT_VELOCITY_OBSERVATION: tuple[ObsTerm, ...] = tuple(
@@ -399,16 +555,7 @@ class Task:
         if self.effort_limit is not None:
             expanded["effort_limit"] = expand_joint_values(self.effort_limit, names, field="effort_limit", source=src)
         expanded["actuators"] = _expand_actuators(self.actuators, names, src)
-        action = self.action
-        if action.joints is not None:
-            picked = expand_joint_values(
-                dict.fromkeys(action.joints, 0.0), names, field="action.joints", source=src, require_all=False
-            )
-            action = dataclasses.replace(action, joints=tuple(picked))
-        if isinstance(action.scale, Mapping):
-            driven = names if action.joints is None else action.joints
-            scale = expand_joint_values(action.scale, driven, field="action.scale", source=src)
-            action = dataclasses.replace(action, scale=scale)
+        action = self.action.expanded(names, src)
         return dataclasses.replace(self, joint_names=names, action=action, **expanded)
 
     # ------------------------------------------------------------------------------------------- dict form

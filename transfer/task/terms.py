@@ -11,7 +11,7 @@ values, on purpose: it checks the builders against a second derivation).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal, Protocol
 
@@ -29,6 +29,8 @@ class TermSources(Protocol):
     command: Any
     default_joint_pos: Any
     last_action: Any
+    episode_time: Any
+    """``(num_envs,)`` seconds since each env's last reset (policy steps x policy dt)."""
 
 
 @dataclass(frozen=True)
@@ -38,8 +40,8 @@ class KnownTerm:
     axis: Axis
     size: int | None
     doc: str
-    build: Callable[[TermSources], Any]
-    """``(num_envs, size)`` values from public-order data."""
+    build: Callable[[TermSources, Mapping[str, float]], Any]
+    """``(num_envs, size)`` values from public-order data and the term's parameters."""
     isaaclab: tuple[str, ...] = ()
     """Isaac Lab observation functions (``isaaclab.envs.mdp.observations``) that compute it."""
     mjlab: tuple[str, ...] = ()
@@ -52,10 +54,21 @@ class KnownTerm:
     1e-6)."""
     components: tuple[str, ...] | None = None
     """Entry labels of a term that indexes no joint."""
+    params: Mapping[str, float | None] = field(default_factory=lambda: MappingProxyType({}))
+    """The parameters the builder reads (``ObsTerm.params``), each with its default; ``None``: required."""
 
 
-def _data(name: str) -> Callable[[TermSources], Any]:
-    return lambda src: getattr(src.art.data, name).numpy()
+def _data(name: str) -> Callable[[TermSources, Mapping[str, float]], Any]:
+    return lambda src, p: getattr(src.art.data, name).numpy()
+
+
+def gait_phase(time: Any, period: float, offset: float = 0.0) -> Any:
+    """``(n, 2)``: sin and cos of ``2 pi (time / period + offset)``, the gait clock legged_gym's and Unitree's humanoid
+    policies read (``phase = t % period / period``; ``[sin(2 pi phase), cos(2 pi phase)]``)."""
+    import numpy as np
+
+    phase = 2.0 * np.pi * (np.asarray(time, np.float64) / period + offset)
+    return np.stack([np.sin(phase), np.cos(phase)], axis=-1).astype(np.float32)
 
 
 XYZ = ("x", "y", "z")
@@ -75,13 +88,13 @@ OBS_TERMS: Mapping[str, KnownTerm] = MappingProxyType(
             isaaclab=("projected_gravity",), mjlab=("projected_gravity",), noise=0.05, components=XYZ,
         ),
         "velocity_commands": KnownTerm(
-            "none", 3, "commanded vx, vy (m/s, base frame) and yaw rate wz (rad/s)", lambda src: src.command,
+            "none", 3, "commanded vx, vy (m/s, base frame) and yaw rate wz (rad/s)", lambda src, p: src.command,
             isaaclab=("generated_commands",), mjlab=("command", "velocity_commands"), tolerance=1e-6,
             components=("vx", "vy", "wz"),
         ),
         "joint_pos_rel": KnownTerm(
             "joint", None, "joint position minus the default joint position",
-            lambda src: src.art.data.joint_pos.numpy() - src.default_joint_pos,
+            lambda src, p: src.art.data.joint_pos.numpy() - src.default_joint_pos,
             isaaclab=("joint_pos_rel",), mjlab=("joint_pos", "joint_pos_rel"), noise=0.01,
         ),
         "joint_vel_rel": KnownTerm(
@@ -90,13 +103,19 @@ OBS_TERMS: Mapping[str, KnownTerm] = MappingProxyType(
         ),
         "last_action": KnownTerm(
             "joint", None, "the previous raw action (action-sized: the action term's joints)",
-            lambda src: src.last_action, isaaclab=("last_action",), mjlab=("actions", "last_action"), tolerance=1e-6,
+            lambda src, p: src.last_action, isaaclab=("last_action",), mjlab=("actions", "last_action"), tolerance=1e-6,
         ),
         "joint_pos": KnownTerm(
             "joint", None, "joint position (absolute, rad or m)", _data("joint_pos"), isaaclab=("joint_pos",)
         ),
         "joint_vel": KnownTerm(
             "joint", None, "joint velocity (absolute)", _data("joint_vel"), isaaclab=("joint_vel",)
+        ),
+        "gait_phase": KnownTerm(
+            "none", 2, "gait clock: sin and cos of 2 pi (t / period + offset), t the time since the env's reset (s)",
+            lambda src, p: gait_phase(src.episode_time, p["period"], p["offset"]),
+            isaaclab=("gait_phase",), mjlab=("gait_phase", "phase"), tolerance=1e-5, components=("sin", "cos"),
+            params=MappingProxyType({"period": None, "offset": 0.0}),
         ),
     }
 )  # fmt: skip

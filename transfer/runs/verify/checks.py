@@ -202,28 +202,62 @@ def _sample_states(envs: Mapping[str, Any], order: Sequence[str], action_joints:
     return _States(joint_pos, joint_vel, pose, f32(vel), f32(command), last)
 
 
-def _expected(task: Any, st: _States, order: Sequence[str], action_joints: Sequence[str], gravity) -> dict:
-    """Each term's value computed from the named state (float64), in the checkpoint's order; clip and scale applied."""
+def _joint_block(values: Mapping[str, np.ndarray], names: Sequence[str]) -> np.ndarray:
+    return np.column_stack([values[n] for n in names]).astype(np.float64)
+
+
+REFERENCES: Mapping[str, Any] = {
+    "base_lin_vel": lambda r: r.to_body(r.st.root_velocity[:, :3]),
+    "base_ang_vel": lambda r: r.to_body(r.st.root_velocity[:, 3:]),
+    "projected_gravity": lambda r: r.to_body(np.broadcast_to(np.asarray(r.gravity, np.float64), (len(r.st.command), 3))),
+    "velocity_commands": lambda r: r.st.command.astype(np.float64),
+    "joint_pos_rel": lambda r: _joint_block(r.st.joint_pos, r.order) - r.default,
+    "joint_vel_rel": lambda r: _joint_block(r.st.joint_vel, r.order),
+    "last_action": lambda r: _joint_block(r.st.last_action, r.action_joints),
+    "joint_pos": lambda r: _joint_block(r.st.joint_pos, r.order),
+    "joint_vel": lambda r: _joint_block(r.st.joint_vel, r.order),
+    "gait_phase": lambda r: np.column_stack([
+        np.sin(2 * math.pi * (r.time / r.params["period"] + r.params["offset"])),
+        np.cos(2 * math.pi * (r.time / r.params["period"] + r.params["offset"])),
+    ]),
+}  # fmt: skip
+"""Verify's own derivation of every observation term from the named state written (independent of the builders of
+:data:`~transfer.task.terms.OBS_TERMS`; a test holds the two tables to the same names)."""
+
+
+@dataclass
+class _Reference:
+    """What a reference reads: the named states, the orders, the defaults, gravity, the episode time, the params."""
+
+    st: _States
+    order: Sequence[str]
+    action_joints: Sequence[str]
+    default: np.ndarray
+    gravity: Any
+    time: np.ndarray
+    rot_t: np.ndarray
+    params: Mapping[str, float]
+
+    def to_body(self, v: Any) -> np.ndarray:
+        return np.einsum("nij,nj->ni", self.rot_t, np.asarray(v, np.float64))
+
+
+def _expected(task: Any, st: _States, order: Sequence[str], action_joints: Sequence[str], gravity,
+              time: float = 0.0) -> dict:  # fmt: skip
+    """Each term's value computed from the named state (float64), in the checkpoint's order; clip, scale and history
+    applied (a written state fills a term's whole history with its value)."""
     rot_t = np.transpose(_rotation(st.root_pose[:, 3:]), (0, 2, 1))
-    to_body = lambda v: np.einsum("nij,nj->ni", rot_t, np.asarray(v, np.float64))  # noqa: E731
     default = np.array([task.default_joint_pos.get(n, 0.0) for n in order])
-    raw = {
-        "base_lin_vel": to_body(st.root_velocity[:, :3]),
-        "base_ang_vel": to_body(st.root_velocity[:, 3:]),
-        "projected_gravity": to_body(np.broadcast_to(np.asarray(gravity, np.float64), st.root_velocity[:, :3].shape)),
-        "velocity_commands": st.command.astype(np.float64),
-        "joint_pos_rel": np.column_stack([st.joint_pos[n] for n in order]).astype(np.float64) - default,
-        "joint_vel_rel": np.column_stack([st.joint_vel[n] for n in order]).astype(np.float64),
-        "last_action": np.column_stack([st.last_action[n] for n in action_joints]).astype(np.float64),
-    }
+    times = np.full(len(st.command), float(time))
     out = {}
     for term in task.observation:
-        if term.name not in raw:
-            continue
-        value = raw[term.name]
+        reference = REFERENCES.get(term.name)
+        if reference is None:
+            raise ValueError(f"verify has no reference for the observation term {term.name!r}: add one to REFERENCES")
+        value = reference(_Reference(st, order, action_joints, default, gravity, times, rot_t, term.params))
         if term.clip is not None:
             value = np.clip(value, *term.clip)
-        out[term.name] = value * term.scale
+        out[term.name] = np.tile(value * np.asarray(term.scale, np.float64), (1, term.steps))
     return out
 
 
@@ -237,10 +271,14 @@ def _largest(diff: np.ndarray, labels: Sequence[str]) -> Largest:
 
 def _labels(term: Any, order: Sequence[str], action_joints: Sequence[str], start: int, stop: int) -> list[str]:
     if term.name == "last_action":
-        return list(action_joints)
-    if term.axis == "joint":
-        return list(order)
-    return list(COMPONENTS.get(term.name, [str(i) for i in range(stop - start)]))
+        labels = list(action_joints)
+    elif term.axis == "joint":
+        labels = list(order)
+    else:
+        labels = list(COMPONENTS.get(term.name, [str(i) for i in range((stop - start) // term.steps)]))
+    if term.steps == 1:
+        return labels
+    return [f"{label} (t-{k})" if k else f"{label} (t)" for k in range(term.steps - 1, -1, -1) for label in labels]
 
 
 def _compare(
@@ -261,13 +299,13 @@ def _compare(
             ).copy())  # fmt: skip
         obs[b] = np.concatenate(rows, axis=0)
     gravity = getattr(envs[BACKENDS[0]].art.backend, "gravity_dir", (0.0, 0.0, -1.0))
-    expected = _expected(task, st, order, action_joints, gravity)
+    expected = _expected(task, st, order, action_joints, gravity, float(envs[BACKENDS[0]].episode_time[0]))
     checks = []
     (a, b), slices = BACKENDS, {t["name"]: (t["start"], t["stop"]) for t in sizes.terms}
     for term in task.observation:
         start, stop = slices[term.name]
         labels = _labels(term, order, action_joints, start, stop)
-        tol = tolerances.get(term.name, DEFAULT_TOLERANCE) * (abs(term.scale) or 1.0)
+        tol = tolerances.get(term.name, DEFAULT_TOLERANCE) * (float(np.max(np.abs(term.scale))) or 1.0)
         across = _largest(np.abs(obs[a][:, start:stop] - obs[b][:, start:stop]), labels)
         ref = expected.get(term.name)
         from_ref = {
