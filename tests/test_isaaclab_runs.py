@@ -567,19 +567,41 @@ def test_patterns_gains_scales_and_limits_are_expanded_the_isaac_lab_way(tmp_pat
     assert task.observation_size(12) == 3 * 4 + 12 * 2 + 8
 
 
+def test_histories_per_entry_scales_offsets_and_clips_map_as_isaac_lab_applies_them(tmp_path, anymal):
+    env = isaaclab_env()
+    env = _with(env, "observations.policy.base_ang_vel.history_length", 3)
+    env = _with(env, "observations.policy.velocity_commands.scale", (2.0, 2.0, 0.25))
+    env = _with(env, "actions.joint_pos.use_default_offset", False)
+    env = _with(env, "actions.joint_pos.offset", {".*HAA": 0.1, ".*(HFE|KFE)": -0.2})
+    env = _with(env, "actions.joint_pos.clip", {".*": (-1.5, 1.5)})
+    task = _task(tmp_path, env, anymal)
+    terms = {t.name: t for t in task.observation}
+    assert terms["base_ang_vel"].history_length == 3 and terms["base_lin_vel"].history_length == 0
+    assert terms["velocity_commands"].scale == (2.0, 2.0, 0.25)
+    assert task.observation_size(12) == 48 + 2 * 3
+    assert not task.action.use_default_offset and task.action.offset["LF_HAA"] == 0.1
+    expanded = task.with_joint_names(task.joint_names).action
+    assert expanded.offset["RH_KFE"] == -0.2 and expanded.clip["LH_HFE"] == (-1.5, 1.5)
+    # a group's history_length overrides every term's (ObservationGroupCfg)
+    grouped = _task(tmp_path / "g", _with(env, "observations.policy.history_length", 5), anymal)
+    assert {t.history_length for t in grouped.observation} == {5} and grouped.observation_size(12) == 5 * 48
+    unflat = _with(env, "observations.policy.base_ang_vel.flatten_history_dim", False)
+    with pytest.raises(IsaacLabError, match="base_ang_vel.flatten_history_dim is false"):
+        _task(tmp_path / "u", unflat, anymal)
+
+
 @pytest.mark.parametrize(
     ("path", "value", "match"),
     [
-        ("observations.policy.base_lin_vel.history_length", 3, "history"),
-        ("observations.policy.history_length", 5, "history"),
-        ("observations.policy.base_lin_vel.scale", (1.0, 2.0, 3.0), "per-entry scale"),
+        ("observations.policy.base_lin_vel.history_length", -1, "history_length"),
+        ("observations.policy.base_lin_vel.scale", (1.0, 2.0), "2 scales for a term of 3 entries"),
         (
             "actions.joint_pos.class_type",
             "isaaclab.envs.mdp.actions.joint_actions:RelativeJointPositionAction",
             "RelativeJointPositionAction",
         ),
-        ("actions.joint_pos.offset", 0.1, "offset"),
-        ("actions.joint_pos.clip", {".*": (-1.0, 1.0)}, "clip"),
+        ("actions.joint_pos.clip", (-1.0, 1.0), "clip"),
+        ("actions.joint_pos.clip", {".*": (1.0, -1.0)}, "clip"),
         ("scene.robot.actuators.legs.class_type", "isaaclab.actuators.actuator_net:ActuatorNetLSTM", "ActuatorNetLSTM"),
         ("scene.robot.init_state.joint_vel", {".*": 0.5}, "joint_vel"),
         ("observations.policy.joint_pos.params", {"asset_cfg": _entity(joint_names=[".*HAA"])}, "subset"),

@@ -402,10 +402,15 @@ class PolicyEnv:
         self.last_action[ids] = 0.0
         self.episode_steps[ids] = 0
         self._observation.reset(sel)
-        self._fresh = True
         if env_ids is None:
             self.steps = 0
+            self._fresh = True
+        elif not self._fresh:  # the others keep this step's observation; the reset envs' is computed anew
+            self._observation.push(self._frames(), env_ids=ids)
         return self.observe()
+
+    def _frames(self) -> dict[str, np.ndarray]:
+        return {term.name: OBS_TERMS[term.name].build(self, term.params) for term in self.task.observation}
 
     @property
     def episode_time(self) -> np.ndarray:
@@ -417,8 +422,7 @@ class PolicyEnv:
         changed: after a reset, a step or a written state; calling it again returns the same values, so a term's
         history takes one entry per policy step)."""
         if self._fresh:
-            frames = {term.name: OBS_TERMS[term.name].build(self, term.params) for term in self.task.observation}
-            self._observation.push(frames)
+            self._observation.push(self._frames())
             self._fresh = False
         return self._observation.values
 

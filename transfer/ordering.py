@@ -4,7 +4,10 @@ A *convention* names the order a backend lists joints (DoFs) and bodies in:
 
 - ``physx``: PhysX (ovphysx) order, breadth-first from the root PhysX elects;
 - ``mjwarp``: Newton / MuJoCo-Warp order, depth-first (``ModelBuilder.add_usd`` + ``ArticulationView``);
-- ``robot_schema``: the order authored on the asset by ``isaac:physics:robotJoints`` / ``robotLinks``.
+- ``robot_schema``: the order authored on the asset by ``isaac:physics:robotJoints`` / ``robotLinks``;
+- ``mujoco``: MuJoCo's order of the robot's MJCF (depth-first in document order), the order of MuJoCo, mjlab and
+  Isaac Gym / legged_gym policies; read from the MJCF file (:func:`transfer.assets.mjcf.mjcf_joint_names`), which
+  a converted USD does not keep, so the input layer turns it into the explicit list of names.
 
 An ordering is either a convention, an explicit sequence of names, or ``None`` (the backend's own order).
 """
@@ -33,6 +36,7 @@ class OrderingConvention(str, Enum):
     PHYSX = "physx"
     MJWARP = "mjwarp"
     ROBOT_SCHEMA = "robot_schema"
+    MUJOCO = "mujoco"
 
     def __str__(self) -> str:  # "physx", not "OrderingConvention.PHYSX"
         return self.value

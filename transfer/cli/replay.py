@@ -27,7 +27,7 @@ class Replay:
     target: Annotated[Literal["physx", "newton"], tyro.conf.arg(metavar="{physx,newton}")]
     """The backend to run on."""
     source: Annotated[str | None, tyro.conf.arg(metavar="CONVENTION"), ORDER] = None
-    """The checkpoint's joint order: physx, mjwarp, robot_schema, or a file listing its joint names (default: the
+    """The checkpoint's joint order: physx, mjwarp, robot_schema, mujoco (the MJCF's), or a file listing its joint names (default: the
     checkpoint's metadata, the config's, or a run folder's training engine)."""
     config: Annotated[Path | None, tyro.conf.arg(metavar="FILE.yaml"), CONFIG] = None
     """Task file (presets/tasks/*.yaml) or Newton policy YAML: observation, action, defaults and gains by name."""

@@ -28,7 +28,7 @@ class Verify:
     """TorchScript (.pt), ONNX (.onnx), RSL-RL training checkpoint (model_<iter>.pt), or an Isaac Lab run folder
     (params/env.yaml gives the task, the training engine's joint order and the asset path; docs/isaaclab.md)."""
     source: Annotated[str | None, tyro.conf.arg(metavar="CONVENTION"), ORDER] = None
-    """The checkpoint's joint order: physx, mjwarp, robot_schema, or a file listing its joint names (default: the
+    """The checkpoint's joint order: physx, mjwarp, robot_schema, mujoco (the MJCF's), or a file listing its joint names (default: the
     checkpoint's metadata, the config's, or a run folder's training engine)."""
     config: Annotated[Path | None, tyro.conf.arg(metavar="FILE.yaml"), CONFIG] = None
     """Task file (presets/tasks/*.yaml) or Newton policy YAML: observation, action, defaults and gains by name."""

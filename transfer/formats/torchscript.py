@@ -121,7 +121,7 @@ class TorchScriptPolicy(Policy):
             for i in ids:
                 self._states[i] = {n: t.zero_() for n, t in self._states[i].items()}
             return
-        for name, tensor in self._state().items():
+        for tensor in self._state().values():
             if env_ids is None:
                 tensor.zero_()
             else:

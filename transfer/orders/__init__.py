@@ -141,6 +141,12 @@ def _resolve(g: ArticulationGraph, parsed) -> ResolvedOrder:
                 "the asset prim or the articulation root). Use physx, mjwarp or an explicit list instead."
             )
         return order
+    if parsed is OrderingConvention.MUJOCO:
+        raise OrderingError(
+            f"The mujoco order is the one MuJoCo gives the robot's MJCF file, which a USD file ({g.source or g.root}) "
+            "does not keep: give the MJCF (--asset robot.xml; transfer.assets.mjcf.mjcf_joint_names reads it), or "
+            "an explicit list of names."
+        )
     return _explicit(g, parsed)
 
 

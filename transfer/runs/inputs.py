@@ -77,7 +77,7 @@ def parse_source(source: str | Sequence[str] | None) -> Any:
         return parse_ordering(source)
     except ValueError:
         raise ReplayError(
-            f"--source {source!r}: not a convention (physx, mjwarp, robot_schema) and not a file listing joint names"
+            f"--source {source!r}: not a convention (physx, mjwarp, robot_schema, mujoco) and not a file listing joint names"
         ) from None
 
 
@@ -111,8 +111,9 @@ def resolve_inputs(
     ``source``) and the asset path come from the run's ``env.yaml`` (docs/isaaclab.md).
     """
     from transfer.formats import load_policy
-    from transfer.task import load_task
+    from transfer.task.deploy import DeployConfig
     from transfer.task.isaaclab import find_run
+    from transfer.task.readers import read_config
 
     if find_run(checkpoint) is not None and (config is None or Path(checkpoint).is_dir()):
         return _inputs_from_run(checkpoint, source, config, asset)
@@ -126,13 +127,16 @@ def resolve_inputs(
             "policy YAML describing the checkpoint's observation, action and defaults; or store them in the "
             "checkpoint once: transfer convert CHECKPOINT --source X --to X --config FILE.yaml --asset ROBOT.usd -o OUT."
         )
-    task = load_task(config)
+    found = read_config(config)
     parsed = parse_source(source)
+    if isinstance(found, DeployConfig):
+        return _inputs_from_deploy(policy, found, parsed, asset)
+    task = found
     if parsed is None and task.convention is not None:
         parsed = parse_ordering(task.convention)
     if parsed is None:
         raise ReplayError(
-            f"--source is needed: the joint order of {Path(checkpoint).name} (physx, mjwarp, robot_schema, or a file "
+            f"--source is needed: the joint order of {Path(checkpoint).name} (physx, mjwarp, robot_schema, mujoco, or a file "
             f"listing its joint names); {config} does not say."
         )
     if isinstance(parsed, OrderingConvention):
@@ -143,7 +147,54 @@ def resolve_inputs(
     if asset is None and task.asset is None:
         raise ReplayError(f"--asset is needed: {config} names no asset for the robot (a USD, MJCF or URDF file)")
     path, source_file = robot_asset(asset if asset is not None else task.asset)
-    return Inputs(policy, task, path, parsed, label, source_file)
+    return Inputs(policy, task, path, checkpoint_order(parsed, source_file), label, source_file)
+
+
+def checkpoint_order(parsed: Any, source_file: Path | None) -> Any:
+    """The order the floors below take for the checkpoint's ``parsed`` order: as it is, except ``mujoco``, which is
+    read from the robot's MJCF file (a converted USD does not keep it) into the explicit list of its names."""
+    if parsed is not OrderingConvention.MUJOCO:
+        return parsed
+    from transfer.assets.mjcf import mjcf_joint_names
+    from transfer.assets.sources import source_format
+
+    if source_file is None or source_format(source_file) != "mjcf":
+        given = "a USD file" if source_file is None else f"{source_file.name} (URDF)"
+        raise ReplayError(
+            f"--source mujoco is the joint order MuJoCo gives the robot's MJCF, and the robot is {given}: pass "
+            "--asset with the MJCF (.xml) the policy was trained on, or --source with a file listing the joint names"
+        )
+    return mjcf_joint_names(source_file)
+
+
+def _inputs_from_deploy(policy: Any, config: Any, parsed: Any, asset: Any) -> Inputs:
+    """:func:`resolve_inputs` for a deploy config (:mod:`transfer.task.deploy`): the robot is ``--asset`` (or the
+    config's ``xml_path``), the policy's order ``--source`` (legged_gym's: the MJCF's, ``mujoco``), and the task the
+    config's values put on the joint names of that order."""
+    from transfer.orders import resolve_ordering
+
+    where = config.path
+    given = asset if asset is not None else config.asset
+    if given is None:
+        raise ReplayError(f"--asset is needed: {where} names no robot file (the robot's USD, MJCF or URDF)")
+    path, source_file = robot_asset(given)
+    if parsed is None and config.kind == "legged_gym":
+        parsed = OrderingConvention.MUJOCO  # Isaac Gym's order of the URDF, which the MJCF repeats
+    if parsed is None:
+        raise ReplayError(
+            f"--source is needed: {where.name} lists its values in the policy's joint order without naming it: physx "
+            "for an Isaac Lab-trained policy (unitree_rl_lab), mujoco for mjlab (unitree_rl_mjlab, with the MJCF as "
+            "--asset), or a file listing the joint names"
+        )
+    order = checkpoint_order(parsed, source_file)
+    names = resolve_ordering(path, order).joints
+    task = config.task(names)
+    if isinstance(parsed, OrderingConvention):
+        task = dataclasses.replace(task, joint_names=None, convention=parsed.value)
+        if parsed is OrderingConvention.MUJOCO:
+            task = dataclasses.replace(task, joint_names=names, convention=None)
+    label = parsed.value if isinstance(parsed, OrderingConvention) else "explicit list"
+    return Inputs(policy, task, path, order, label, source_file)
 
 
 def _inputs_from_run(path: str | Path, source: Any, config: Any, asset: Any) -> Inputs:

@@ -57,19 +57,24 @@ class ObservationBuffer:
         scale = self._scale[term.name]
         return value if scale is None else value * scale
 
-    def push(self, values: Mapping[str, Any]) -> np.ndarray:
-        """Append one step (``{term name: (num_envs, frame size)}``, raw) and return the observation."""
-        empty = self._empty
+    def push(self, values: Mapping[str, Any], env_ids: Sequence[int] | np.ndarray | None = None) -> np.ndarray:
+        """Append one step (``{term name: (num_envs, frame size)}``, raw) and return the observation. ``env_ids``:
+        only these envs take the step (the others keep theirs: a reset within a policy step, as Isaac Lab computes
+        the reset envs' observation once more)."""
+        rows = slice(None) if env_ids is None else np.asarray(env_ids, np.int64)
+        empty = self._empty.copy()
+        if env_ids is not None:
+            empty[np.setdiff1d(np.arange(self.num_envs), rows)] = False
         for term in self.terms:
             value = self.process(term, values[term.name])
             history = self._history.get(term.name)
             if history is None:
-                self.values[:, self.slices[term.name]] = value
+                self.values[rows, self.slices[term.name]] = value[rows]
                 continue
-            history[:, :-1] = history[:, 1:]
-            history[:, -1] = value
+            history[rows, :-1] = history[rows, 1:]
+            history[rows, -1] = value[rows]
             if empty.any():
                 history[empty] = value[empty][:, None, :]
-            self.values[:, self.slices[term.name]] = history.reshape(self.num_envs, -1)
-        empty[:] = False
+            self.values[rows, self.slices[term.name]] = history[rows].reshape(len(history[rows]), -1)
+        self._empty[rows] = False
         return self.values

@@ -11,7 +11,7 @@ checkpoint metadata) produce the same value.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -20,12 +20,14 @@ from transfer.assets import PACKAGE_ASSETS, package_hint, resolve_asset
 from transfer.errors import read_yaml_mapping
 from transfer.ordering import native_engine
 from transfer.task._checks import TaskError, _names, _number
+from transfer.task.deploy import LEGGED_GYM_KEYS, UNITREE_KEYS, DeployConfig, is_deploy_config, read_deploy_config
 from transfer.task.model import FLAT_VELOCITY_OBSERVATION, TASK_FORMAT, ActionTerm, Task
 
 __all__ = [
     "ISAACLAB_LEGGED_SETTINGS",
     "NEWTON_POLICY_FIELDS",
     "load_task",
+    "read_config",
     "read_newton_policy_yaml",
     "read_task_yaml",
     "resolve_asset",
@@ -82,15 +84,31 @@ def load_task(path: str | Path) -> Task:
             names the file and the field).
     """
     path = Path(path)
+    found = read_config(path)
+    if isinstance(found, DeployConfig):
+        raise TaskError(
+            f"{path}: a {found.kind} deploy config lists its values by position in the policy's joint order, which it "
+            "does not name: give it to replay, verify or convert with the checkpoint and --source (and --asset)"
+        )
+    return found
+
+
+def read_config(path: str | Path, roots: Sequence[str | Path] = ()) -> Task | DeployConfig:
+    """:func:`load_task`, with the deploy configs (:mod:`transfer.task.deploy`) read as :class:`DeployConfig`: a
+    task once the policy's joint names are known. ``roots``: folders ``{LEGGED_GYM_ROOT_DIR}`` may stand for."""
+    path = Path(path)
     data = _read_yaml(path)
     if "format" in data:
         return read_task_yaml(path, data)
     if "mjw_joint_names" in data or "physx_joint_names" in data:
         return read_newton_policy_yaml(path, data)
+    if is_deploy_config(data):
+        return read_deploy_config(path, data, roots)
     raise TaskError(
         f"{path}: not a task file this version reads. Expected the project's task YAML (first key "
         f"`format: {TASK_FORMAT}`; see presets/tasks/README.md) or Newton's policy YAML (keys mjw_joint_names, "
-        f"physx_joint_names, mjw_joint_pos, action_scale, num_dofs); found keys {sorted(map(str, data))}."
+        f"physx_joint_names, mjw_joint_pos, action_scale, num_dofs), Unitree's deploy.yaml ({', '.join(UNITREE_KEYS)}) or "
+        f"a legged_gym deploy_mujoco config ({', '.join(LEGGED_GYM_KEYS)}); found keys {sorted(map(str, data))}."
     )
 
 

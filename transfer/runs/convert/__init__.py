@@ -177,7 +177,7 @@ def _convert_run(path: Any, to: Any, *, out: Any, source: Any, config: Any, asse
     out = check_output(checkpoint, out, force=force, format=inputs.policy.format)
     parsed, parsed_to = inputs.source, _parse_to(to)
     if parsed_to is None:
-        raise ConvertError("--to is needed: the joint order to convert to (physx, mjwarp, robot_schema, or names)")
+        raise ConvertError("--to is needed: the joint order to convert to (physx, mjwarp, robot_schema, mujoco, or names)")
     src_order, to_order = resolve_ordering(inputs.asset, parsed), resolve_ordering(inputs.asset, parsed_to)
     task = inputs.task
     try:
@@ -230,7 +230,7 @@ def _orders(checkpoint: Path, meta: Mapping[str, Any] | None, task: Task, source
 
     parsed_to = _parse_to(to)
     if parsed_to is None:
-        raise ConvertError("--to is needed: the joint order to convert to (physx, mjwarp, robot_schema, or names)")
+        raise ConvertError("--to is needed: the joint order to convert to (physx, mjwarp, robot_schema, mujoco, or names)")
     parsed = parse_source(source if source is None or isinstance(source, str) else list(source))
     if parsed is None and meta is not None:
         parsed = _metadata_order(meta)
@@ -238,7 +238,7 @@ def _orders(checkpoint: Path, meta: Mapping[str, Any] | None, task: Task, source
         parsed = OrderingConvention(task.convention)
     if parsed is None:
         raise ConvertError(
-            f"--source is needed: the joint order {checkpoint.name} was trained in (physx, mjwarp, robot_schema, or "
+            f"--source is needed: the joint order {checkpoint.name} was trained in (physx, mjwarp, robot_schema, mujoco, or "
             "a file listing its joint names)"
         )
     return parsed, parsed_to

@@ -30,7 +30,7 @@ What is read (everything else in the file is ignored):
   Newton branch ``sim.newton_cfg``) and a MuJoCo-Warp solver means Newton, ``mjwarp`` joint order; a PhysX
   physics config (or Isaac Lab 2's ``sim.physx``) means PhysX, ``physx`` order;
 - ``params/agent.yaml``: ``experiment_name`` (the task's name), the actor's ``activation`` (RSL-RL checkpoints),
-  ``clip_actions`` (refused when set) and ``obs_groups`` (the actor must read the ``policy`` group).
+  ``clip_actions`` (the raw-action bound, kept as the action term's ``clip_actions``) and ``obs_groups`` (the actor must read the ``policy`` group).
 
 Layout: :mod:`~transfer.task.isaaclab.yaml_safe` (the safe loader), :mod:`~transfer.task.isaaclab.run` (the
 folder, its checkpoint, the training engine), :mod:`~transfer.task.isaaclab.terms` (observation and action terms)

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from transfer.task._checks import TaskError
 from transfer.task.isaaclab.run import AGENT_YAML, IsaacLabRun, _robot
 from transfer.task.isaaclab.terms import (
     _action,
@@ -200,6 +201,7 @@ def isaaclab_task(
     action_key, action = _action(env, names, where)
     observation = _observation(env, names, action_key, where, notes)
     _agent_checks(run)
+    action = _clip_actions(run, action)
     sim = env.get("sim") or {}
     dt, decimation = _timing(env, sim, where)
     physx, self_collisions = _articulation_props(robot, where)
@@ -310,14 +312,23 @@ def _replay_command(env: Mapping[str, Any], observation: Sequence[Any]) -> tuple
     return command
 
 
+def _clip_actions(run: IsaacLabRun, action: Any) -> Any:
+    """The action term with the RSL-RL wrapper's ``clip_actions`` (agent.yaml): the raw actions were clipped to
+    ``±clip_actions`` before the environment saw them (``RslRlVecEnvWrapper``)."""
+    import dataclasses
+
+    bound = (run.agent or {}).get("clip_actions")
+    if bound is None:
+        return action
+    try:
+        return dataclasses.replace(action, clip_actions=bound)
+    except TaskError as exc:
+        raise IsaacLabError(f"{run.folder / AGENT_YAML}: clip_actions: {exc}") from None
+
+
 def _agent_checks(run: IsaacLabRun) -> None:
     agent = run.agent or {}
     where = str(run.folder / AGENT_YAML)
-    if agent.get("clip_actions") is not None:
-        raise IsaacLabError(
-            f"{where}: clip_actions is {agent['clip_actions']}: the RSL-RL wrapper clipped the actions during "
-            "training; clipped actions are not supported at replay"
-        )
     groups = agent.get("obs_groups")
     if isinstance(groups, Mapping):
         actor = groups.get("actor", groups.get("policy"))

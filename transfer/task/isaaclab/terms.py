@@ -13,14 +13,15 @@ from transfer.task._checks import TaskError
 from transfer.task.isaaclab.yaml_safe import IsaacLabError
 from transfer.task.model import ActionTerm, ObsTerm
 from transfer.task.names import expand_joint_values as _expand_joint_values
-from transfer.task.terms import isaaclab_names
+from transfer.task.terms import OBS_TERMS, isaaclab_names
 
 OBSERVATION_FUNCS: Mapping[str, str] = isaaclab_names()
 """Isaac Lab observation functions (``isaaclab.envs.mdp.observations``) -> the task's observation term (the
 ``isaaclab`` names of :data:`transfer.task.terms.OBS_TERMS`)."""
 
-_FUNC_MODULES = ("isaaclab.", "isaaclab_tasks.", "omni.isaac.lab.", "omni.isaac.lab_tasks.")
-"""Modules whose functions of those names are Isaac Lab's own (the task modules re-export them)."""
+_FUNC_MODULES = ("isaaclab.", "isaaclab_tasks.", "omni.isaac.lab.", "omni.isaac.lab_tasks.", "unitree_rl_lab.")
+"""Modules whose functions of those names are Isaac Lab's own (the task modules re-export them; unitree_rl_lab's
+``mdp`` re-exports Isaac Lab's and adds ``gait_phase``)."""
 
 _JOINT_ACTIONS = {
     "JointPositionToLimitsAction": "scales the action to the joint limits",
@@ -92,11 +93,9 @@ def _observation(env: Mapping[str, Any], names: Sequence[str], action_name: str,
     if group.get("concatenate_terms") is False:
         raise IsaacLabError(f"{where}: observations.policy.concatenate_terms is false: the actor reads one "
                             "concatenated vector")  # fmt: skip
-    if (group.get("history_length") or 0) > 1:
-        raise IsaacLabError(
-            f"{where}: observations.policy.history_length is {group['history_length']}: stacked observation "
-            "history is not supported at replay yet"
-        )
+    group_history = group.get("history_length")  # overrides every term's (Isaac Lab's ObservationGroupCfg)
+    if group_history is not None:
+        _history(group_history, group.get("flatten_history_dim", True), f"{where}: observations.policy")
     terms: list[ObsTerm] = []
     noisy = False
     commands = env.get("commands") if isinstance(env.get("commands"), Mapping) else {}
@@ -119,20 +118,25 @@ def _observation(env: Mapping[str, Any], names: Sequence[str], action_name: str,
             )
         params = cfg.get("params") if isinstance(cfg.get("params"), Mapping) else {}
         _check_params(term, params, names, action_name, commands, f"{where}: {at}")
-        history = cfg.get("history_length") or 0
-        if history > 1:
-            raise IsaacLabError(f"{where}: {at}.history_length is {history}: observation history is not supported "
-                                "at replay yet")  # fmt: skip
+        if group_history is not None:
+            history = _history(group_history, group.get("flatten_history_dim", True), f"{where}: observations.policy")
+        else:
+            history = _history(cfg.get("history_length") or 0, cfg.get("flatten_history_dim", True), f"{where}: {at}")
         if cfg.get("modifiers"):
             raise IsaacLabError(f"{where}: {at}.modifiers: observation modifiers are not supported at replay")
         noisy |= cfg.get("noise") is not None
-        terms.append(
-            ObsTerm(
-                term,
-                scale=_scale(cfg.get("scale"), f"{where}: {at}.scale"),
-                clip=_clip(cfg.get("clip"), f"{where}: {at}.clip"),
+        try:
+            terms.append(
+                ObsTerm(
+                    term,
+                    scale=_scale(cfg.get("scale"), f"{where}: {at}.scale"),
+                    clip=_clip(cfg.get("clip"), f"{where}: {at}.clip"),
+                    history_length=history,
+                    params={k: params[k] for k in OBS_TERMS[term].params if k in params},
+                )
             )
-        )
+        except TaskError as exc:
+            raise IsaacLabError(f"{where}: {at}: {exc}") from None
     if not terms:
         raise IsaacLabError(f"{where}: observations.policy has no terms")
     if noisy:
@@ -140,14 +144,22 @@ def _observation(env: Mapping[str, Any], names: Sequence[str], action_name: str,
     return tuple(terms)
 
 
-def _scale(value: Any, where: str) -> float:
+def _history(length: Any, flatten: Any, where: str) -> int:
+    """A ``history_length`` (0: none) whose history is flattened into the term (``flatten_history_dim``)."""
+    if isinstance(length, bool) or not isinstance(length, int) or length < 0:
+        raise IsaacLabError(f"{where}.history_length: expected a whole number >= 0, got {length!r}")
+    if length > 0 and flatten is False:
+        raise IsaacLabError(f"{where}.flatten_history_dim is false: the history stays a separate axis, which a policy "
+                            "reading one flat vector cannot take")  # fmt: skip
+    return length
+
+
+def _scale(value: Any, where: str) -> float | tuple[float, ...]:
+    """One scale, or one per entry (a list: Isaac Lab's per-component ``scale``)."""
     if value is None:
         return 1.0
     if isinstance(value, (list, tuple)):
-        values = {_number(v, where) for v in value}
-        if len(values) != 1:
-            raise IsaacLabError(f"{where}: a per-entry scale {list(value)} is not supported; only one scale per term")
-        return values.pop()
+        return tuple(_number(v, f"{where}[{i}]") for i, v in enumerate(value))
     return _number(value, where)
 
 
@@ -217,17 +229,23 @@ def _action(env: Mapping[str, Any], names: Sequence[str], where: str) -> tuple[s
     per_joint = _per_joint(cfg.get("scale", 1.0), joints, f"{at}.scale")
     scales = set(per_joint.values())
     scale: float | dict[str, float] = scales.pop() if len(scales) == 1 else dict(per_joint)
-    offsets = set(_per_joint(cfg.get("offset", 0.0), joints, f"{at}.offset").values())
-    if offsets != {0.0}:
-        raise IsaacLabError(f"{where}: {at}.offset {sorted(offsets)}: a constant offset is not supported (only the "
-                            "default joint positions, use_default_offset)")  # fmt: skip
-    if cfg.get("clip") is not None:
-        raise IsaacLabError(f"{where}: {at}.clip: clipped actions are not supported at replay")
     use_default = cfg.get("use_default_offset", True)
     if not isinstance(use_default, bool):
         raise IsaacLabError(f"{where}: {at}.use_default_offset: expected true or false, got {use_default!r}")
-    action = ActionTerm(
-        kind="joint_position", scale=scale, use_default_offset=use_default,
-        joints=None if joints == list(names) else tuple(joints),
-    )  # fmt: skip
+    offset: Any = 0.0
+    if not use_default:  # Isaac Lab ignores offset when the defaults are the offset
+        per = _per_joint(cfg.get("offset", 0.0), joints, f"{at}.offset")
+        offset = per[joints[0]] if len(set(per.values())) == 1 else per
+    clip = cfg.get("clip")
+    if clip is not None:
+        if not isinstance(clip, Mapping):
+            raise IsaacLabError(f"{where}: {at}.clip: expected {{joint pattern: (low, high)}} or null, got {clip!r}")
+        clip = {str(k): _clip(v, f"{where}: {at}.clip[{k!r}]") for k, v in clip.items()}
+    try:
+        action = ActionTerm(
+            kind="joint_position", scale=scale, use_default_offset=use_default,
+            joints=None if joints == list(names) else tuple(joints), offset=offset, clip=clip,
+        )  # fmt: skip
+    except TaskError as exc:
+        raise IsaacLabError(f"{where}: {at}: {exc}") from None
     return key, action

@@ -1,0 +1,96 @@
+"""The joint order MuJoCo gives an MJCF model, from the file alone (no MuJoCo, no conversion).
+
+MuJoCo numbers bodies depth-first in document order (``<frame>`` elements are transparent; ``<include>`` files are
+spliced in where they stand, relative to the main file's folder) and joints body by body, each body's in document
+order. Free joints (``<freejoint>``, ``type="free"``) carry the floating base and are no articulation joint here;
+a ball joint has three DoFs (``name:0``, ``name:1``, ``name:2``, as both engines spell them). Joint types inherited
+from ``<default>`` classes are followed (``class``, ``childclass``). This is the order MuJoCo, mjlab and Isaac Gym /
+legged_gym policies read their joint vectors in (legged_gym lists the URDF's, which its MJCF repeats).
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from transfer.assets.sources import AssetError, _parse
+from transfer.ordering import dof_names
+
+__all__ = ["mjcf_joint_names"]
+
+_UNSUPPORTED = ("replicate", "attach")
+
+
+def _expand(path: Path, base: Path, seen: tuple[Path, ...]) -> ET.Element:
+    root = _parse(path)
+    for parent in list(root.iter()):
+        for i, child in enumerate(list(parent)):
+            if child.tag != "include":
+                continue
+            text = child.get("file") or ""
+            target = (base / text).resolve()
+            if not target.is_file():
+                raise AssetError(f"{path}: <include file={text!r}> names {target}, which does not exist")
+            if target in seen:
+                raise AssetError(f"{path}: <include file={text!r}> includes itself")
+            parent.remove(child)
+            for k, sub in enumerate(list(_expand(target, base, (*seen, target)))):
+                parent.insert(i + k, sub)
+    return root
+
+
+def _default_types(root: ET.Element) -> dict[str, str]:
+    """Joint type per default class (a class inherits its parent's)."""
+    out: dict[str, str] = {}
+
+    def walk(node: ET.Element, inherited: str) -> None:
+        for d in node.findall("default"):
+            joint = d.find("joint")
+            kind = joint.get("type", inherited) if joint is not None else inherited
+            out[d.get("class", "main")] = kind
+            walk(d, kind)
+
+    for top in root.findall("default"):
+        joint = top.find("joint")
+        kind = joint.get("type", "hinge") if joint is not None else "hinge"
+        out[top.get("class", "main")] = kind
+        walk(top, kind)
+    return out
+
+
+def mjcf_joint_names(path: str | Path) -> tuple[str, ...]:
+    """The DoF names of the MJCF model at ``path`` in MuJoCo's order (free joints left out).
+
+    Raises:
+        AssetError: not an MJCF file, an include that is missing, a joint without a name, or ``<replicate>`` /
+            ``<attach>`` (their expansion is MuJoCo's to do: compile the model and list ``mj_id2name`` instead).
+    """
+    path = Path(path).resolve()
+    root = _expand(path, path.parent, (path,))
+    if root.tag != "mujoco":
+        raise AssetError(f"{path}: the root element is <{root.tag}>, not <mujoco>: not an MJCF file")
+    types = _default_types(root)
+    names: list[str] = []
+
+    def visit(body: ET.Element, cls: str) -> None:
+        cls = body.get("childclass", cls)
+        for child in body:
+            if child.tag in _UNSUPPORTED:
+                raise AssetError(f"{path}: <{child.tag}> in body {body.get('name')!r}: its joint order is MuJoCo's to "
+                                 "compute; list the joint names in a file and pass it as --source")  # fmt: skip
+            if child.tag == "freejoint":
+                continue
+            if child.tag == "joint":
+                kind = child.get("type") or types.get(child.get("class", cls), "hinge")
+                if kind == "free":
+                    continue
+                name = child.get("name")
+                if not name:
+                    raise AssetError(f"{path}: a {kind} joint in body {body.get('name')!r} has no name; name it")
+                names.extend(dof_names(name, 3 if kind == "ball" else 1))
+            elif child.tag in ("body", "frame"):
+                visit(child, cls)
+
+    for world in root.findall("worldbody"):
+        visit(world, "main")
+    return tuple(names)
