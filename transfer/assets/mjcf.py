@@ -1,8 +1,8 @@
 """The joint order MuJoCo gives an MJCF model, from the file alone (no MuJoCo, no conversion).
 
 MuJoCo numbers bodies depth-first in document order (``<frame>`` elements are transparent; ``<include>`` files are
-spliced in where they stand, relative to the main file's folder) and joints body by body, each body's in document
-order. Free joints (``<freejoint>``, ``type="free"``) carry the floating base and are no articulation joint here;
+spliced in where they stand, relative to the main file's folder) and joints body by body (a body's own joints, in
+document order, before any of its children's, wherever they stand among its elements). Free joints (``<freejoint>``, ``type="free"``) carry the floating base and are no articulation joint here;
 a ball joint has three DoFs (``name:0``, ``name:1``, ``name:2``, as both engines spell them). Joint types inherited
 from ``<default>`` classes are followed (``class``, ``childclass``). This is the order MuJoCo, mjlab and Isaac Gym /
 legged_gym policies read their joint vectors in (legged_gym lists the URDF's, which its MJCF repeats).
@@ -73,14 +73,12 @@ def mjcf_joint_names(path: str | Path) -> tuple[str, ...]:
     names: list[str] = []
 
     def visit(body: ET.Element, cls: str) -> None:
+        """The body's own joints first (document order), then its child bodies' (frames are transparent)."""
         cls = body.get("childclass", cls)
-        for child in body:
-            if child.tag in _UNSUPPORTED:
-                raise AssetError(f"{path}: <{child.tag}> in body {body.get('name')!r}: its joint order is MuJoCo's to "
-                                 "compute; list the joint names in a file and pass it as --source")  # fmt: skip
-            if child.tag == "freejoint":
-                continue
-            if child.tag == "joint":
+        if body.tag == "body":
+            for child in body:
+                if child.tag != "joint":
+                    continue
                 kind = child.get("type") or types.get(child.get("class", cls), "hinge")
                 if kind == "free":
                     continue
@@ -88,7 +86,11 @@ def mjcf_joint_names(path: str | Path) -> tuple[str, ...]:
                 if not name:
                     raise AssetError(f"{path}: a {kind} joint in body {body.get('name')!r} has no name; name it")
                 names.extend(dof_names(name, 3 if kind == "ball" else 1))
-            elif child.tag in ("body", "frame"):
+        for child in body:
+            if child.tag in _UNSUPPORTED:
+                raise AssetError(f"{path}: <{child.tag}> in body {body.get('name')!r}: its joint order is MuJoCo's to "
+                                 "compute; list the joint names in a file and pass it as --source")  # fmt: skip
+            if child.tag in ("body", "frame"):
                 visit(child, cls)
 
     for world in root.findall("worldbody"):

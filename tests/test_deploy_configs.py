@@ -1,0 +1,313 @@
+"""The deploy configs robot projects ship (issue 28), written here in their projects' exact layouts.
+
+- Unitree's ``deploy.yaml`` as ``unitree_rl_lab``'s ``export_deploy_cfg`` writes it (``yaml.dump(cfg,
+  default_flow_style=None, sort_keys=False)`` of ``joint_ids_map``, ``step_dt``, ``stiffness`` / ``damping`` in the
+  SDK's motor order, ``default_joint_pos``, ``commands``, ``actions.JointPositionAction``, ``observations``), and
+  the hand-kept layout of ``unitree_rl_mjlab`` (trailing commas, integer gains);
+- unitree_rl_gym's ``deploy/deploy_mujoco/configs/g1.yaml`` (``{LEGGED_GYM_ROOT_DIR}`` placeholders, the gait
+  clock) and their Go2's (``lin_vel_scale``);
+- the MuJoCo order of an MJCF file (``mjcf_joint_names``) against MuJoCo's own compiled model, on generated trees.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from transfer.assets.mjcf import mjcf_joint_names
+from transfer.task import TaskError, load_task
+from transfer.task.deploy import DeployConfig
+from transfer.task.readers import read_config
+
+GO2_ISAACLAB = ["FL_hip_joint", "FR_hip_joint", "RL_hip_joint", "RR_hip_joint", "FL_thigh_joint", "FR_thigh_joint",
+                "RL_thigh_joint", "RR_thigh_joint", "FL_calf_joint", "FR_calf_joint", "RL_calf_joint",
+                "RR_calf_joint"]  # fmt: skip
+GO2_SDK = ["FR_hip_joint", "FR_thigh_joint", "FR_calf_joint", "FL_hip_joint", "FL_thigh_joint", "FL_calf_joint",
+           "RR_hip_joint", "RR_thigh_joint", "RR_calf_joint", "RL_hip_joint", "RL_thigh_joint", "RL_calf_joint"]  # fmt: skip
+
+
+def export_deploy_cfg(folder: Path, joint_names, sdk_names, *, history: int = 1, clip=None, kp=None) -> Path:
+    """A ``params/deploy.yaml`` as unitree_rl_lab's exporter writes it for a velocity task on ``joint_names`` (the
+    policy's order), with every key in its order and its value rounded to 3 significant digits."""
+    ids = [sdk_names.index(n) for n in joint_names]  # resolve_matching_names(joint_names, sdk, preserve_order)
+    n = len(joint_names)
+    stiffness = np.zeros(len(sdk_names))
+    stiffness[ids] = kp if kp is not None else [25.0] * n
+    default = [0.1, -0.1, 0.1, -0.1, 0.8, 0.8, 1.0, 1.0, -1.5, -1.5, -1.5, -1.5][:n]
+    term = lambda dim, scale=1.0, params=None: {"params": params or {}, "clip": None if clip is None else list(clip),  # noqa: E731
+                                                "scale": [scale] * dim, "history_length": history}  # fmt: skip
+    cfg = {
+        "joint_ids_map": ids,
+        "step_dt": 0.02,
+        "stiffness": stiffness.tolist(),
+        "damping": [0.5] * len(sdk_names),
+        "default_joint_pos": default,
+        "commands": {"base_velocity": {"ranges": {"lin_vel_x": [-1.0, 1.0], "lin_vel_y": [-0.4, 0.4],
+                                                  "ang_vel_z": [-1.0, 1.0], "heading": None}}},  # fmt: skip
+        "actions": {"JointPositionAction": {"clip": [[-100.0, 100.0]] * n, "joint_names": [".*"], "scale": [0.25] * n,
+                                            "offset": default, "joint_ids": None}},  # fmt: skip
+        "observations": {
+            "base_ang_vel": term(3, 0.2), "projected_gravity": term(3),
+            "velocity_commands": term(3, params={"command_name": "base_velocity"}),
+            "joint_pos_rel": term(n), "joint_vel_rel": term(n, 0.05), "last_action": term(n),
+        },  # fmt: skip
+    }
+    path = folder / "params" / "deploy.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.dump(cfg, default_flow_style=None, sort_keys=False))
+    return path
+
+
+def test_unitree_deploy_yaml_maps_the_sdk_gains_onto_the_policys_joints(tmp_path):
+    kp = [20.0 + i for i in range(12)]
+    path = export_deploy_cfg(tmp_path / "go2", GO2_ISAACLAB, GO2_SDK, history=5, clip=(-100, 100), kp=kp)
+    config = read_config(path)
+    assert isinstance(config, DeployConfig) and config.kind == "unitree" and config.num_joints == 12
+    task = config.task(GO2_ISAACLAB)
+    assert [task.stiffness[n] for n in GO2_ISAACLAB] == kp  # SDK slot joint_ids_map[i] holds policy joint i's gain
+    assert task.default_joint_pos["FR_hip_joint"] == -0.1 and task.default_joint_pos["RR_calf_joint"] == -1.5
+    assert (task.sim_dt, task.decimation, task.command) == (0.005, 4, (1.0, 0.0, 0.0))
+    terms = {t.name: t for t in task.observation}
+    assert [t.name for t in task.observation][:3] == ["base_ang_vel", "projected_gravity", "velocity_commands"]
+    assert terms["base_ang_vel"].scale == 0.2 and terms["joint_vel_rel"].scale == 0.05
+    assert {t.history_length for t in task.observation} == {5} and terms["last_action"].clip == (-100.0, 100.0)
+    assert task.observation_size(12) == 5 * (9 + 36)
+    action = task.action
+    assert not action.use_default_offset and action.offset["RL_thigh_joint"] == 1.0 and action.scale["FL_hip_joint"] == 0.25
+    assert action.clip["RR_calf_joint"] == (-100.0, 100.0)
+    once = config.task(GO2_ISAACLAB[::-1])  # another order: the same lists land on other joints
+    assert once.default_joint_pos["RR_calf_joint"] == 0.1
+    with pytest.raises(TaskError, match="lists 12 joints .* the robot has 11"):
+        config.task(GO2_ISAACLAB[:11])
+
+
+def test_unitree_mjlab_layout_reads_and_history_1_is_none(tmp_path):
+    """unitree_rl_mjlab's Go2 file, kept by hand: flow lists with trailing commas, integer gains, history 1."""
+    text = textwrap.dedent("""\
+        joint_ids_map: [3,4,5,0,1,2,9,10,11,6,7,8,]
+        step_dt: 0.02
+        stiffness: [20, 20, 40, 20, 20, 40, 20, 20, 40, 20, 20, 40]
+        damping:   [ 1,  1,  2,  1,  1,  2,  1,  1,  2,  1,  1,  2]
+        default_joint_pos: [-0.1,0.9,-1.8, 0.1,0.9,-1.8, -0.1,0.9,-1.8, 0.1,0.9,-1.8]
+
+        commands:
+          base_velocity:
+            ranges:
+              lin_vel_x: [-0.5, 1.0]
+              lin_vel_y: [-0.5, 0.5]
+              ang_vel_z: [-1.0, 1.0]
+              heading: null
+        actions:
+          JointPositionAction:
+            clip: null
+            joint_names: [.*]
+            scale: [0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5]
+            offset: [-0.1,0.9,-1.8, 0.1,0.9,-1.8, -0.1,0.9,-1.8, 0.1,0.9,-1.8]
+            joint_ids: null
+        observations:
+          base_ang_vel:
+            params: {}
+            clip: null
+            scale: [1.0, 1.0, 1.0]
+            history_length: 1
+          projected_gravity:
+            params: {}
+            clip: null
+            scale: [1.0, 1.0, 1.0]
+            history_length: 1
+          velocity_commands:
+            params: { command_name: base_velocity }
+            clip: null
+            scale: [ 1.0, 1.0, 1.0 ]
+            history_length: 1
+          joint_pos_rel:
+            params: {}
+            clip: null
+            scale: [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]
+            history_length: 1
+          joint_vel_rel:
+            params: {}
+            clip: null
+            scale: [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]
+            history_length: 1
+          last_action:
+            params: {}
+            clip: null
+            scale: [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]
+            history_length: 1
+        """)  # fmt: skip
+    (tmp_path / "deploy.yaml").write_text(text)
+    mjcf = [f"{leg}_{part}_joint" for leg in ("FL", "FR", "RL", "RR") for part in ("hip", "thigh", "calf")]
+    task = read_config(tmp_path / "deploy.yaml").task(mjcf)
+    assert task.stiffness["FL_calf_joint"] == 40.0 and task.stiffness["FR_hip_joint"] == 20.0
+    assert all(t.history_length == 0 for t in task.observation) and task.observation_size(12) == 45
+    assert task.command == (1.0, 0.0, 0.0) and task.action.clip is None
+
+
+@pytest.mark.parametrize(
+    ("edit", "match"),
+    [
+        (lambda c: c["observations"].update(keyboard_velocity_commands={"params": {}, "scale": [1.0] * 3}),
+         "unknown observation term 'keyboard_velocity_commands'"),
+        (lambda c: c["observations"]["base_ang_vel"].update(scale=[1.0, 2.0]), "2 scales for a term of 3 entries"),
+        (lambda c: c.update(actions={"JointVelocityAction": {}}), "JointPositionAction only"),
+        (lambda c: c["observations"].update(use_gym_history=True), "use_gym_history"),
+        (lambda c: c.update(step_dt=0.0123), "step_dt"),
+        (lambda c: c["actions"]["JointPositionAction"].update(scale=[0.25] * 5), r"actions.JointPositionAction.scale: 5"),
+        (lambda c: c.update(joint_ids_map=[0, 0, 1]), "names a motor twice"),
+    ],
+)  # fmt: skip
+def test_what_a_deploy_yaml_says_that_does_not_map_is_named(tmp_path, edit, match):
+    path = export_deploy_cfg(tmp_path, GO2_ISAACLAB, GO2_SDK)
+    cfg = yaml.safe_load(path.read_text())
+    edit(cfg)
+    path.write_text(yaml.dump(cfg, sort_keys=False))
+    with pytest.raises(TaskError, match=match) as err:
+        read_config(path).task(GO2_ISAACLAB)
+    assert str(path) in str(err.value)
+
+
+G1_YAML = """\
+#
+policy_path: "{LEGGED_GYM_ROOT_DIR}/deploy/pre_train/g1/motion.pt"
+xml_path: "{LEGGED_GYM_ROOT_DIR}/resources/robots/g1_description/scene.xml"
+
+# Total simulation time
+simulation_duration: 60.0
+# Simulation time step
+simulation_dt: 0.002
+# Controller update frequency (meets the requirement of simulation_dt * controll_decimation=0.02; 50Hz)
+control_decimation: 10
+
+kps: [100, 100, 100, 150, 40, 40, 100, 100, 100, 150, 40, 40]
+kds: [2, 2, 2, 4, 2, 2, 2, 2, 2, 4, 2, 2]
+
+default_angles: [-0.1,  0.0,  0.0,  0.3, -0.2, 0.0,
+                  -0.1,  0.0,  0.0,  0.3, -0.2, 0.0]
+
+ang_vel_scale: 0.25
+dof_pos_scale: 1.0
+dof_vel_scale: 0.05
+action_scale: 0.25
+cmd_scale: [2.0, 2.0, 0.25]
+num_actions: 12
+num_obs: 47
+
+cmd_init: [0.5, 0, 0]
+"""
+G1_LEGS = [f"{side}_{j}_joint" for side in ("left", "right")
+           for j in ("hip_pitch", "hip_roll", "hip_yaw", "knee", "ankle_pitch", "ankle_roll")]  # fmt: skip
+
+
+def legged_gym_tree(root: Path, config: str = G1_YAML, name: str = "g1") -> Path:
+    """unitree_rl_gym's folders: the config in deploy/deploy_mujoco/configs/, the robot in resources/robots/."""
+    robot = root / "resources/robots/g1_description"
+    robot.mkdir(parents=True)
+    (robot / "scene.xml").write_text("<mujoco><worldbody/></mujoco>")
+    cfg = root / "deploy/deploy_mujoco/configs" / f"{name}.yaml"
+    cfg.parent.mkdir(parents=True)
+    cfg.write_text(config)
+    return cfg
+
+
+def test_legged_gym_config_with_its_gait_clock_and_placeholders(tmp_path, monkeypatch):
+    monkeypatch.delenv("LEGGED_GYM_ROOT_DIR", raising=False)
+    cfg = legged_gym_tree(tmp_path / "unitree_rl_gym")
+    config = read_config(cfg)
+    assert config.kind == "legged_gym" and config.trained_on == "physx"
+    assert config.asset == (tmp_path / "unitree_rl_gym/resources/robots/g1_description/scene.xml").resolve()
+    task = config.task(G1_LEGS)
+    assert [t.name for t in task.observation] == ["base_ang_vel", "projected_gravity", "velocity_commands",
+                                                  "joint_pos_rel", "joint_vel_rel", "last_action", "gait_phase"]  # fmt: skip
+    terms = {t.name: t for t in task.observation}
+    assert terms["velocity_commands"].scale == (2.0, 2.0, 0.25) and terms["gait_phase"].params["period"] == 0.8
+    assert task.observation_size(12) == 47 and (task.sim_dt, task.decimation) == (0.002, 10)
+    assert task.stiffness["left_knee_joint"] == 150.0 and task.default_joint_pos["right_knee_joint"] == 0.3
+    assert task.command == (0.5, 0.0, 0.0) and task.actuators[0].model == "ideal_pd"
+    assert task.trained_on == "physx" and task.action.scale == 0.25 and task.action.use_default_offset
+
+
+def test_legged_gym_go2_puts_the_base_velocity_first_and_a_wrong_num_obs_is_named(tmp_path, monkeypatch):
+    monkeypatch.delenv("LEGGED_GYM_ROOT_DIR", raising=False)
+    go2 = G1_YAML.replace("ang_vel_scale: 0.25", "lin_vel_scale: 2.0\nang_vel_scale: 0.25").replace("47", "48")
+    task = read_config(legged_gym_tree(tmp_path / "a", go2, "go2")).task(G1_LEGS)
+    assert task.observation[0].name == "base_lin_vel" and task.observation[0].scale == 2.0
+    assert task.observation_size(12) == 48 and "gait_phase" not in {t.name for t in task.observation}
+    with pytest.raises(TaskError, match="num_obs: 50.*holds 45 entries.*or 47 with the gait clock"):
+        read_config(legged_gym_tree(tmp_path / "b", G1_YAML.replace("47", "50"))).task(G1_LEGS)
+
+
+def test_a_placeholder_no_folder_stands_for_is_refused_naming_it(tmp_path, monkeypatch):
+    monkeypatch.delenv("LEGGED_GYM_ROOT_DIR", raising=False)
+    cfg = tmp_path / "g1.yaml"
+    cfg.write_text(G1_YAML)
+    with pytest.raises(TaskError, match=r"xml_path: .*\{LEGGED_GYM_ROOT_DIR\}.*LEGGED_GYM_ROOT_DIR") as err:
+        read_config(cfg)
+    assert str(cfg) in str(err.value)
+    legged_gym_tree(tmp_path / "elsewhere")
+    monkeypatch.setenv("LEGGED_GYM_ROOT_DIR", str(tmp_path / "elsewhere"))
+    assert read_config(cfg).asset.name == "scene.xml"
+    with pytest.raises(TaskError, match="deploy config lists its values by position"):
+        load_task(cfg)
+
+
+# ---------------------------------------------------------------------------------------------------- MuJoCo's order
+
+
+@st.composite
+def mjcf_trees(draw):
+    """An MJCF body tree: bodies with hinge, slide and ball joints (some typed by a default class), frames, an
+    include, and a free base; every element in random document order."""
+    counter = iter(range(1000))
+
+    def body(depth: int) -> str:
+        k = next(counter)
+        parts = []
+        ball = draw(st.integers(0, 5)) == 0  # MuJoCo takes a ball joint alone in its body
+        for j in range(1 if ball else draw(st.integers(0, 2))):
+            kind = "ball" if ball else draw(st.sampled_from(["hinge", "slide", "class"]))
+            attr = 'class="slider"' if kind == "class" else f'type="{kind}"'
+            axis = "" if kind == "ball" else ' axis="0 0 1"'
+            parts.append(f'<joint name="j{k}_{j}" {attr}{axis}/>')
+        parts.append('<geom type="sphere" size="0.05" mass="0.1"/>')
+        if depth < 3:
+            for _ in range(draw(st.integers(0, 2))):
+                child = body(depth + 1)
+                parts.append(f"<frame>{child}</frame>" if draw(st.booleans()) else child)
+        draw(st.randoms()).shuffle(parts)
+        return f'<body name="b{k}" pos="0 0 0.1">{"".join(parts)}</body>'
+
+    roots = [body(0) for _ in range(draw(st.integers(1, 2)))]
+    return roots, draw(st.booleans())
+
+
+@settings(max_examples=30, deadline=None)
+@given(mjcf_trees())
+def test_mjcf_joint_names_are_mujocos_own_order(tmp_path_factory, tree):
+    mujoco = pytest.importorskip("mujoco")
+    roots, include = tree
+    folder = tmp_path_factory.mktemp("mjcf")
+    base = f'<body name="base"><freejoint name="root"/><geom type="box" size=".1 .1 .1"/>{roots[0]}</body>'
+    rest = "".join(roots[1:])
+    if include and rest:
+        (folder / "part.xml").write_text(f"<mujoco>{rest}</mujoco>")  # its children stand where the include does
+        rest = '<include file="part.xml"/>'
+    xml = (f'<mujoco><default><default class="slider"><joint type="slide"/></default></default>'
+           f"<worldbody>{base}{rest}</worldbody></mujoco>")  # fmt: skip
+    path = folder / "robot.xml"
+    path.write_text(xml)
+    model = mujoco.MjModel.from_xml_path(str(path))
+    expected = []
+    for j in range(model.njnt):
+        name = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_JOINT, j)
+        kind = model.jnt_type[j]
+        if kind == mujoco.mjtJoint.mjJNT_FREE:
+            continue
+        expected += [f"{name}:{i}" for i in range(3)] if kind == mujoco.mjtJoint.mjJNT_BALL else [name]
+    assert list(mjcf_joint_names(path)) == expected
