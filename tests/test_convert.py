@@ -394,3 +394,46 @@ def test_a_moved_asset_needs_asset_and_only_then(anymal, converted_pt, tmp_path)
         resolve_inputs(moved)
     inputs = resolve_inputs(moved, asset=anymal["asset"])
     assert inputs.asset == anymal["asset"] and inputs.task.joint_names == tuple(anymal["physx"])
+
+
+def test_onnx_external_data_is_found_beside_the_model_from_any_folder(tmp_path, monkeypatch):
+    """``policy.onnx`` + ``policy.onnx.data`` (onnx's ``save_as_external_data``): loaded and converted from another
+    current folder; data that is missing, or that points outside the model's folder, is refused naming the tensor."""
+    import onnx
+
+    from transfer.policy import PolicyError
+
+    task = Task(name="t", observation=(ObsTerm("projected_gravity"), ObsTerm("joint_pos_rel")),
+                action=ActionTerm(scale=0.5), default_joint_pos={".*": 0.1})  # fmt: skip
+    names, target = ["j0", "j1", "j2"], ["j2", "j0", "j1"]
+    rng = np.random.default_rng(0)
+    layers = random_mlp(rng, [task.observation_size(3), 4, 3])
+    model_dir = tmp_path / "model"
+    model_dir.mkdir()
+    inline = onnx_mlp(tmp_path / "inline.onnx", layers)
+    src = model_dir / "policy.onnx"
+    onnx.save(onnx.load(str(inline)), str(src), save_as_external_data=True, all_tensors_to_one_file=True,
+              location="policy.onnx.data", size_threshold=0)  # fmt: skip
+    stored = onnx.load(str(src), load_external_data=False).graph.initializer
+    assert (model_dir / "policy.onnx.data").is_file() and all(t.data_location == onnx.TensorProto.EXTERNAL for t in stored)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    x = rng.standard_normal((2, task.observation_size(3))).astype(np.float32)
+    np.testing.assert_allclose(load_policy(src)(x), load_policy(inline)(x), atol=1e-6)
+    out = tmp_path / "out" / "there.onnx"
+    out.parent.mkdir()
+    reorder_checkpoint(src, out, Reorder.from_names(task, names, target), build_metadata(task, target))
+    assert read_metadata(out)["joint_names"] == target
+    (model_dir / "policy.onnx.data").rename(model_dir / "moved.data")
+    with pytest.raises(PolicyError, match=r"keeps its data in 'policy.onnx.data', which is not beside the model"):
+        load_policy(src)
+    outside = onnx.load(str(src), load_external_data=False)
+    for tensor in outside.graph.initializer:
+        for entry in tensor.external_data:
+            if entry.key == "location":
+                entry.value = "../secrets.data"
+    (tmp_path / "secrets.data").write_bytes(b"x")
+    onnx.save(outside, str(model_dir / "escape.onnx"))
+    with pytest.raises(PolicyError, match="outside the model's folder"):
+        load_policy(model_dir / "escape.onnx")

@@ -117,11 +117,13 @@ def test_round_trip_through_mjlab_strings(perm, defaults, scale):
     ("change", "match"),
     [
         ({"observation_names": ISAACLAB_LAYOUT[:-1] + ["height_scan"]}, r"'height_scan' has no transfer equivalent"),
-        ({"observation_terms_history_length": [0] * 6 + [3]}, r"'actions' stacks a history of 3"),
+        ({"observation_terms_history_length": [0] * 6 + [2.5]}, r"'actions': history length 2.5"),
+        ({"observation_terms_history_length": [0] * 6 + [3], "observation_terms_flatten_history_dim": [True] * 6 + [False]},
+         r"'actions' keeps its 3-step history as a separate axis"),
         ({"default_joint_pos": ANYMAL_DEFAULTS[:11]}, r"default_joint_pos has 11 numbers for 12 joint_names"),
         ({"action_scale": [0.5] * 5}, r"action_scale has 5 numbers for 12 joint_names"),
         ({"observation_terms_scale": [1.0] * 3}, r"observation_terms_scale has 3 entries for 7"),
-        ({"observation_terms_scale": [1.0] * 6 + [[1.0, 2.0]]}, r"per-entry scale"),
+        ({"observation_terms_scale": [1.0] * 3 + [[1.0, 2.0]] + [1.0] * 3}, r"'command': .*2 scales for a term of 3"),
         ({"joint_stiffness": ["x"] * 12}, r"joint_stiffness: 'x' is not a number"),
         ({"joint_names": ANYMAL_MJW[:11] + ["LF_HAA"]}, r"lists a joint twice"),
     ],
@@ -130,6 +132,20 @@ def test_bad_metadata_is_refused_naming_the_key(change, match):
     meta = {**mjlab_metadata(ANYMAL_MJW, ANYMAL_DEFAULTS), **change}
     with pytest.raises(MjlabError, match=match):
         mjlab_task(write_props(meta), source="policy.onnx")
+
+
+def test_histories_and_per_entry_scales_as_mjlab_writes_them():
+    """PR #903's exporter: history lengths and flags as numbers with three decimals (True -> 1.000), a per-entry
+    scale as a bracketed list."""
+    n = len(ISAACLAB_LAYOUT)
+    meta = mjlab_metadata(ANYMAL_MJW, ANYMAL_DEFAULTS, observation_terms_history_length=[5] * n,
+                          observation_terms_scale=[1.0] * 3 + [[2.0, 2.0, 0.25]] + [1.0] * 3)  # fmt: skip
+    props = write_props(meta)
+    assert props["observation_terms_flatten_history_dim"].startswith("1.000,")
+    assert props["observation_terms_history_length"].startswith("5.000,")
+    task = mjlab_task(props)
+    assert {t.history_length for t in task.observation} == {5} and task.observation_size(12) == 5 * 48
+    assert task.observation[3].name == "velocity_commands" and task.observation[3].scale == (2.0, 2.0, 0.25)
 
 
 def test_missing_keys_are_named():

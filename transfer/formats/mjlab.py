@@ -133,7 +133,7 @@ def read_props(props: Mapping[str, str], where: str = "mjlab metadata") -> dict[
         elif key == "run_path":
             out[key] = text
         elif key == "observation_terms_flatten_history_dim":
-            out[key] = [t.strip().lower() in ("true", "1") for t in _split(text)]
+            out[key] = [_flag(t, at) for t in _split(text)]  # mjlab writes a bool as a number: 1.000
         elif key == "action_scale":
             items = _split(text)
             out[key] = _number(items[0], at) if len(items) == 1 else [_number(t, at) for t in items]
@@ -142,11 +142,16 @@ def read_props(props: Mapping[str, str], where: str = "mjlab metadata") -> dict[
     return out
 
 
+def _flag(text: str, where: str) -> bool:
+    word = text.strip().lower()
+    if word in ("true", "false"):
+        return word == "true"
+    return _number(word, where) != 0.0
+
+
 def _csv(values: Sequence[Any]) -> str:
     def one(v: Any) -> str:
-        if isinstance(v, bool):
-            return str(v)
-        if isinstance(v, (int, float)):
+        if isinstance(v, (int, float)):  # a bool too, as mjlab's list_to_csv_str writes it (True -> 1.000)
             return f"{v:.3f}"
         if isinstance(v, (list, tuple)):
             return "[" + ", ".join(one(x) for x in v) + "]"
@@ -172,26 +177,28 @@ def _per_term(parsed: Mapping[str, Any], key: str, count: int, default: Any, whe
     return list(values)
 
 
-def _term(name: str, scale: Any, clip: Any, history: Any, where: str) -> ObsTerm:
+def _term(name: str, scale: Any, clip: Any, history: Any, flatten: Any, where: str) -> ObsTerm:
     ours = MJLAB_TERMS.get(name)
     if ours is None:
         raise MjlabError(
             f"{where}: observation term {name!r} has no transfer equivalent; known mjlab terms: {sorted(MJLAB_TERMS)}. "
             "Replay it with a task file (--config) that describes the observation with transfer's terms."
         )
-    if isinstance(history, list) or (history or 0) > 0:
-        raise MjlabError(f"{where}: observation term {name!r} stacks a history of {history} steps; transfer replays "
-                         "single-step observations only")  # fmt: skip
-    if isinstance(scale, list):
-        if len(set(scale)) != 1:
-            raise MjlabError(f"{where}: observation term {name!r} has a per-entry scale {scale}; transfer supports "
-                             "one scale per term")  # fmt: skip
-        scale = scale[0]
+    steps = history or 0
+    if isinstance(steps, list) or not float(steps).is_integer() or steps < 0:
+        raise MjlabError(f"{where}: observation term {name!r}: history length {history!r} is not a whole number")
+    if steps > 0 and flatten is False:
+        raise MjlabError(f"{where}: observation term {name!r} keeps its {int(steps)}-step history as a separate axis "
+                         "(flatten_history_dim false); a policy reading one flat vector cannot take it")  # fmt: skip
     low, high = clip if isinstance(clip, list) and len(clip) == 2 else (None, None)
     if clip is not None and low is None:
         raise MjlabError(f"{where}: observation term {name!r}: clip {clip!r} is not [low, high]")
     bounded = clip is not None and (math.isfinite(low) or math.isfinite(high))
-    return ObsTerm(ours, scale=float(scale), clip=(low, high) if bounded else None)
+    try:
+        return ObsTerm(ours, scale=tuple(scale) if isinstance(scale, list) else float(scale),
+                       clip=(low, high) if bounded else None, history_length=int(steps))  # fmt: skip
+    except TaskError as exc:
+        raise MjlabError(f"{where}: observation term {name!r}: {exc}") from None
 
 
 def _by_joint(parsed: Mapping[str, Any], key: str, joints: Sequence[str], where: str) -> dict[str, float]:
@@ -216,12 +223,13 @@ def mjlab_task(props: Mapping[str, str], *, source: str = "mjlab metadata") -> T
         raise MjlabError(f"{source}: joint_names lists a joint twice: {joints}")
     names = parsed["observation_names"]
     terms = [
-        _term(name, scale, clip, history, source)
-        for name, scale, clip, history in zip(
+        _term(name, scale, clip, history, flatten, source)
+        for name, scale, clip, history, flatten in zip(
             names,
             _per_term(parsed, "observation_terms_scale", len(names), 1.0, source),
             _per_term(parsed, "observation_terms_clip", len(names), None, source),
             _per_term(parsed, "observation_terms_history_length", len(names), 0, source),
+            _per_term(parsed, "observation_terms_flatten_history_dim", len(names), True, source),
             strict=True,
         )
     ]
