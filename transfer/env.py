@@ -24,21 +24,26 @@ from transfer.task import Task
 from transfer.task.observation import ObservationBuffer
 from transfer.task.terms import OBS_TERMS
 
-__all__ = ["EXPLICIT_EFFORT_LIMIT", "PERTURBATIONS", "Measure", "Perturbation", "PolicyEnv", "fallen", "training_base"]
+__all__ = ["EXPLICIT_EFFORT_LIMIT", "FALL_CAUSES", "PERTURBATIONS", "Measure", "Perturbation", "PolicyEnv", "fallen",
+           "training_base"]
 
 log = logging.getLogger("transfer")
 
 FALL_TILT_COS = 0.5
-"""A base tilted past 60° (projected gravity's z above -cos 60°) has fallen."""
+"""A base tilted past 60° (projected gravity's z above -cos 60°) has fallen (Isaac Lab's ``bad_orientation``)."""
+BASE_CONTACT_HEIGHT = 0.01
+"""A base whose collision geometry reaches this close to the ground (m) touches it: it has fallen (Isaac Lab's
+``base_contact``, an illegal contact on the base)."""
 FALL_HEIGHT_FRACTION = 0.5
-"""A base below this fraction of its spawn height has fallen."""
+"""For a base with no collision geometry of its own: below this fraction of its spawn height it has fallen."""
+FALL_CAUSES: tuple[str, ...] = ("base_contact", "bad_orientation", "nonfinite")
+"""Why an env fell, as a replay reports it: its base touched the ground (or sank below half its spawn height, for a
+base with no collision geometry), it tilted past 60°, or its state stopped being finite."""
 
 
-def fallen(pos: np.ndarray, lin_w: np.ndarray, gravity_b: np.ndarray, fall_height: float) -> np.ndarray:
-    """The one fall rule (replay, training, verify): per env, the base is below ``fall_height``, tilted past 60°,
-    or its state is not finite."""
-    broken = ~np.isfinite(pos).all(1) | ~np.isfinite(lin_w).all(1)
-    return broken | (pos[:, 2] < fall_height) | (gravity_b[:, 2] > -FALL_TILT_COS)
+def fallen(causes: Mapping[str, np.ndarray]) -> np.ndarray:
+    """The one fall rule (replay, training, verify): per env, any of :meth:`PolicyEnv.fall_causes`."""
+    return np.logical_or.reduce([np.asarray(c, bool) for c in causes.values()])
 
 
 PERTURBATIONS: dict[str, str] = {
@@ -150,6 +155,19 @@ def training_base(task: Task, asset: str | Path) -> bool | None:
         return None
 
 
+def _default_pose(task: Task, asset: str | Path) -> dict[str, float]:
+    """The task's default joint positions by joint name on ``asset`` (patterns expanded): the pose the engines create
+    the robot in (:attr:`~transfer.backends.scene.SceneDescription.joint_positions`)."""
+    from transfer.orders import OrderingError, resolve_ordering
+    from transfer.task import TaskError, expand_joint_values
+
+    try:
+        names = resolve_ordering(asset, "physx").joints
+        return expand_joint_values(task.default_joint_pos, names, field="default_joint_pos", require_all=False)
+    except (OrderingError, TaskError):
+        return {}  # the environment names the problem when it expands the task on the articulation
+
+
 def _no_colliders(asset: str | Path, root_body: str, composition_errors: tuple[str, ...]) -> str:
     why = ""
     if composition_errors:
@@ -169,10 +187,11 @@ class Measure:
     num_envs: int
     direction: np.ndarray
     """Unit commanded direction in the yaw frame (x forward when the command has no planar part)."""
-    fall_height: float
     warmup: float = 1.0
     """Seconds before velocities count."""
     fallen_at: np.ndarray = field(init=False)
+    cause: np.ndarray = field(init=False)
+    """Per env, why it fell (one of :data:`FALL_CAUSES`), or ``""``."""
     nonfinite: np.ndarray = field(init=False)
     sums: dict[str, np.ndarray] = field(init=False)
     samples: np.ndarray = field(init=False)
@@ -181,17 +200,22 @@ class Measure:
     def __post_init__(self) -> None:
         n = self.num_envs
         self.fallen_at = np.full(n, np.inf)
+        self.cause = np.full(n, "", dtype=object)
         self.nonfinite = np.zeros(n, bool)
         self.sums = {k: np.zeros(n) for k in ("forward", "lateral", "yaw_rate")}
         self.samples = np.zeros(n)
         self.trace = {"time": [], "forward": [], "height": []}
 
-    def record(
-        self, t: float, pos: np.ndarray, quat: np.ndarray, lin_w: np.ndarray, ang_w: np.ndarray, g_b: np.ndarray
-    ):
-        """Take one sample at time ``t`` (s) from root position, quaternion (xyzw), world velocities, gravity."""
+    def record(self, t: float, state: Sequence[np.ndarray], causes: Mapping[str, np.ndarray]) -> None:
+        """Take one sample at time ``t`` (s) from the root ``state`` (:meth:`PolicyEnv.root_state`: position,
+        quaternion xyzw, world velocities, gravity) and the fall ``causes`` (:meth:`PolicyEnv.fall_causes`)."""
+        pos, quat, lin_w, ang_w, _ = state
         alive = ~np.isfinite(self.fallen_at)
-        down = fallen(pos, lin_w, g_b, self.fall_height) | self.nonfinite
+        causes = {**causes, "nonfinite": np.asarray(causes.get("nonfinite", False)) | self.nonfinite}
+        down = fallen(causes)
+        for name in FALL_CAUSES:  # the first cause that holds names the fall
+            hit = alive & down & np.asarray(causes.get(name, False), bool) & (self.cause == "")
+            self.cause[hit] = name
         self.fallen_at[alive & down] = t
         alive &= ~down
         x, y, z, w = quat.T
@@ -207,6 +231,10 @@ class Measure:
         self.trace["time"].append(t)
         self.trace["forward"].append(float(np.nanmean(np.where(alive, forward, np.nan))) if alive.any() else np.nan)
         self.trace["height"].append(float(np.nanmean(pos[:, 2])))
+
+    def causes(self) -> dict[str, int]:
+        """How many envs fell of each cause (only the causes that happened)."""
+        return {name: int((self.cause == name).sum()) for name in FALL_CAUSES if (self.cause == name).any()}
 
     def mean(self, key: str) -> float:
         """Mean of ``key`` over the envs' standing samples after the warm-up (nan if none)."""
@@ -258,10 +286,12 @@ class PolicyEnv:
         from transfer.articulation import open_articulation
 
         self.backend = backend
+        self._asset = asset
         self.perturbation = perturbation or Perturbation()
         fixed_base = training_base(task, asset)
         self.spawn_height, root_z = spawn_heights(task, asset, fixed_base)
-        self.scene = dataclasses.replace(task.scene(self.spawn_height, root_z), fixed_base=fixed_base)
+        self.scene = dataclasses.replace(task.scene(self.spawn_height, root_z), fixed_base=fixed_base,
+                                         joint_positions=_default_pose(task, asset))  # fmt: skip
         if self.perturbation.ground_friction != 1.0:
             self.scene = dataclasses.replace(self.scene, friction_scale=self.perturbation.ground_friction)
         opts = {"scene": self.scene, **dict(backend_overrides or {})}
@@ -312,6 +342,36 @@ class PolicyEnv:
         self._delayed = np.zeros((delay + 1, num_envs, self.action_size), np.float32) if delay else None
         self._head = 0
         self.steps = 0
+        self._spawn_pose: np.ndarray | None = None
+        self._corners = self._body_corners()
+        self._base_corners = self._corners.get(art.body_names.index(art.backend_body_names[0]))
+        self.reset()
+        if t.spawn_height is None and not art.fixed_base and self._corners:
+            self._stand_on_ground()
+
+    def _body_corners(self) -> dict[int, np.ndarray]:
+        """Each link's collision-geometry box corners in its own frame (public body index -> ``(k, 3)``)."""
+        from transfer.orders.usd import collider_corners
+
+        names = self.art.body_names
+        out = {}
+        for path, corners in collider_corners(self._asset).items():
+            name = path.rsplit("/", 1)[-1]
+            if name in names:
+                out[names.index(name)] = np.asarray(corners, np.float64)
+        return out
+
+    def _stand_on_ground(self) -> None:
+        """Put the base where the default pose's lowest collision geometry is :data:`SPAWN_MARGIN` above the ground
+        (Isaac Lab spawns at ``init_state.pos`` in the default pose; without one, this is that height): the spawn
+        every reset returns to."""
+        d = self.art.data
+        pos, quat = d.body_pos_w.numpy(), d.body_quat_w.numpy()
+        low = np.min([_lowest(c, pos[:, i], quat[:, i]) for i, c in self._corners.items()], axis=0)
+        pose = np.concatenate([d.root_pos_w.numpy(), d.root_quat_w.numpy()], axis=1).astype(np.float32)
+        pose[:, 2] += (SPAWN_MARGIN - low).astype(np.float32)
+        self._spawn_pose = pose
+        self.spawn_height = float(pose[0, 2])
         self.reset()
 
     def _write_joint_properties(self, t: Task, seed: int) -> None:
@@ -374,10 +434,20 @@ class PolicyEnv:
     def policy_dt(self) -> float:
         return self.task.policy_dt
 
-    @property
-    def fall_height(self) -> float:
-        """Base height (m) below which an env has fallen: :data:`FALL_HEIGHT_FRACTION` of the spawn height."""
-        return FALL_HEIGHT_FRACTION * self.spawn_height
+    def fall_causes(self) -> dict[str, np.ndarray]:
+        """Per env, which fall rule holds now (:data:`FALL_CAUSES`): ``base_contact`` (the base's collision geometry,
+        at the pose the engine reports, within :data:`BASE_CONTACT_HEIGHT` of the ground; a base without any: below
+        :data:`FALL_HEIGHT_FRACTION` of the spawn height), ``bad_orientation`` (tilted past 60°), ``nonfinite``."""
+        d = self.art.data
+        pos, lin_w, g_b = d.root_pos_w.numpy(), d.root_lin_vel_w.numpy(), d.projected_gravity_b.numpy()
+        broken = ~np.isfinite(pos).all(1) | ~np.isfinite(lin_w).all(1)
+        if self._base_corners is None:
+            low = pos[:, 2] < FALL_HEIGHT_FRACTION * self.spawn_height
+        else:
+            low = _lowest(self._base_corners, pos, d.root_quat_w.numpy()) < BASE_CONTACT_HEIGHT
+        with np.errstate(invalid="ignore"):
+            return {"base_contact": low & ~broken, "bad_orientation": (g_b[:, 2] > -FALL_TILT_COS) & ~broken,
+                    "nonfinite": broken}  # fmt: skip
 
     @property
     def time(self) -> float:
@@ -393,6 +463,8 @@ class PolicyEnv:
             return self.observe()
         sel = None if env_ids is None else ids
         art.reset(sel)
+        if self._spawn_pose is not None:
+            art.write_root_pose(self._spawn_pose[ids], env_ids=sel)
         default = self.default_joint_pos[ids]
         q = (default + self._rng.uniform(-self._noise, self._noise, default.shape)).astype(np.float32)
         art.write_joint_state(q, np.zeros_like(q), env_ids=sel)
@@ -503,6 +575,16 @@ class PolicyEnv:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _lowest(corners: np.ndarray, pos: np.ndarray, quat: np.ndarray) -> np.ndarray:
+    """Per env, the lowest world height of a link's box ``corners`` (its frame) at position ``pos`` ``(n, 3)`` and
+    orientation ``quat`` ``(n, 4)`` xyzw."""
+    x, y, z, w = (np.asarray(quat, np.float64)[:, k : k + 1] for k in range(4))
+    cx, cy, cz = corners[:, 0], corners[:, 1], corners[:, 2]
+    # z row of the rotation matrix of (x, y, z, w)
+    height = 2 * (x * z - w * y) * cx + 2 * (y * z + w * x) * cy + (1 - 2 * (x * x + y * y)) * cz
+    return (np.asarray(pos, np.float64)[:, 2:3] + height).min(axis=1)
 
 
 def _by_name(values: Mapping[str, Any], names: Sequence[str], num_envs: int, what: str) -> np.ndarray:

@@ -97,6 +97,12 @@ class SceneDescription:
             it; Newton: a FREE root joint). ``None``: as the engine builds the asset. The two engines build different
             articulations from some converted MJCF/URDF robots (docs/import.md), so a replay asks for the training
             engine's base (docs/replay.md).
+        joint_positions: The position each joint is created at, by DoF name (rad or m; the task's default pose,
+            inside the joint's limits): the state the engine starts from, before any physics step and whatever pose
+            the asset authors. PhysX creates an articulation in the pose its joint state attributes author, and an
+            authored position outside a joint's limits (a Go2 whose calves are at 0 outside [-2.72, -0.84] rad)
+            blows it apart at the first step even when the state is written inside the limits before it. ``{}``:
+            as authored.
     """
 
     ground: GroundMaterial | None = None
@@ -109,8 +115,11 @@ class SceneDescription:
     newton: Mapping[str, Any] = field(default_factory=dict)
     friction_scale: float = 1.0
     fixed_base: bool | None = None
+    joint_positions: Mapping[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "joint_positions", MappingProxyType(
+            {str(k): _finite(v, f"scene.joint_positions[{k!r}]") for k, v in dict(self.joint_positions).items()}))  # fmt: skip
         if self.ground is not None and not isinstance(self.ground, GroundMaterial):
             raise TypeError(f"scene.ground: expected a GroundMaterial or None, got {self.ground!r}")
         object.__setattr__(self, "ground_height", _finite(self.ground_height, "scene.ground_height"))

@@ -93,6 +93,13 @@ def print_table(rows: list[dict[str, Any]], out: Any = None) -> None:
             f"(give --seconds over {Measure.warmup:g})",
             file=out,
         )
+    fell = [r for r in rows if r.get("fall_causes")]
+    if fell:
+        words = {"base_contact": "base touched the ground", "bad_orientation": "tilted past 60 deg",
+                 "nonfinite": "state not finite"}  # fmt: skip
+        print("fell: " + "; ".join(
+            f"{r['label']}: " + ", ".join(f"{words.get(k, k)} {v}" for k, v in r["fall_causes"].items())
+            + f" (of {r['num_envs']})" for r in fell), file=out)  # fmt: skip
     for r in rows:
         if r.get("nonfinite_envs"):
             print(

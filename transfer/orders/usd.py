@@ -548,3 +548,37 @@ def spawn_geometry(asset: Any, root_body: str) -> tuple[float, float | None]:
     ]
     lows = [z for z in lows if abs(z) < 1e30]  # an empty bound reports +/-FLT_MAX
     return float(root_z * scale), (float(min(lows) * scale) if lows else None)
+
+
+def collider_corners(asset: Any) -> dict[str, list[tuple[float, float, float]]]:
+    """The corners of every collision prim's bounding box in the frame of the rigid body it belongs to (metres), by
+    body path: with the bodies' world poses (an engine's, in any joint pose) they say how low the robot reaches and
+    whether its base touches the ground. Prims with no bound (empty, unloaded meshes) are left out."""
+    from pxr import Gf, Usd, UsdGeom, UsdPhysics
+
+    stage = open_stage(asset)
+    scale = UsdGeom.GetStageMetersPerUnit(stage) or 1.0
+    boxes = UsdGeom.BBoxCache(
+        Usd.TimeCode.Default(), [UsdGeom.Tokens.default_, UsdGeom.Tokens.guide], useExtentsHint=True
+    )
+    out: dict[str, list[tuple[float, float, float]]] = {}
+    for prim in Usd.PrimRange(stage.GetPseudoRoot(), Usd.TraverseInstanceProxies()):
+        if not (prim.HasAPI(UsdPhysics.CollisionAPI) and prim.IsA(UsdGeom.Imageable)):
+            continue
+        body = prim
+        while body and not body.HasAPI(UsdPhysics.RigidBodyAPI):
+            body = body.GetParent()
+        if not body:
+            continue
+        box = boxes.ComputeRelativeBound(prim, body)
+        lo, hi = box.GetRange().GetMin(), box.GetRange().GetMax()
+        if box.GetRange().IsEmpty() or any(abs(v) > 1e30 for v in (*lo, *hi)):
+            continue
+        matrix = box.GetMatrix()
+        corners = out.setdefault(str(body.GetPath()), [])
+        for x in (lo[0], hi[0]):
+            for y in (lo[1], hi[1]):
+                for z in (lo[2], hi[2]):
+                    p = matrix.Transform(Gf.Vec3d(x, y, z))
+                    corners.append((p[0] * scale, p[1] * scale, p[2] * scale))
+    return out

@@ -61,6 +61,9 @@ class ReplayResult:
     yaw_rate: float
     fall_fraction: float
     survival_seconds: float
+    fall_causes: dict[str, int]
+    """How many envs fell of each cause (:data:`~transfer.env.FALL_CAUSES`): their base touched the ground,
+    they tilted past 60°, their state stopped being finite."""
     env_steps_per_second: float
     nonfinite_envs: int
     checkpoint: str
@@ -153,7 +156,7 @@ def _run(env: Any, policy: Any, inputs: Inputs, target: str, reorder: bool, seco
     planar = np.asarray(command[:2])
     norm = float(np.linalg.norm(planar))
     direction = planar / norm if norm > 1e-6 else np.array([1.0, 0.0])
-    measure = Measure(env.num_envs, direction, env.fall_height)
+    measure = Measure(env.num_envs, direction)
     steps = max(1, round(seconds / env.policy_dt))
     policy.reset()
     obs = env.observe()
@@ -169,7 +172,7 @@ def _run(env: Any, policy: Any, inputs: Inputs, target: str, reorder: bool, seco
         actions = policy(obs)
         obs, nonfinite = env.step(actions)
         measure.nonfinite |= nonfinite
-        measure.record(env.time, *env.root_state())
+        measure.record(env.time, env.root_state(), env.fall_causes())
     wall = time.perf_counter() - start
     if progress is not False and not terminal:
         print(f"{label or target}: {steps} policy steps in {wall:.1f} s", file=stream)
@@ -188,6 +191,7 @@ def _run(env: Any, policy: Any, inputs: Inputs, target: str, reorder: bool, seco
         lateral_velocity=measure.mean("lateral"),
         yaw_rate=measure.mean("yaw_rate"),
         fall_fraction=float(fallen.mean()),
+        fall_causes=measure.causes(),
         survival_seconds=float(survival.mean()),
         env_steps_per_second=env.num_envs * steps * env.task.decimation / wall,
         nonfinite_envs=int(measure.nonfinite.sum()),

@@ -146,8 +146,7 @@ class TrainEnv:
         action = np.asarray(actions.detach().cpu().numpy(), dtype=np.float32)
         previous = self.env.last_action.copy()
         _, nonfinite = self.env.step(action)
-        pos, _, lin_w, _, gravity_b = self.env.root_state()
-        terminated = fallen(pos, lin_w, gravity_b, self.env.fall_height) | nonfinite
+        terminated = fallen(self.env.fall_causes()) | nonfinite
         q = self._quantities(np.where(np.isfinite(action), action, 0.0), previous, terminated)
         reward = np.zeros(self.num_envs)
         for name, (weight, term) in REWARDS.items():

@@ -145,6 +145,7 @@ class NewtonBackend(Backend):
 
         sub = self._import_asset(usd_path, root, rootless_articulation_policy, import_options)
         self._configure(sub, self.articulation_label, drive_stiffness, drive_damping, armature, initial_root_pose)
+        self._create_at(sub, self.articulation_label, world.joint_positions)
         self.model = self._replicate(sub, world, ground_plane)
         self.view = MechanismView(
             self.model, self.articulation_label, base=base, joint_order=_joint_order(joint_order), link_order=body_order
@@ -308,6 +309,19 @@ class NewtonBackend(Backend):
             q0 = sub.joint_q_start[root_joint]
             for k in range(7):
                 sub.joint_q[q0 + k] = pose[k]
+
+    @staticmethod
+    def _create_at(sub: Any, label: str, positions: Mapping[str, float]) -> None:
+        """The articulation's single-DoF joints start at ``positions`` (by name; the scene's
+        :attr:`~transfer.backends.scene.SceneDescription.joint_positions`), not at the authored pose."""
+        if not positions:
+            return
+        a = list(sub.articulation_label).index(label)
+        single = (int(newton.JointType.REVOLUTE), int(newton.JointType.PRISMATIC))
+        for j in range(sub.articulation_start[a], sub.articulation_end[a]):
+            name = sub.joint_label[j].rsplit("/", 1)[-1]
+            if name in positions and int(sub.joint_type[j]) in single:
+                sub.joint_q[sub.joint_q_start[j]] = float(positions[name])
 
     def _make_solver(self, solver: str, options: dict[str, Any]) -> Any:
         S = newton.solvers

@@ -235,6 +235,7 @@ class PhysxBackend(Backend):
             gravity=world.gravity,
             self_collisions=world.self_collisions,
             fixed_base=world.fixed_base,
+            joint_positions=world.joint_positions,
         )
         self.root = scene.root
         self.env_root_paths: tuple[str, ...] = tuple(scene.env_roots)

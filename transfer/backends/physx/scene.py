@@ -14,7 +14,7 @@ validate movement probe (:mod:`~transfer.backends.physx.movement`), which compos
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -498,6 +498,7 @@ def compose_scene(
     gravity: Sequence[float] | None = None,
     self_collisions: bool | None = None,
     fixed_base: bool | None = None,
+    joint_positions: Mapping[str, float] | None = None,
 ) -> Scene:
     import_pxr()
     from pxr import Gf, UsdGeom, UsdPhysics
@@ -539,6 +540,8 @@ def compose_scene(
     if solver_position_iterations is not None or solver_velocity_iterations is not None:
         _set_solver_iterations(stage, root, solver_position_iterations, solver_velocity_iterations)
 
+    if joint_positions:
+        notes.append(_author_joint_state(stage, graph, joint_positions))
     # Every DoF joint gets a drive, so that gains written at open or at runtime act on it (clones copy them).
     added_drives, skipped, undriven = add_missing_drives(stage, graph, drive_max_force)
     notes += _drive_notes(added_drives, skipped, undriven, drive_max_force)
@@ -560,6 +563,28 @@ def compose_scene(
         notes=notes,
         added_drives=added_drives,
     )
+
+
+def _author_joint_state(stage: Any, graph: Any, positions: Mapping[str, float]) -> str:
+    """Author ``state:<angular|linear>:physics:position`` (degrees for revolute joints, as USD's JointStateAPI holds
+    them) on the articulation's single-DoF joints named in ``positions``: the pose PhysX creates it in."""
+    from pxr import Sdf
+
+    written = []
+    for joint in graph.joints:
+        if joint.name not in positions or joint.type.value not in ("revolute", "prismatic"):
+            continue
+        prim = stage.GetPrimAtPath(joint.path)
+        if not prim or prim.IsInstanceProxy():  # physics inside an instance's prototype: PhysX ignores it
+            continue
+        angular = joint.type.value == "revolute"
+        kind = "angular" if angular else "linear"
+        prim.AddAppliedSchema(f"PhysicsJointStateAPI:{kind}")
+        value = positions[joint.name] * (180.0 / math.pi if angular else 1.0)
+        prim.CreateAttribute(f"state:{kind}:physics:position", Sdf.ValueTypeNames.Float).Set(float(value))
+        prim.CreateAttribute(f"state:{kind}:physics:velocity", Sdf.ValueTypeNames.Float).Set(0.0)
+        written.append(joint.name)
+    return f"joint state authored at the task's default pose on {len(written)} joints"
 
 
 def _bind_ground_material(stage: Any, plane: Any, path: Any, material_value: GroundMaterial) -> None:

@@ -36,11 +36,11 @@ def _trace(envs: Mapping[str, Any], policy: Any, order: Sequence[str], seconds: 
         for k in bar:
             if k:
                 obs, _ = env.step(policy(obs))
-            pos, _, lin_w, _, g_b = env.root_state()
+            pos = env.root_state()[0]
             rows.append(env.art.data.joint_pos.numpy()[0, idx].astype(np.float64))
             heights.append(float(pos[0, 2]))
             times.append(env.time)
-            if fell[name] is None and fallen(pos, lin_w, g_b, env.fall_height)[0]:
+            if fell[name] is None and fallen(env.fall_causes())[0]:
                 fell[name] = env.time
         q[name], height[name], xy[name] = np.array(rows), heights, pos[0, :2].astype(np.float64)
     a, b = BACKENDS

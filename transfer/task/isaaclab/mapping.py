@@ -205,7 +205,6 @@ def isaaclab_task(
     sim = env.get("sim") or {}
     dt, decimation = _timing(env, sim, where)
     physx, self_collisions = _articulation_props(robot, where)
-    _note_spawn_pos(init, where, notes)
     command = _replay_command(env, observation)
     order = run.order if order is None else order
     solver = run.newton_solver if run.trained_on == "newton" else "mujoco_warp"
@@ -229,7 +228,7 @@ def isaaclab_task(
         decimation=decimation,
         physx=physx,
         newton={"solver": solver} if solver in ("mujoco_warp", "mujoco_cpu", "xpbd", "semi_implicit") else {},
-        spawn_height=None,
+        spawn_height=_spawn_height(init, where),
         command=command,
         asset=None if asset is None else str(Path(asset).resolve()),
         trained_on=run.trained_on,
@@ -285,17 +284,15 @@ def _articulation_props(robot: Mapping[str, Any], where: str) -> tuple[dict[str,
     return physx, self_collisions
 
 
-def _note_spawn_pos(init: Mapping[str, Any], where: str, notes: list[str]) -> None:
-    """Note that ``init_state.pos`` is not the spawn height (the engines spawn where the authored pose clears the
-    ground)."""
+def _spawn_height(init: Mapping[str, Any], where: str) -> float | None:
+    """The root's height at reset, ``init_state.pos`` z: where Isaac Lab puts the base with the joints at their
+    defaults, which the engines create the robot in too (``None``: computed from the default pose)."""
     at = _INIT_STATE
     pos = init.get("pos")
     if isinstance(pos, (list, tuple)) and len(pos) == 3:
-        notes.append(
-            f"{at}.pos z {_number(pos[2], f'{where}: {at}.pos[2]'):g} m is not the spawn height: Isaac Lab writes the "
-            "default joint positions before the robot touches the ground, transfer's engines create it in the "
-            "asset's authored pose first, so it spawns where that pose clears the ground (computed from the asset)"
-        )
+        z = _number(pos[2], f"{where}: {at}.pos[2]")
+        return z if z > 0 else None
+    return None
 
 
 def _replay_command(env: Mapping[str, Any], observation: Sequence[Any]) -> tuple[float, float, float]:
