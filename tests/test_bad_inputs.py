@@ -367,15 +367,21 @@ def test_newton_on_a_stage_with_unresolved_references_is_clear(anymal_files, tmp
 
 
 def test_convert_to_an_unknown_order_blames_to(tmp_path, capsys):
-    err = refused(capsys, "convert", POLICY, "--to", "mujoco", "-o", tmp_path / "x.pt")
-    assert "--to 'mujoco'" in err and "--source" not in err
+    err = refused(capsys, "convert", POLICY, "--to", "bullet", "-o", tmp_path / "x.pt")
+    assert "--to 'bullet'" in err and "--source" not in err
 
 
 def test_convert_api_blames_to_as_well(tmp_path):
     from transfer.runs.convert import ConvertError, convert
 
-    with pytest.raises(ConvertError, match="--to 'mujoco'"):
-        convert(POLICY, "mujoco", out=tmp_path / "x.pt")
+    with pytest.raises(ConvertError, match="--to 'bullet'"):
+        convert(POLICY, "bullet", out=tmp_path / "x.pt")
+
+
+def test_the_mujoco_order_on_a_usd_robot_asks_for_its_mjcf(tmp_path, capsys):
+    """``mujoco`` is the MJCF's own order, which a USD file does not keep: refused in one line naming the fix."""
+    err = refused(capsys, "convert", POLICY, "--to", "mujoco", "-o", tmp_path / "x.pt")
+    assert "The mujoco order" in err and "MJCF" in err and not (tmp_path / "x.pt").exists()
 
 
 def test_a_truncated_or_empty_checkpoint_says_so(tmp_path, capsys):

@@ -22,7 +22,7 @@ import warp as wp
 from transfer.backends.base import JOINT_PROPERTIES, Backend, EngineOrder, JointProperties
 from transfer.backends.physx import engine
 from transfer.backends.physx.scene import DEFAULT_DRIVE_MAX_FORCE, Scene, compose_scene
-from transfer.backends.scene import DEFAULT_GROUND, SceneDescription
+from transfer.backends.scene import SceneDescription
 from transfer.ordering import OrderingConvention
 
 __all__ = ["PhysxBackend"]
@@ -231,11 +231,7 @@ class PhysxBackend(Backend):
             cpu_scene,
             spawn_offset,
             float(drive_max_force),
-            ground_material=world.scaled_ground() or DEFAULT_GROUND,
-            gravity=world.gravity,
-            self_collisions=world.self_collisions,
-            fixed_base=world.fixed_base,
-            joint_positions=world.joint_positions,
+            world=world,
         )
         self.root = scene.root
         self.env_root_paths: tuple[str, ...] = tuple(scene.env_roots)

@@ -22,7 +22,7 @@ import numpy as np
 
 from transfer.backends._usd import OVERLAY_METADATA, overlay_stage
 from transfer.backends.physx.engine import import_pxr
-from transfer.backends.scene import DEFAULT_GROUND, GroundMaterial
+from transfer.backends.scene import DEFAULT_GROUND, GroundMaterial, SceneDescription
 
 __all__ = [
     "DEFAULT_DRIVE_MAX_FORCE",
@@ -494,18 +494,16 @@ def compose_scene(
     spawn_offset: Sequence[float] | None = None,
     drive_max_force: float = DEFAULT_DRIVE_MAX_FORCE,
     *,
-    ground_material: GroundMaterial = DEFAULT_GROUND,
-    gravity: Sequence[float] | None = None,
-    self_collisions: bool | None = None,
-    fixed_base: bool | None = None,
-    joint_positions: Mapping[str, float] | None = None,
+    world: SceneDescription | None = None,
 ) -> Scene:
+    """The in-memory layer over ``asset``: clones, ground, spawn, and what ``world`` says (base, gravity, ...)."""
     import_pxr()
     from pxr import Gf, UsdGeom, UsdPhysics
 
     from transfer.orders import read_topology
 
     # every edit lands in the anonymous layer, never in the asset
+    world = world or SceneDescription()
     stage = overlay_stage(asset, "transfer_physx.usda", (*OVERLAY_METADATA, "timeCodesPerSecond"))
     layer = stage.GetRootLayer()
     _check_metres(layer, asset)
@@ -524,24 +522,19 @@ def compose_scene(
     notes: list[str] = []
     if spawn_offset is not None:
         notes.append(_spawn(stage, source, spawn_offset, root, asset))
-    if fixed_base is not None:  # the root prim moves with the root API
-        root, base_notes = _set_base(stage, graph, fixed_base, source)
+    if world.fixed_base is not None:  # the root prim moves with the root API
+        root, base_notes = _set_base(stage, graph, world.fixed_base, source)
         notes += base_notes
     added_scene = not scenes
-    scenes, gravity_dir, scene_notes = _physics_scenes(stage, scenes, up, up_axis, gravity)
+    scenes, gravity_dir, scene_notes = _physics_scenes(stage, scenes, up, up_axis, world.gravity)
     notes += scene_notes
     if cuda or cpu_scene:
         for path in scenes:
             scene_flags(stage.GetPrimAtPath(path), cuda)
     if ground_height is not None:
-        notes.append(_add_ground(stage, up, up_axis, ground_height, ground_material))
-    if self_collisions is not None:
-        notes.append(_set_self_collisions(stage, root, self_collisions))
-    if solver_position_iterations is not None or solver_velocity_iterations is not None:
-        _set_solver_iterations(stage, root, solver_position_iterations, solver_velocity_iterations)
+        notes.append(_add_ground(stage, up, up_axis, ground_height, world.scaled_ground() or DEFAULT_GROUND))
+    notes += _articulation_settings(stage, graph, root, world, solver_position_iterations, solver_velocity_iterations)
 
-    if joint_positions:
-        notes.append(_author_joint_state(stage, graph, joint_positions))
     # Every DoF joint gets a drive, so that gains written at open or at runtime act on it (clones copy them).
     added_drives, skipped, undriven = add_missing_drives(stage, graph, drive_max_force)
     notes += _drive_notes(added_drives, skipped, undriven, drive_max_force)
@@ -563,6 +556,19 @@ def compose_scene(
         notes=notes,
         added_drives=added_drives,
     )
+
+
+def _articulation_settings(stage: Any, graph: Any, root: str, world: SceneDescription, position: int | None,
+                           velocity: int | None) -> list[str]:  # fmt: skip
+    """Self-collisions, solver iterations and the pose the joints are created in, on the articulation at ``root``."""
+    notes = []
+    if world.self_collisions is not None:
+        notes.append(_set_self_collisions(stage, root, world.self_collisions))
+    if position is not None or velocity is not None:
+        _set_solver_iterations(stage, root, position, velocity)
+    if world.joint_positions:
+        notes.append(_author_joint_state(stage, graph, world.joint_positions))
+    return notes
 
 
 def _author_joint_state(stage: Any, graph: Any, positions: Mapping[str, float]) -> str:
