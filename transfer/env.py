@@ -346,6 +346,8 @@ class PolicyEnv:
         self._corners = self._body_corners()
         self._base_corners = self._corners.get(art.body_names.index(art.backend_body_names[0]))
         self.reset()
+        self.warnings: list[str] = self._start_warnings(t)
+        """What the start state gets wrong that the run goes ahead with (a replay prints each as ``warning:``)."""
         if t.spawn_height is None and not art.fixed_base and self._corners:
             self._stand_on_ground()
 
@@ -359,6 +361,27 @@ class PolicyEnv:
             name = path.rsplit("/", 1)[-1]
             if name in names:
                 out[names.index(name)] = np.asarray(corners, np.float64)
+        return out
+
+    def _start_warnings(self, t: Task) -> list[str]:
+        """Default positions outside the joints' limits, and a spawn height that puts collision geometry into the
+        ground: the likely causes of a run that blows up at its first steps."""
+        d, names, out = self.art.data, self.art.joint_names, []
+        lo, hi = d.joint_pos_limit_lower.numpy()[0], d.joint_pos_limit_upper.numpy()[0]
+        q = self.default_joint_pos[0]
+        outside = [f"{n} {q[i]:.3g} not in [{lo[i]:.3g}, {hi[i]:.3g}]" for i, n in enumerate(names)
+                   if not lo[i] - 1e-4 <= q[i] <= hi[i] + 1e-4]  # fmt: skip
+        if outside:
+            out.append(f"default_joint_pos lies outside the joints' limits ({'; '.join(outside[:4])}"
+                       f"{'; ...' if len(outside) > 4 else ''}): the engines push those joints back hard at the first "
+                       "step; give defaults inside the limits")  # fmt: skip
+        if t.spawn_height is not None and self._corners and not self.art.fixed_base:
+            pos, quat = d.body_pos_w.numpy(), d.body_quat_w.numpy()
+            low = min(float(_lowest(c, pos[:1, i], quat[:1, i])[0]) for i, c in self._corners.items())
+            if low < -0.005:
+                out.append(f"spawn_height {t.spawn_height:g} m puts the default pose's lowest collision geometry "
+                           f"{-low:.3f} m into the ground (the base needs {t.spawn_height - low:.3f} m); the robot "
+                           "is thrown out of it at the first step: raise spawn_height, or leave it null")  # fmt: skip
         return out
 
     def _stand_on_ground(self) -> None:

@@ -198,7 +198,7 @@ def _run(env: Any, policy: Any, inputs: Inputs, target: str, reorder: bool, seco
         checkpoint=str(policy.path),
         asset=str(inputs.asset_given),
         settings=env.task.simulation_settings(),
-        warnings=list(inputs.warnings),
+        warnings=[*inputs.warnings, *env.warnings],
         trace=measure.trace,
     )
 
