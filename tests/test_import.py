@@ -653,3 +653,53 @@ def test_a_urdf_mesh_that_is_not_found_is_refused_not_left_out(tmp_path, monkeyp
     err = refused(capsys, "import", robot, "-o", tmp_path / "robot.usd")
     assert "package://urbot_description/meshes/tool.stl" in err and "ROS_PACKAGE_PATH" in err
     assert not (tmp_path / "robot.usd").exists()
+
+
+def _with_visual_shell(robot: Path, how: str) -> Path:
+    """The generated MJCF with a visual-only mesh on the base whose file its folder does not ship (a Go2's base
+    visual): by attributes (``contype``/``conaffinity`` 0) or by a default class, as MuJoCo Menagerie writes it."""
+    text = robot.read_text()
+    geom = ('<geom type="mesh" mesh="shell" contype="0" conaffinity="0" group="2"/>' if how == "attributes"
+            else '<geom class="visual" type="mesh" mesh="shell"/>')  # fmt: skip
+    text = text.replace('<mesh name="foot" file="foot.obj"/>', '<mesh name="foot" file="foot.obj"/>\n    '
+                        '<mesh name="shell" file="base_shell.obj"/>')  # fmt: skip
+    text = text.replace('<geom type="box" size="0.2 0.1 0.05" mass="4"/>', f'<geom type="box" size="0.2 0.1 0.05" mass="4"/>{geom}')
+    text = text.replace("<asset>", '<default><default class="visual"><geom contype="0" conaffinity="0" group="2"/>'
+                        "</default></default>\n  <asset>")  # fmt: skip
+    robot.write_text(text)
+    return robot
+
+
+@pytest.mark.parametrize("how", ["attributes", "class"])
+def test_a_missing_visual_mesh_is_left_out_with_a_warning(converters, tmp_path, capsys, how):
+    robot = _with_visual_shell(mjcf_robot(tmp_path / how, walker=True), how)
+    refs = {r.text: r for r in references(robot)}
+    assert refs["base_shell.obj"].visual_only and not refs["base_shell.obj"].exists
+    assert not refs["foot.obj"].visual_only  # the feet collide
+    conversion = convert_source(robot)
+    assert conversion.record["left_out_visuals"] == ["base_shell.obj"]
+    assert "only visual geometry uses them: left out" in capsys.readouterr().err
+    from transfer.assets import conversion_warnings
+    from transfer.orders import resolve_ordering
+
+    assert "base_shell.obj" in conversion_warnings(robot)[0]
+    assert len(resolve_ordering(conversion.usd, "physx").joints) == 8  # the robot is whole
+    (tmp_path / how / "meshes" / "foot.obj").unlink()  # a collision mesh missing is still refused, named
+    err = refused(capsys, "import", robot, "-o", tmp_path / "x.usd")
+    assert "foot.obj" in err and "do not exist" in err and not (tmp_path / "x.usd").exists()
+
+
+def test_a_missing_urdf_visual_mesh_is_left_out_and_a_collision_one_refused(converters, tmp_path, capsys):
+    robot = urdf_robot(tmp_path)
+    text = robot.read_text().replace(
+        '<collision><geometry><box size="0.3 0.2 0.1"/></geometry></collision>',
+        '<collision><geometry><box size="0.3 0.2 0.1"/></geometry></collision>\n'
+        '    <visual><geometry><mesh filename="meshes/base_visual.dae"/></geometry></visual>',
+    )
+    robot.write_text(text)
+    refs = {r.text: r for r in references(robot)}
+    assert refs["meshes/base_visual.dae"].visual_only and not refs["meshes/link.stl"].visual_only
+    assert convert_source(robot).record["left_out_visuals"] == ["meshes/base_visual.dae"]
+    (tmp_path / "meshes" / "link.stl").unlink()
+    err = refused(capsys, "import", robot, "-o", tmp_path / "x.usd")
+    assert "link.stl" in err and "would leave them out" in err

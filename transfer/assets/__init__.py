@@ -48,6 +48,7 @@ __all__ = [
     "AssetError",
     "Conversion",
     "asset_source",
+    "conversion_warnings",
     "convert_source",
     "import_asset",
     "locate_asset",
@@ -178,8 +179,17 @@ def convert_source(source: str | os.PathLike, stream: Any = None) -> Conversion:
 def _convert_into(folder: Path, source: Path, fmt: str, key: str) -> dict[str, Any]:
     refs = references(source, fmt)
     missing = [r for r in refs if not r.exists]
+    left_out = [r for r in missing if r.element == "mesh" and r.visual_only]
+    if left_out:  # only visuals use them: the robot's physics is whole without them
+        missing = [r for r in missing if r not in left_out]
+        print(f"transfer: warning: {source}: {_left_out(left_out)}", file=sys.stderr)
+    given = source
+    if left_out and fmt == "mjcf":  # MuJoCo refuses a missing mesh: convert a copy without those visuals
+        from transfer.assets.mjcf import without_meshes
+
+        given = without_meshes(source, {r.text for r in left_out}, folder / ".source")
     try:
-        usd, warnings, seconds = run_converter(fmt, source, folder)
+        usd, warnings, seconds = run_converter(fmt, given, folder)
     except AssetError as exc:
         if missing:
             named = ", ".join(f"{r.text} (<{r.element}>, looked for {r.path})" for r in missing[:5])
@@ -216,12 +226,31 @@ def _convert_into(folder: Path, source: Path, fmt: str, key: str) -> dict[str, A
         "key": key,
         "references": [r.text for r in refs],
         "missing_references": [r.text for r in missing],
+        "left_out_visuals": [r.text for r in left_out],
         "warnings": warnings,
         "seconds": round(seconds, 3),
     }
     record["converter"], record["converter_version"] = converter.package, converter.version
     (folder / _RECORD).write_text(json.dumps(record, indent=2))
     return record
+
+
+def _left_out(refs: list[Any]) -> str:
+    named = ", ".join(f"{r.text} (looked for {r.path})" for r in refs[:5]) + (", ..." if len(refs) > 5 else "")
+    return f"the meshes {named} do not exist and only visual geometry uses them: left out (the physics is unchanged)"
+
+
+def conversion_warnings(source: str | os.PathLike | None) -> tuple[str, ...]:
+    """What the conversion of the MJCF/URDF ``source`` left out that a run should say (visual meshes its repository
+    does not ship), from the cache's record; ``()`` for a USD asset."""
+    if source is None or source_format(source) is None:
+        return ()
+    conversion = convert_source(source)
+    left = conversion.record.get("left_out_visuals") or []
+    if not left:
+        return ()
+    return (f"{Path(source).name}: the meshes {', '.join(left[:5])}{', ...' if len(left) > 5 else ''} do not exist "
+            "and only visual geometry uses them: the robot was converted without them (the physics is unchanged)",)
 
 
 def resolve_asset(asset: str | os.PathLike) -> Path:

@@ -96,3 +96,33 @@ def mjcf_joint_names(path: str | Path) -> tuple[str, ...]:
     for world in root.findall("worldbody"):
         visit(world, "main")
     return tuple(names)
+
+
+def without_meshes(path: str | Path, files: set[str], folder: Path) -> Path:
+    """A copy of the MJCF at ``path`` in ``folder`` (same file name) without the mesh assets whose ``file`` is in
+    ``files`` and the geoms that use them: what is converted when only visual geometry uses meshes the robot's
+    repository does not ship. Includes are spliced in and the compiler's asset folders made absolute, so every
+    other file still resolves where the original's did."""
+    path = Path(path).resolve()
+    root = _expand(path, path.parent, (path,))
+    dropped: set[str] = set()
+    for parent in list(root.iter()):
+        for child in list(parent):
+            if child.tag == "mesh" and child.get("file") in files:
+                dropped.add(child.get("name") or Path(child.get("file", "")).stem)
+                parent.remove(child)
+    for parent in list(root.iter()):
+        for child in list(parent):
+            if child.tag == "geom" and child.get("mesh") in dropped:
+                parent.remove(child)
+    compilers = root.findall("compiler") or [ET.SubElement(root, "compiler")]
+    for compiler in compilers:
+        asset = compiler.get("assetdir")
+        for kind in ("meshdir", "texturedir"):
+            given = compiler.get(kind, asset)
+            compiler.set(kind, str(path.parent / given) if given else str(path.parent))
+        compiler.attrib.pop("assetdir", None)
+    folder.mkdir(parents=True, exist_ok=True)
+    out = folder / path.name
+    ET.ElementTree(root).write(out, encoding="unicode")
+    return out

@@ -20,7 +20,7 @@ import hashlib
 import os
 import time
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +58,9 @@ class Reference:
     text: str
     path: Path
     element: str
+    visual_only: bool = False
+    """A mesh only visual geometry uses (URDF ``<visual>``; MJCF geoms with ``contype`` and ``conaffinity`` 0):
+    missing, it can be left out without changing the physics."""
 
     @property
     def exists(self) -> bool:
@@ -101,8 +104,9 @@ def references(path: str | Path, fmt: str | None = None) -> tuple[Reference, ...
     fmt = fmt or source_format(path)
     found = _mjcf_references(path) if fmt == "mjcf" else _urdf_references(path)
     unique: dict[tuple[str, Path], Reference] = {}
-    for ref in found:
-        unique.setdefault((ref.text, ref.path), ref)
+    for ref in found:  # a file visual-only where every mention of it is
+        seen = unique.get((ref.text, ref.path))
+        unique[(ref.text, ref.path)] = ref if seen is None else replace(seen, visual_only=seen.visual_only and ref.visual_only)
     return tuple(unique.values())
 
 
@@ -152,6 +156,7 @@ def _mjcf_references(path: Path) -> list[Reference]:
             asset_dir = compiler.get("assetdir")
             for kind in folders:
                 folders[kind] = compiler.get(f"{kind}dir", asset_dir if asset_dir is not None else folders[kind])
+    visual = _visual_meshes(trees)
     for root in trees:
         for element in root.iter():
             kind = _MJCF_FILES.get(element.tag)
@@ -161,8 +166,52 @@ def _mjcf_references(path: Path) -> list[Reference]:
             for attribute in attributes:
                 text = element.get(attribute)
                 if text:
-                    found.append(Reference(text, _under(path.parent, folders.get(folder or ""), text), element.tag))
+                    only = element.tag == "mesh" and (element.get("name") or Path(text).stem) in visual
+                    found.append(Reference(text, _under(path.parent, folders.get(folder or ""), text), element.tag, only))
     return found
+
+
+def _geom_defaults(trees: list[ET.Element]) -> dict[str, tuple[str, str]]:
+    """``(contype, conaffinity)`` of each default class's geoms, inherited down the classes (MuJoCo's: 1, 1)."""
+    out: dict[str, tuple[str, str]] = {}
+
+    def walk(node: ET.Element, inherited: tuple[str, str]) -> None:
+        for d in node.findall("default"):
+            geom = d.find("geom")
+            mine = inherited if geom is None else (geom.get("contype", inherited[0]), geom.get("conaffinity", inherited[1]))
+            out[d.get("class", "main")] = mine
+            walk(d, mine)
+
+    for root in trees:
+        for top in root.findall("default"):
+            geom = top.find("geom")
+            mine = ("1", "1") if geom is None else (geom.get("contype", "1"), geom.get("conaffinity", "1"))
+            out[top.get("class", "main")] = mine
+            walk(top, mine)
+    return out
+
+
+def _visual_meshes(trees: list[ET.Element]) -> set[str]:
+    """Mesh asset names every geom using them is visual only: ``contype`` and ``conaffinity`` 0 (its own, or its
+    class's: the geom's ``class``, else the nearest ``childclass`` above it), or that no geom uses."""
+    defaults = _geom_defaults(trees)
+    names = {m.get("name") or Path(m.get("file", "")).stem for r in trees for m in r.iter("mesh") if m.get("file")}
+    colliding: set[str] = set()
+
+    def walk(node: ET.Element, cls: str) -> None:
+        cls = node.get("childclass", cls)
+        for child in node:
+            if child.tag == "geom" and child.get("mesh"):
+                own = defaults.get(child.get("class", cls), ("1", "1"))
+                contype, conaffinity = child.get("contype", own[0]), child.get("conaffinity", own[1])
+                if contype.strip() != "0" or conaffinity.strip() != "0":
+                    colliding.add(child.get("mesh"))
+            elif child.tag not in ("default", "asset"):
+                walk(child, cls)
+
+    for root in trees:
+        walk(root, "main")
+    return names - colliding
 
 
 ROS_PACKAGE_PATH = "ROS_PACKAGE_PATH"
@@ -235,11 +284,16 @@ def _urdf_path(urdf: Path, text: str) -> Path:
 
 def _urdf_references(path: Path) -> list[Reference]:
     found = []
-    for element in _parse(path).iter():
-        if element.tag in ("mesh", "texture"):
-            text = element.get("filename")
-            if text and ("://" not in text or text.startswith(("package://", "file://"))):
-                found.append(Reference(text, _urdf_path(path, text), element.tag))
+
+    def walk(node: ET.Element, visual: bool) -> None:
+        for element in node:
+            if element.tag in ("mesh", "texture"):
+                text = element.get("filename")
+                if text and ("://" not in text or text.startswith(("package://", "file://"))):
+                    found.append(Reference(text, _urdf_path(path, text), element.tag, visual and element.tag == "mesh"))
+            walk(element, visual or element.tag == "visual")
+
+    walk(_parse(path), False)
     return found
 
 

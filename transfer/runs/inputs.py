@@ -110,6 +110,14 @@ def resolve_inputs(
     ``exported/policy.pt``), or a checkpoint file inside one: the task, the training engine (the default
     ``source``) and the asset path come from the run's ``env.yaml`` (docs/isaaclab.md).
     """
+    from transfer.assets import conversion_warnings
+
+    inputs = _resolve(checkpoint, source, config, asset)
+    extra = conversion_warnings(inputs.asset_file)
+    return dataclasses.replace(inputs, warnings=(*inputs.warnings, *extra)) if extra else inputs
+
+
+def _resolve(checkpoint: str | Path, source: Any, config: Any, asset: Any) -> Inputs:
     from transfer.formats import load_policy
     from transfer.task.deploy import DeployConfig
     from transfer.task.isaaclab import find_run
@@ -320,8 +328,9 @@ def native_backend(inputs: Inputs) -> str:
     if isinstance(inputs.source, OrderingConvention) and native_engine(inputs.source) is not None:
         return native_engine(inputs.source)
     raise ReplayError(
-        f"Cannot tell which backend {inputs.policy.path.name} was trained on from a {inputs.source_label} order; "
-        "set trained_on in the task file."
+        f"Cannot tell which backend {inputs.policy.path.name} was trained on from a {inputs.source_label} order: "
+        f"pass --set trained_on=ENGINE ({', '.join(backend_names())}; an mjlab policy trained on MuJoCo-Warp, which "
+        "Newton runs: newton), or set trained_on in the task file."
     )
 
 
