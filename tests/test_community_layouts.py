@@ -90,3 +90,25 @@ def test_a_unitree_rl_lab_run_with_history_replays_with_source_physx(tmp_path, c
     assert "--source is needed" in capsys.readouterr().err
     result = _replay(capsys, *args, "--source", "physx")
     assert result["source"] == "physx" and result["nonfinite_envs"] == 0 and result["fall_fraction"] == 0.0
+
+
+def test_a_unitree_rl_mjlab_deploy_yaml_replays_in_the_mjcfs_order(tmp_path, capsys, converters):
+    """unitree_rl_mjlab: deploy.yaml beside an ONNX-less TorchScript export, ``--source mujoco`` with the MJCF."""
+    from transfer.assets.mjcf import mjcf_joint_names
+
+    robot = mjcf_robot(tmp_path / "robot", walker=True)
+    names = list(mjcf_joint_names(robot))
+    run = tmp_path / "run"
+    export_deploy_cfg(run, names, names, default=[-0.3 if n.endswith("knee") else 0.0 for n in names])
+    mlp = _small(torch.nn.Sequential(torch.nn.Linear(9 + 3 * len(names), 16), torch.nn.ELU(),
+                                     torch.nn.Linear(16, len(names))))  # fmt: skip
+    (run / "exported").mkdir()
+    torch.jit.script(mlp).save(str(run / "exported/policy.pt"))
+    args = [str(run / "exported/policy.pt"), "--config", str(run / "params/deploy.yaml"), "--asset", str(robot),
+            "--source", "mujoco"]  # fmt: skip
+    result = _replay(capsys, *args)
+    assert result["source"] == "mujoco" and result["nonfinite_envs"] == 0
+    from transfer.cli import main
+
+    assert main(["replay", *args, "--target", "physx", "--compare", "--seconds", "0.2"]) == 2
+    assert "--set trained_on=ENGINE" in capsys.readouterr().err

@@ -32,14 +32,15 @@ GO2_SDK = ["FR_hip_joint", "FR_thigh_joint", "FR_calf_joint", "FL_hip_joint", "F
            "RR_hip_joint", "RR_thigh_joint", "RR_calf_joint", "RL_hip_joint", "RL_thigh_joint", "RL_calf_joint"]  # fmt: skip
 
 
-def export_deploy_cfg(folder: Path, joint_names, sdk_names, *, history: int = 1, clip=None, kp=None) -> Path:
+def export_deploy_cfg(folder: Path, joint_names, sdk_names, *, history: int = 1, clip=None, kp=None,
+                      default=None) -> Path:  # fmt: skip
     """A ``params/deploy.yaml`` as unitree_rl_lab's exporter writes it for a velocity task on ``joint_names`` (the
     policy's order), with every key in its order and its value rounded to 3 significant digits."""
     ids = [sdk_names.index(n) for n in joint_names]  # resolve_matching_names(joint_names, sdk, preserve_order)
     n = len(joint_names)
     stiffness = np.zeros(len(sdk_names))
     stiffness[ids] = kp if kp is not None else [25.0] * n
-    default = [0.1, -0.1, 0.1, -0.1, 0.8, 0.8, 1.0, 1.0, -1.5, -1.5, -1.5, -1.5][:n]
+    default = default if default is not None else [0.1, -0.1, 0.1, -0.1, 0.8, 0.8, 1.0, 1.0, -1.5, -1.5, -1.5, -1.5][:n]
     term = lambda dim, scale=1.0, params=None: {"params": params or {}, "clip": None if clip is None else list(clip),  # noqa: E731
                                                 "scale": [scale] * dim, "history_length": history}  # fmt: skip
     cfg = {
