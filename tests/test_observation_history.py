@@ -200,3 +200,50 @@ def test_histories_clock_and_action_clips_on_the_engines(engine):
         assert np.allclose(reset[1, g].reshape(3, 3), reset[1, g.stop - 3 : g.stop])
         assert not np.allclose(reset[0, s["joint_pos"]][:n], reset[0, s["joint_pos"]][n:])
         np.testing.assert_allclose(reset[1, s["gait_phase"]], [0.0, 1.0], atol=1e-6)
+
+
+@pytest.mark.engines
+def test_verify_checks_stacked_histories_and_the_clock_on_both_engines(tmp_path):
+    """``transfer verify`` on a task that stacks histories (and reads the gait clock, absolute joint positions and a
+    per-entry scale): every term's stacked block matches its own reference on PhysX and on Newton; fed the wrong
+    order on one engine, a stacked joint term fails."""
+    pytest.importorskip("ovphysx")
+    pytest.importorskip("newton")
+    torch = pytest.importorskip("torch")
+    import yaml
+
+    from transfer.runs.verify import verify
+
+    task = load_task("presets/tasks/quadruped_flat_velocity.yaml")
+    data = task.to_dict()
+    data["observation"] = [
+        {"name": "base_ang_vel", "history_length": 3, "scale": [0.25, 0.5, 1.0]},
+        {"name": "projected_gravity", "history_length": 3},
+        {"name": "velocity_commands", "scale": [2.0, 2.0, 0.25]},
+        {"name": "joint_pos_rel", "history_length": 2},
+        {"name": "joint_pos", "history_length": 2},
+        {"name": "last_action", "history_length": 2},
+        {"name": "gait_phase", "params": {"period": 0.8}},
+    ]
+    config = tmp_path / "task.yaml"
+    config.write_text(yaml.safe_dump(data, sort_keys=False))
+    n = 12
+    size = 3 * 3 + 3 * 3 + 3 + 2 * n * 3 + 2
+    torch.manual_seed(0)
+    mlp = torch.nn.Sequential(torch.nn.Linear(size, 32), torch.nn.ELU(), torch.nn.Linear(32, n))
+    policy = tmp_path / "policy.pt"
+    torch.jit.script(mlp).save(str(policy))
+    report = verify(policy, source="physx", config=config, samples=3)
+    assert report.ok, report.verdict
+    assert {t.term for t in report.terms} >= {"base_ang_vel", "joint_pos", "gait_phase", "action"}
+    assert all(all(v is not None for v in t.expected.values()) for t in report.terms)  # each its own reference
+    wrong = verify(policy, source="physx", config=config, samples=3, backend_orders={"newton": "mjwarp"})
+    assert not wrong.ok and not next(t for t in wrong.terms if t.term == "joint_pos").ok
+
+
+def test_every_term_has_verifys_own_reference():
+    """A term verify cannot derive again from the named state would go unchecked: the two tables name the same."""
+    from transfer.runs.verify.checks import REFERENCES
+    from transfer.task.terms import OBS_TERMS
+
+    assert set(REFERENCES) == set(OBS_TERMS)
