@@ -180,7 +180,7 @@ def cases(draw):
     terms = draw(st.lists(st.sampled_from(["projected_gravity", "joint_pos_rel", "joint_vel_rel", "last_action"]),
                           min_size=1, max_size=4, unique=True))  # fmt: skip
     acting = draw(st.none() | st.lists(st.sampled_from(names), min_size=1, unique=True))
-    task = Task(name="t", observation=tuple(ObsTerm(t) for t in terms),
+    task = Task(name="t", observation=tuple(ObsTerm(t, history_length=draw(st.integers(0, 3))) for t in terms),
                 action=ActionTerm(scale=0.5, joints=None if acting is None else tuple(acting)),
                 default_joint_pos={".*": 0.1})  # fmt: skip
     target = draw(st.permutations(names))
@@ -437,3 +437,61 @@ def test_onnx_external_data_is_found_beside_the_model_from_any_folder(tmp_path, 
     onnx.save(outside, str(model_dir / "escape.onnx"))
     with pytest.raises(PolicyError, match="outside the model's folder"):
         load_policy(model_dir / "escape.onnx")
+
+
+def test_a_self_describing_checkpoint_inside_a_run_folder_converts_once(tmp_path):
+    """Issue 29's recursion: ``convert run/exported/policy.pt`` on a checkpoint that carries its metadata, inside an
+    Isaac Lab run folder, used to find the run again and call itself until Python's recursion limit."""
+    from tests.test_isaaclab_runs import write_run
+
+    run = write_run(tmp_path / "run", "physx", exported=ROOT / "checkpoints/quadruped_flat_physx/exported/policy.pt")
+    result = convert(run / "exported/policy.pt", "mjwarp", out=tmp_path / "out.pt")
+    assert read_metadata(tmp_path / "out.pt")["convention"] == "mjwarp" and result is not None
+
+
+@pytest.mark.usefixtures("converters")
+def test_a_deploy_yaml_checkpoint_converts_to_the_engines_order(tmp_path):
+    """A unitree_rl_lab export (values by position, ``--source physx``) converted to MuJoCo-Warp order: the
+    metadata names the joints, and the converted weights act as the original with its vectors permuted."""
+    from tests.test_deploy_configs import export_deploy_cfg
+    from transfer.orders import resolve_ordering
+    from transfer.task import load_task, resolve_asset
+
+    asset = resolve_asset(load_task("presets/tasks/quadruped_flat_velocity.yaml").asset)
+    names = list(resolve_ordering(asset, "physx").joints)
+    export_deploy_cfg(tmp_path / "run", names, names, history=2)
+    rng = np.random.default_rng(0)
+    src = torchscript_mlp(tmp_path / "policy.pt", random_mlp(rng, [2 * (9 + 36), 8, 12]))
+    convert(src, "mjwarp", out=tmp_path / "mjw.pt", source="physx", config=tmp_path / "run/params/deploy.yaml",
+            asset=asset)  # fmt: skip
+    meta = read_metadata(tmp_path / "mjw.pt")
+    assert meta["joint_names"] == list(resolve_ordering(asset, "mjwarp").joints)
+    assert [t["history_length"] for t in meta["observation"]] == [2] * 6
+    assert meta["history"][-1]["config"].endswith("deploy.yaml")
+
+
+@settings(max_examples=40, deadline=None)
+@given(case=cases())
+def test_the_permutation_moves_each_stacked_step_by_joint_name(case):
+    """Every entry of the converted observation is, by term, history step and joint name, the entry the source order
+    held for the same term, step and joint (histories permuted block by block)."""
+    task, names, target, _, _ = case
+    n = len(names)
+    expanded = task.with_joint_names(names)
+    acting = list(expanded.action.joints or names)
+    labels: list[tuple[str, int, str]] = []  # the source order's entries
+    for term in expanded.observation:
+        frame = 3 if term.axis == "none" else (len(acting) if term.name == "last_action" else n)
+        joints = acting if term.name == "last_action" else names
+        for k in range(term.steps):
+            labels += [(term.name, k, joints[i] if term.axis == "joint" else str(i)) for i in range(frame)]
+    index = Reorder.from_names(task, names, target).observation
+    moved = [labels[i] for i in index]
+    target_acting = [j for j in target if j in set(acting)]
+    expected = []
+    for term in expanded.observation:
+        frame = 3 if term.axis == "none" else (len(acting) if term.name == "last_action" else n)
+        joints = target_acting if term.name == "last_action" else target
+        for k in range(term.steps):
+            expected += [(term.name, k, joints[i] if term.axis == "joint" else str(i)) for i in range(frame)]
+    assert moved == expected

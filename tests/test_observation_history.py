@@ -39,15 +39,19 @@ class IsaacLabHistory:
         for i in ids:
             self.fresh[i] = True
 
+    @staticmethod
+    def _process(t, v):
+        v = np.asarray(v, np.float32)
+        if t.clip is not None:
+            v = np.clip(v, *t.clip)
+        return v * np.asarray(t.scale, np.float32)
+
     def push(self, values):
         rows = []
         for env in range(len(self.fresh)):
             row = []
             for t in self.terms:
-                v = np.asarray(values[t.name][env], np.float32)
-                if t.clip is not None:
-                    v = np.clip(v, *t.clip)
-                v = v * np.asarray(t.scale, np.float32)
+                v = self._process(t, values[t.name][env])
                 d = self.hist[t.name][env]
                 if self.fresh[env]:
                     d.extend([v] * t.steps)
@@ -65,10 +69,7 @@ class IsaacLabHistory:
         for env in ids:
             row = []
             for t in self.terms:
-                v = np.asarray(values[t.name][env], np.float32)
-                if t.clip is not None:
-                    v = np.clip(v, *t.clip)
-                v = v * np.asarray(t.scale, np.float32)
+                v = self._process(t, values[t.name][env])
                 self.hist[t.name][env].extend([v] * t.steps)
                 row.extend(np.concatenate(list(self.hist[t.name][env])))
             kept[env] = row

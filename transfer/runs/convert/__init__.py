@@ -41,7 +41,7 @@ import numpy as np
 from transfer.checkpoint import build_metadata, check_metadata, check_output, merge_config, metadata_to_task
 from transfer.formats import detect_format, format_module, permutation_class, read_metadata
 from transfer.ordering import OrderingConvention, native_engine
-from transfer.runs.convert.order import RUNTIME_HINT, ConvertError, Reorder
+from transfer.runs.convert.order import RUNTIME_HINT, ConvertError, Reorder, in_order
 from transfer.task import Task
 
 __all__ = ["ConvertError", "ConvertResult", "Reorder", "convert", "reorder_checkpoint"]
@@ -111,12 +111,31 @@ def convert(
         CheckpointError: ``out`` refused; checkpoint metadata of another format version.
         FileNotFoundError: a missing checkpoint, config or asset.
     """
-    from transfer.orders import resolve_ordering
-    from transfer.task import resolve_asset
     from transfer.task.isaaclab import find_run
 
-    if find_run(checkpoint) is not None and (config is None or Path(checkpoint).is_dir()):
+    if find_run(checkpoint) is not None and (config is None or Path(checkpoint).is_dir()) or _positional(config):
         return _convert_run(checkpoint, to, out=out, source=source, config=config, asset=asset, force=force)
+    return _convert_file(checkpoint, to, out=out, source=source, config=config, asset=asset, force=force)
+
+
+def _positional(config: Any) -> bool:
+    """Whether ``config`` is a deploy config (values by position: the input layer resolves it with the order)."""
+    if config is None:
+        return False
+    from transfer.task.deploy import DeployConfig
+    from transfer.task.readers import read_config
+
+    try:
+        return isinstance(read_config(config), DeployConfig)
+    except (OSError, ValueError):
+        return False  # the file's own reader names the problem
+
+
+def _convert_file(checkpoint: Any, to: Any, *, out: Any, source: Any, config: Any, asset: Any, force: bool):
+    """:func:`convert` for a checkpoint file described by its metadata and/or a task file."""
+    from transfer.orders import resolve_ordering
+    from transfer.task import resolve_asset
+
     checkpoint = Path(checkpoint)
     if checkpoint.is_dir():
         raise ConvertError(
@@ -152,7 +171,7 @@ def convert(
     if trained_on is None and isinstance(parsed, OrderingConvention):
         trained_on = native_engine(parsed)
     metadata = build_metadata(
-        task,
+        in_order(task, src_order.joints, to_order.joints),
         to_order.joints,
         body_names=to_bodies,
         convention=parsed_to.value if isinstance(parsed_to, OrderingConvention) else None,
@@ -172,8 +191,8 @@ def _convert_run(path: Any, to: Any, *, out: Any, source: Any, config: Any, asse
 
     inputs = resolve_inputs(path, source=source, config=config, asset=asset)
     checkpoint = inputs.policy.path
-    if inputs.policy.metadata is not None:  # the checkpoint describes itself
-        return convert(checkpoint, to, out=out, source=source, config=config, asset=asset, force=force)
+    if inputs.policy.metadata is not None:  # the checkpoint describes itself (not again through its run folder)
+        return _convert_file(checkpoint, to, out=out, source=source, config=config, asset=asset, force=force)
     out = check_output(checkpoint, out, force=force, format=inputs.policy.format)
     parsed, parsed_to = inputs.source, _parse_to(to)
     if parsed_to is None:
@@ -187,15 +206,16 @@ def _convert_run(path: Any, to: Any, *, out: Any, source: Any, config: Any, asse
     conventions = isinstance(parsed, OrderingConvention) and isinstance(parsed_to, OrderingConvention)
     src_bodies, to_bodies = (src_order.bodies, to_order.bodies) if conventions else (None, None)
     reorder = Reorder.from_names(task, src_order.joints, to_order.joints, src_bodies, to_bodies)
-    folder = find_run(path)[0]  # type: ignore[index]
+    run = find_run(path)
     metadata = build_metadata(
-        task,
+        in_order(task, src_order.joints, to_order.joints),
         to_order.joints,
         body_names=to_bodies,
         convention=parsed_to.value if isinstance(parsed_to, OrderingConvention) else None,
         trained_on=task.trained_on,
         asset=str(inputs.asset_given.resolve()),
-        history=[{**_history(checkpoint, parsed, parsed_to), "run": str(folder)}],
+        history=[{**_history(checkpoint, parsed, parsed_to), **({"run": str(run[0])} if run else {}),
+                  **({"config": str(Path(config).resolve())} if run is None and config is not None else {})}],
     )
     return _reorder(checkpoint, out, reorder, metadata, inputs.policy.format, CHECK_SAMPLES, _label(parsed))
 

@@ -86,8 +86,28 @@ class Reorder:
                 index = _gather("body", source_bodies, target_bodies)
             else:
                 index = action if term.name == "last_action" else joints
-            obs[where] = [where.start + i for i in index]
+            frame = len(index)  # a stacked history: each step's block permuted alike
+            for k in range(term.steps):
+                start = where.start + k * frame
+                obs[start : start + frame] = [start + i for i in index]
         return cls(tuple(obs), tuple(action))
+
+
+def in_order(task: Task, source_joints: Sequence[str], target_joints: Sequence[str]) -> Task:
+    """``task`` with its per-entry scales of joint-indexed terms (given by position, in the checkpoint's order) put
+    in ``target_joints`` order, as the converted checkpoint reads them (every other value is by name already)."""
+    plain = dataclasses.replace(task, joint_names=None, convention=None, joint_names_by_convention={})
+    acting = plain.with_joint_names(tuple(source_joints)).action.joints
+    joints = _gather("joint", source_joints, target_joints)
+    chosen = set(acting or source_joints)
+    action = _gather("joint", [n for n in source_joints if n in chosen], [n for n in target_joints if n in chosen])
+    terms = []
+    for term in task.observation:
+        if term.axis == "joint" and isinstance(term.scale, tuple):
+            index = action if term.name == "last_action" else joints
+            term = dataclasses.replace(term, scale=tuple(term.scale[i] for i in index))
+        terms.append(term)
+    return dataclasses.replace(task, observation=tuple(terms))
 
 
 def _gather(kind: str, source: Sequence[str], target: Sequence[str]) -> tuple[int, ...]:
@@ -96,4 +116,4 @@ def _gather(kind: str, source: Sequence[str], target: Sequence[str]) -> tuple[in
     return tuple(range(len(source))) if nmap is None else nmap.user_to_backend_indices
 
 
-__all__ = ["RUNTIME_HINT", "ConvertError", "Reorder"]
+__all__ = ["RUNTIME_HINT", "ConvertError", "Reorder", "in_order"]
