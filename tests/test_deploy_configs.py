@@ -312,3 +312,58 @@ def test_mjcf_joint_names_are_mujocos_own_order(tmp_path_factory, tree):
             continue
         expected += [f"{name}:{i}" for i in range(3)] if kind == mujoco.mjtJoint.mjJNT_BALL else [name]
     assert list(mjcf_joint_names(path)) == expected
+
+
+@st.composite
+def urdf_trees(draw):
+    """A URDF tree of revolute, continuous, prismatic and fixed joints, links and joints in random document order."""
+    n = draw(st.integers(2, 8))
+    parents = {i: draw(st.integers(0, i - 1)) for i in range(1, n)}
+    kinds = {i: draw(st.sampled_from(["revolute", "continuous", "prismatic", "fixed"])) for i in range(1, n)}
+    links, joints = draw(st.permutations(range(n))), draw(st.permutations(range(1, n)))
+    inertia = '<inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial>'
+    text = "".join(f'<link name="l{i}">{inertia}</link>' for i in links)
+    text += "".join(
+        f'<joint name="j{i}" type="{kinds[i]}"><parent link="l{parents[i]}"/><child link="l{i}"/><axis xyz="0 0 1"/>'
+        '<limit lower="-1" upper="1" effort="1" velocity="1"/></joint>'
+        for i in joints
+    )
+    return f'<robot name="r">{text}</robot>'
+
+
+@settings(max_examples=40, deadline=None)
+@given(urdf_trees())
+def test_urdf_joint_names_are_mujocos_order(tmp_path_factory, text):
+    mujoco = pytest.importorskip("mujoco")
+    from transfer.assets.mjcf import mujoco_joint_names
+
+    path = tmp_path_factory.mktemp("urdf") / "robot.urdf"
+    path.write_text(text)
+    model = mujoco.MjModel.from_xml_path(str(path))
+    expected = [mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_JOINT, j) for j in range(model.njnt)
+                if model.jnt_type[j] != mujoco.mjtJoint.mjJNT_FREE]  # fmt: skip
+    assert list(mujoco_joint_names(path)) == expected
+
+
+@pytest.mark.parametrize("name", ["generated_mjcf", "generated_walker", "newton:nv_ant.xml", "newton:quadruped.urdf",
+                                  "newton:cartpole.urdf"])  # fmt: skip
+def test_the_mujoco_order_of_the_robots_the_tests_hold(tmp_path, name):
+    """The MJCF and URDF robots of the test suite, against MuJoCo's compiled model (nv_humanoid.xml does not compile
+    in MuJoCo 3.x: a sensor names a missing site)."""
+    mujoco = pytest.importorskip("mujoco")
+    from tests.robotgen import mjcf_robot
+    from transfer.assets import locate_asset
+    from transfer.assets.mjcf import mujoco_joint_names
+
+    if name.startswith("newton:"):
+        pytest.importorskip("newton")
+        path = locate_asset(name)
+    else:
+        path = mjcf_robot(tmp_path, walker=name.endswith("walker"))
+    model = mujoco.MjModel.from_xml_path(str(path))
+    expected = []
+    for j in range(model.njnt):
+        kind, joint = model.jnt_type[j], mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_JOINT, j)
+        if kind != mujoco.mjtJoint.mjJNT_FREE:
+            expected += [f"{joint}:{i}" for i in range(3)] if kind == mujoco.mjtJoint.mjJNT_BALL else [joint]
+    assert list(mujoco_joint_names(path)) == expected and expected

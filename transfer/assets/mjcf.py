@@ -1,4 +1,5 @@
-"""The joint order MuJoCo gives an MJCF model, from the file alone (no MuJoCo, no conversion).
+"""The joint order MuJoCo gives an MJCF model (and a URDF, as MuJoCo compiles it), from the file alone (no MuJoCo,
+no conversion).
 
 MuJoCo numbers bodies depth-first in document order (``<frame>`` elements are transparent; ``<include>`` files are
 spliced in where they stand, relative to the main file's folder) and joints body by body (a body's own joints, in
@@ -16,7 +17,7 @@ from pathlib import Path
 from transfer.assets.sources import AssetError, _parse
 from transfer.ordering import dof_names
 
-__all__ = ["mjcf_joint_names"]
+__all__ = ["mjcf_joint_names", "mujoco_joint_names", "urdf_joint_names", "without_meshes"]
 
 _UNSUPPORTED = ("replicate", "attach")
 
@@ -126,3 +127,54 @@ def without_meshes(path: str | Path, files: set[str], folder: Path) -> Path:
     out = folder / path.name
     ET.ElementTree(root).write(out, encoding="unicode")
     return out
+
+
+_URDF_DOFS = {"revolute": 1, "continuous": 1, "prismatic": 1}
+
+
+def urdf_joint_names(path: str | Path) -> tuple[str, ...]:
+    """The DoF names of the URDF at ``path`` in the order MuJoCo compiles it: depth-first from the root link (the one
+    no joint has as its child), each link's child joints in document order (measured against ``mujoco.MjModel`` on
+    generated trees); fixed and floating joints carry no DoF.
+
+    Raises:
+        AssetError: not a URDF, no single root link, a joint type MuJoCo's URDF reader has no DoF order for
+            (``planar``), a joint without a name.
+    """
+    from transfer.assets.sources import _parse as parse
+
+    path = Path(path)
+    root = parse(path)
+    if root.tag != "robot":
+        raise AssetError(f"{path}: the root element is <{root.tag}>, not <robot>: not a URDF file")
+    joints = root.findall("joint")
+    children: dict[str, list[ET.Element]] = {}
+    child_links = set()
+    for joint in joints:
+        parent, child = joint.find("parent"), joint.find("child")
+        if parent is None or child is None or not joint.get("name"):
+            raise AssetError(f"{path}: a <joint> without a name, a parent or a child link")
+        children.setdefault(parent.get("link", ""), []).append(joint)
+        child_links.add(child.get("link", ""))
+    roots = [link.get("name") for link in root.findall("link") if link.get("name") not in child_links]
+    if len(roots) != 1:
+        raise AssetError(f"{path}: {len(roots)} root links {roots}; a URDF robot is one tree from one root link")
+    names: list[str] = []
+
+    def visit(link: str) -> None:
+        for joint in children.get(link, []):
+            kind = joint.get("type", "")
+            if kind == "planar":
+                raise AssetError(f"{path}: joint {joint.get('name')!r} is planar; list the joint names in a file (--source)")
+            names.extend(dof_names(joint.get("name", ""), _URDF_DOFS.get(kind, 0)) if kind in _URDF_DOFS else [])
+            visit(joint.find("child").get("link", ""))  # type: ignore[union-attr]
+
+    visit(roots[0])
+    return tuple(names)
+
+
+def mujoco_joint_names(path: str | Path) -> tuple[str, ...]:
+    """MuJoCo's DoF order of a robot file: :func:`mjcf_joint_names` for MJCF, :func:`urdf_joint_names` for URDF."""
+    from transfer.assets.sources import source_format
+
+    return urdf_joint_names(path) if source_format(path) == "urdf" else mjcf_joint_names(path)

@@ -160,19 +160,18 @@ def _resolve(checkpoint: str | Path, source: Any, config: Any, asset: Any) -> In
 
 def checkpoint_order(parsed: Any, source_file: Path | None) -> Any:
     """The order the floors below take for the checkpoint's ``parsed`` order: as it is, except ``mujoco``, which is
-    read from the robot's MJCF file (a converted USD does not keep it) into the explicit list of its names."""
+    read from the robot's MJCF or URDF file (a converted USD does not keep it) into the explicit list of its names."""
     if parsed is not OrderingConvention.MUJOCO:
         return parsed
-    from transfer.assets.mjcf import mjcf_joint_names
-    from transfer.assets.sources import source_format
+    from transfer.assets.mjcf import mujoco_joint_names
 
-    if source_file is None or source_format(source_file) != "mjcf":
-        given = "a USD file" if source_file is None else f"{source_file.name} (URDF)"
+    if source_file is None:
         raise ReplayError(
-            f"--source mujoco is the joint order MuJoCo gives the robot's MJCF, and the robot is {given}: pass "
-            "--asset with the MJCF (.xml) the policy was trained on, or --source with a file listing the joint names"
+            "--source mujoco is the joint order MuJoCo gives the robot's MJCF (or URDF), and the robot is a USD file: "
+            "pass --asset with the MJCF (.xml) or URDF the policy was trained on, or --source with a file listing "
+            "the joint names"
         )
-    return mjcf_joint_names(source_file)
+    return mujoco_joint_names(source_file)
 
 
 def _inputs_from_deploy(policy: Any, config: Any, parsed: Any, asset: Any) -> Inputs:
