@@ -367,3 +367,26 @@ def test_the_mujoco_order_of_the_robots_the_tests_hold(tmp_path, name):
         if kind != mujoco.mjtJoint.mjJNT_FREE:
             expected += [f"{joint}:{i}" for i in range(3)] if kind == mujoco.mjtJoint.mjJNT_BALL else [joint]
     assert list(mujoco_joint_names(path)) == expected and expected
+
+
+def test_info_reads_a_checkpoint_with_its_deploy_yaml_naming_each_source(tmp_path, capsys):
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("pxr")
+    from transfer.cli import main
+    from transfer.orders import resolve_ordering
+    from transfer.task import resolve_asset
+
+    asset = resolve_asset(load_task("presets/tasks/quadruped_flat_velocity.yaml").asset)
+    names = list(resolve_ordering(asset, "physx").joints)
+    cfg = export_deploy_cfg(tmp_path / "run", names, names, history=5)
+    policy = tmp_path / "policy.pt"
+    torch.jit.script(torch.nn.Sequential(torch.nn.Linear(5 * 45, 12))).save(str(policy))
+    args = ["info", str(policy), "--config", str(cfg), "--source", "physx", "--asset", str(asset)]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert f"task from         {cfg}" in out and "joint order from  --source physx on" in out
+    assert "base_ang_vel 5 x 3 (x 0.2)" in out and "= 225" in out and "[-100, 100] (every joint)" in out
+    assert main([*args, "--json"]) == 0
+    info = __import__("json").loads(capsys.readouterr().out)
+    assert info["observation_size"] == 225 == info["input_size"] and info["sources"]["task"] == str(cfg)
+    assert main(["info", str(policy), "--source", "physx"]) == 2 and "--config" in capsys.readouterr().err

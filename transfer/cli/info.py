@@ -24,9 +24,14 @@ class Info:
     """TorchScript (.pt), ONNX (.onnx), RSL-RL training checkpoint (model_<iter>.pt), or an Isaac Lab run folder."""
     asset: Annotated[Path | None, tyro.conf.arg(metavar="ROBOT.usd"), ASSET] = None
     """For a run folder: the robot's USD file (the run's usd_path is usually a URL that cannot be fetched)."""
+    config: Annotated[Path | None, tyro.conf.arg(metavar="FILE")] = None
+    """A task file or deploy config the checkpoint ships with (Unitree's deploy.yaml, legged_gym's deploy_mujoco
+    config, a task YAML): show the task as replay reads it, each part with the file it came from."""
+    source: Annotated[str | None, tyro.conf.arg(metavar="ORDER")] = None
+    """With --config: the checkpoint's joint order (physx, mjwarp, robot_schema, mujoco, or a file of names)."""
     json: bool = False
     """Print one JSON object: checkpoint, format, input_size, output_size, observation_size, metadata, notes (and
-    run for a run folder)."""
+    run for a run folder, sources with --config)."""
 
 
 def add_metadata_hint(checkpoint: str) -> str:
@@ -83,6 +88,21 @@ def _settings(meta: dict[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
+def _term(t: dict[str, Any]) -> str:
+    """One observation term: its name and entries, its axis, and its scale, clip, history and params when set."""
+    extra = [t["axis"]] if t["axis"] != "none" else []
+    scale = t.get("scale", 1.0)
+    if scale != 1.0:
+        extra.append(f"x {scale:g}" if not isinstance(scale, list) else f"x [{', '.join(f'{v:g}' for v in scale)}]")
+    if t.get("clip") is not None:
+        extra.append(f"clip [{t['clip'][0]:g}, {t['clip'][1]:g}]")
+    if t.get("params"):
+        extra.append(", ".join(f"{k} {v:g}" for k, v in t["params"].items()))
+    history = int(t.get("history_length") or 0)
+    size = f"{t['size']}" if history < 2 else f"{history} x {t['size']}"
+    return f"{t['name']} {size}" + (f" ({'; '.join(extra)})" if extra else "")
+
+
 def _lines(info: dict[str, Any]) -> list[tuple[str, str]]:
     rows = [
         ("format", info["format"]),
@@ -110,18 +130,27 @@ def _lines(info: dict[str, Any]) -> list[tuple[str, str]]:
         rows.append(("", f"{source['format']}, sha256 {str(source['sha256'])[:16]}..., converted by "
                          f"{source['converter']} {source['converter_version']}"))  # fmt: skip
     rows.append(("task", str(meta["name"])))
-    terms = ", ".join(
-        f"{t['name']} {t['size']}" + (f" ({t['axis']})" if t["axis"] != "none" else "") for t in meta["observation"]
-    )
+    terms = ", ".join(_term(t) for t in meta["observation"])
     rows.append(("observation", f"{terms} = {info['observation_size']}"))
     action = meta["action"]
     joints = "all joints" if action["joints"] is None else " ".join(action["joints"])
-    offset = "default + " if action["use_default_offset"] else ""
-    scale = action["scale"]
+    scale, offset = action["scale"], action.get("offset") or 0.0
+    offset_text = "default" if action["use_default_offset"] else "offset" if isinstance(offset, dict) else f"{offset:g}"
     scale_text = f"{scale:g}" if not isinstance(scale, dict) else "scale"
-    rows.append(("action", f"{action['kind']}: target = {offset}{scale_text} x action, {joints}"))
+    raw = "action" if action.get("clip_actions") is None else f"clip(action, +-{action['clip_actions']:g})"
+    target = f"{offset_text} + {scale_text} x {raw}"
+    target = target if action.get("clip") is None else f"clip({target})"
+    rows.append(("action", f"{action['kind']}: target = {target}, {joints}"))
     if isinstance(scale, dict):
         rows.append(("action scale", _values(scale)))
+    if isinstance(offset, dict):
+        rows.append(("action offset", _values(offset)))
+    if action.get("clip") is not None:
+        clip = action["clip"]
+        bounds = [clip] if isinstance(clip, list) else list(clip.values())
+        every = len({tuple(b) for b in bounds}) == 1 and (isinstance(clip, list) or len(clip) == len(meta["joint_names"]))
+        rows.append(("target clip", f"[{bounds[0][0]:g}, {bounds[0][1]:g}] (every joint)" if every else
+                     ", ".join(f"{k} [{lo:g}, {hi:g}]" for k, (lo, hi) in clip.items())))  # fmt: skip
     rows.append(("defaults", _values(meta["default_joint_pos"])))
     for gain in ("stiffness", "damping", "armature", "friction"):
         rows.append((gain, _values(meta.get(gain) or {})))
@@ -133,11 +162,38 @@ def _lines(info: dict[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
+def _from_config(cmd: Info) -> dict[str, Any]:
+    """``checkpoint_info``'s keys for CHECKPOINT read with --config (and --source, --asset) by the input layer, with
+    ``sources``: which file or flag gave the task, the joint order and the robot."""
+    from transfer.checkpoint import build_metadata
+    from transfer.formats.info import checkpoint_info
+    from transfer.orders import resolve_ordering
+    from transfer.runs.inputs import resolve_inputs
+
+    info = checkpoint_info(cmd.checkpoint)
+    inputs = resolve_inputs(cmd.checkpoint, source=cmd.source, config=cmd.config, asset=cmd.asset)
+    names = resolve_ordering(inputs.asset, inputs.source).joints
+    task = inputs.task
+    meta = build_metadata(task, names, convention=task.convention, trained_on=task.trained_on,
+                          asset=str(inputs.asset_given))  # fmt: skip
+    order = f"--source {cmd.source}" if cmd.source else f"{cmd.config} ({inputs.source_label})"
+    info.update(
+        metadata=meta,
+        observation_size=sum(int(t["size"]) * max(1, int(t["history_length"])) for t in meta["observation"]),
+        sources={"task": str(cmd.config), "joint order": f"{order} on {inputs.asset_given}",
+                 "asset": f"--asset {cmd.asset}" if cmd.asset else f"{cmd.config} ({inputs.asset_given})"},
+        notes=[*info["notes"], *inputs.warnings],
+    )  # fmt: skip
+    return info
+
+
 def run_info(cmd: Info) -> int:
     from transfer.formats.info import checkpoint_info
 
     try:
-        info = checkpoint_info(cmd.checkpoint, asset=cmd.asset)
+        if cmd.source is not None and cmd.config is None:
+            raise ValueError("--source reads the checkpoint with --config: give the config it ships with")
+        info = _from_config(cmd) if cmd.config is not None else checkpoint_info(cmd.checkpoint, asset=cmd.asset)
     except (FileNotFoundError, ValueError, NotImplementedError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -158,6 +214,7 @@ def run_info(cmd: Info) -> int:
         if info["metadata"] is not None:
             vx, vy, wz = info["metadata"]["command"]
             rows.append(("command", f"vx {vx:g} m/s, vy {vy:g} m/s, wz {wz:g} rad/s (replay's fixed command)"))
+    rows[:0] = [(f"{what} from", where) for what, where in (info.get("sources") or {}).items()]
     width = max(len(k) for k, _ in rows)
     for key, value in rows:
         print(f"  {key.ljust(width)}  {value}")

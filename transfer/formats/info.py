@@ -52,7 +52,7 @@ def checkpoint_info(path: str | Path, *, asset: str | Path | None = None) -> dic
         notes.append(f"--asset {asset} is not used: it names the robot of a run folder, and {path.name} is a file")
     obs_size = None
     if meta is not None:
-        obs_size = sum(int(t["size"]) for t in meta["observation"])
+        obs_size = sum(int(t["size"]) * max(1, int(t.get("history_length") or 0)) for t in meta["observation"])
         if obs_size != policy.input_size:
             notes.append(f"the metadata's observation has {obs_size} entries, the network reads {policy.input_size}")
     out = {
