@@ -162,6 +162,8 @@ def test_unitree_mjlab_layout_reads_and_history_1_is_none(tmp_path):
         (lambda c: c.update(step_dt=0.0123), "step_dt"),
         (lambda c: c["actions"]["JointPositionAction"].update(scale=[0.25] * 5), r"actions.JointPositionAction.scale: 5"),
         (lambda c: c.update(joint_ids_map=[0, 0, 1]), "names a motor twice"),
+        (lambda c: c["observations"]["joint_pos_rel"]["params"].update(asset_cfg={"name": "robot", "joint_ids": [0, 1]}),
+         "asset_cfg.joint_ids: \\[0, 1\\]"),
     ],
 )  # fmt: skip
 def test_what_a_deploy_yaml_says_that_does_not_map_is_named(tmp_path, edit, match):

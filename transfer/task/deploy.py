@@ -14,7 +14,8 @@
   ``policy_path`` with ``{LEGGED_GYM_ROOT_DIR}``. The observation is the one ``deploy_mujoco.py`` builds: base angular
   velocity, gravity, command, joint positions and velocities, last action, then the gait clock (sin, cos of
   ``2 pi (t % 0.8) / 0.8``) when ``num_obs`` leaves two entries for it (Unitree's humanoids); ``lin_vel_scale``
-  puts the base linear velocity first (their Go2). Trained on PhysX (Isaac Gym).
+  puts the base linear velocity first (their Go2). Trained on PhysX (Isaac Gym), at legged_gym's 4 / 0 solver
+  iterations; Unitree's deploy.yaml at Isaac Lab's legged settings (PhysX 4 / 0, Newton's MuJoCo-Warp).
 
 Both list per-joint values by position, so :class:`DeployConfig` turns into a task only once the joint names in the
 policy's order are known (:meth:`DeployConfig.task`). Every value says where it came from (:attr:`Task.source`).
@@ -161,7 +162,7 @@ def _placeholder(path: Path, text: Any, field: str, roots: Sequence[str | Path],
 _TERM_NAMES: Mapping[str, str] = {**{n: n for n in OBS_TERMS}, **mjlab_names(), **isaaclab_names()}
 
 
-def _unitree_term(name: str, cfg: Any, where: str) -> ObsTerm:
+def _unitree_term(name: str, cfg: Any, where: str, num_joints: int) -> ObsTerm:
     term = _TERM_NAMES.get(name)
     if term is None:
         raise TaskError(f"{where}: unknown observation term {name!r}; transfer builds {', '.join(OBS_TERMS)} (and their "
@@ -171,6 +172,11 @@ def _unitree_term(name: str, cfg: Any, where: str) -> ObsTerm:
     params = cfg.get("params") or {}
     if not isinstance(params, Mapping):
         raise TaskError(f"{where}.params: expected a mapping, got {params!r}")
+    entity = params.get("asset_cfg") if isinstance(params.get("asset_cfg"), Mapping) else {}
+    ids = entity.get("joint_ids")
+    if isinstance(ids, list) and ids != list(range(num_joints)):
+        raise TaskError(f"{where}.params.asset_cfg.joint_ids: {ids}; the term reads a subset or another order of the "
+                        "joints, which transfer does not replay: describe it in a task file (--config)")  # fmt: skip
     command = params.get("command_name")
     if term == "velocity_commands" and command not in (None, "base_velocity"):
         raise TaskError(f"{where}.params.command_name: {command!r}; transfer replays the base_velocity command")
@@ -185,7 +191,7 @@ def _unitree_term(name: str, cfg: Any, where: str) -> ObsTerm:
     )
 
 
-def _unitree_observation(data: Mapping[str, Any]) -> tuple[ObsTerm, ...]:
+def _unitree_observation(data: Mapping[str, Any], num_joints: int) -> tuple[ObsTerm, ...]:
     obs = data["observations"]
     if not isinstance(obs, Mapping) or not obs:
         raise TaskError(f"observations: expected a mapping of terms, got {obs!r}")
@@ -200,7 +206,7 @@ def _unitree_observation(data: Mapping[str, Any]) -> tuple[ObsTerm, ...]:
     out = []
     for name, cfg in terms.items():
         try:
-            out.append(_unitree_term(str(name), cfg, f"observations.{name}"))
+            out.append(_unitree_term(str(name), cfg, f"observations.{name}", num_joints))
         except TaskError as exc:
             raise TaskError(str(exc) if str(exc).startswith("observations.") else f"observations.{name}: {exc}") from None
     return tuple(out)
@@ -235,8 +241,13 @@ def _unitree_action(data: Mapping[str, Any], names: tuple[str, ...]) -> ActionTe
                       joints=None if joints == names else joints)  # fmt: skip
 
 
+LEGGED_GYM_PHYSX = {"solver_position_iterations": 4, "solver_velocity_iterations": 0}
+"""legged_gym's ``LeggedRobotCfg.sim.physx``: 4 position and 0 velocity solver iterations (Isaac Gym)."""
+
+
 def _unitree_task(cfg: DeployConfig, names: tuple[str, ...]) -> Task:
     from transfer.task.isaaclab.mapping import fixed_command
+    from transfer.task.readers import ISAACLAB_LEGGED_SETTINGS
 
     data, n = cfg.data, cfg.num_joints
     ids = _ints(data["joint_ids_map"], "joint_ids_map")
@@ -257,13 +268,15 @@ def _unitree_task(cfg: DeployConfig, names: tuple[str, ...]) -> Task:
     ranges = (commands.get("base_velocity") or {}).get("ranges") if isinstance(commands, Mapping) else None
     return Task(
         name=cfg.path.parent.parent.name if cfg.path.parent.name == "params" else cfg.path.stem,
-        observation=_unitree_observation(data),
+        observation=_unitree_observation(data, n),
         action=_unitree_action(data, names),
         joint_names=names,
         default_joint_pos=_by_name(_floats(data["default_joint_pos"], "default_joint_pos", n), names),
         sim_dt=ISAACLAB_SIM_DT,
         decimation=decimation,
         command=fixed_command(ranges if isinstance(ranges, Mapping) else None),
+        physx=ISAACLAB_LEGGED_SETTINGS["physx"],  # what Isaac Lab trains legged robots under; the file says nothing
+        newton=ISAACLAB_LEGGED_SETTINGS["newton"],
         source=str(cfg.path),
         **gains,
     )
@@ -310,5 +323,6 @@ def _legged_gym_task(cfg: DeployConfig, names: tuple[str, ...]) -> Task:
         asset=None if cfg.asset is None else str(cfg.asset),
         trained_on=cfg.trained_on,
         actuators=(ActuatorGroup("legged_gym_pd", "ideal_pd", names),),  # the torque legged_gym computes each step
+        physx=LEGGED_GYM_PHYSX,
         source=str(cfg.path),
     )
