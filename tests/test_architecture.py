@@ -53,6 +53,7 @@ FLOORS: dict[str, int] = {
     "transfer.formats": 5,
     # 6 environment
     "transfer.env": 6,
+    "transfer.spawn": 6,
     # 7 replay / verify / train / validate
     "transfer.runs": 7,
     # 8 command line

@@ -159,8 +159,9 @@ def test_a_run_uses_the_training_engines_base_on_both_engines(robots, name, trai
     pytest.importorskip("newton")
     import dataclasses
 
-    from transfer.env import PolicyEnv, training_base
+    from transfer.env import PolicyEnv
     from transfer.runs.task_file import starting_task
+    from transfer.spawn import training_base
 
     usd, held = robots[name], name not in FLOATING
     task = dataclasses.replace(starting_task(str(usd)).task, trained_on=trained_on)

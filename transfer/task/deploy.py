@@ -27,6 +27,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from transfer.actuators.spec import ActuatorGroup
@@ -43,6 +44,20 @@ LEGGED_GYM_PERIOD = 0.8
 ISAACLAB_SIM_DT = 0.005
 """The physics step a deploy.yaml does not record: Isaac Lab's and mjlab's legged robots step at 200 Hz."""
 PLACEHOLDER = "{LEGGED_GYM_ROOT_DIR}"
+
+ISAACLAB_LEGGED_SETTINGS: Mapping[str, Any] = MappingProxyType(
+    {
+        "sim_dt": 0.005,
+        "decimation": 4,
+        "physx": MappingProxyType({"solver_position_iterations": 4, "solver_velocity_iterations": 0}),
+        "newton": MappingProxyType({"solver": "mujoco_warp"}),
+    }
+)
+"""The simulation settings Isaac Lab trains its legged robots under (the velocity-tracking tasks and the robot
+configs of ANYmal, Unitree and others), where a file describing an Isaac Lab-trained checkpoint says nothing else:
+physics at 200 Hz, policy at 50 Hz, PhysX articulations at 4 position / 0 velocity solver iterations (assets often
+author more: ANYmal C authors 32 / 16, under which the PhysX-trained policy falls), Newton's MuJoCo-Warp. The
+ground keeps :data:`~transfer.backends.scene.DEFAULT_GROUND` and self-collisions the asset's (docs/replay.md)."""
 
 
 def is_deploy_config(data: Mapping[str, Any]) -> str | None:
@@ -247,7 +262,6 @@ LEGGED_GYM_PHYSX = {"solver_position_iterations": 4, "solver_velocity_iterations
 
 def _unitree_task(cfg: DeployConfig, names: tuple[str, ...]) -> Task:
     from transfer.task.isaaclab.mapping import fixed_command
-    from transfer.task.readers import ISAACLAB_LEGGED_SETTINGS
 
     data, n = cfg.data, cfg.num_joints
     ids = _ints(data["joint_ids_map"], "joint_ids_map")

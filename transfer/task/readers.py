@@ -20,7 +20,14 @@ from transfer.assets import PACKAGE_ASSETS, package_hint, resolve_asset
 from transfer.errors import read_yaml_mapping
 from transfer.ordering import native_engine
 from transfer.task._checks import TaskError, _names, _number
-from transfer.task.deploy import LEGGED_GYM_KEYS, UNITREE_KEYS, DeployConfig, is_deploy_config, read_deploy_config
+from transfer.task.deploy import (
+    ISAACLAB_LEGGED_SETTINGS,
+    LEGGED_GYM_KEYS,
+    UNITREE_KEYS,
+    DeployConfig,
+    is_deploy_config,
+    read_deploy_config,
+)
 from transfer.task.model import FLAT_VELOCITY_OBSERVATION, TASK_FORMAT, ActionTerm, Task
 
 __all__ = [
@@ -39,20 +46,6 @@ NEWTON_ASSET_PREFIX = "newton:"
 def _package_hint(asset: str) -> str | None:
     return package_hint(asset)
 
-
-ISAACLAB_LEGGED_SETTINGS: Mapping[str, Any] = MappingProxyType(
-    {
-        "sim_dt": 0.005,
-        "decimation": 4,
-        "physx": MappingProxyType({"solver_position_iterations": 4, "solver_velocity_iterations": 0}),
-        "newton": MappingProxyType({"solver": "mujoco_warp"}),
-    }
-)
-"""The simulation settings Isaac Lab trains its legged robots under (the velocity-tracking tasks and the robot
-configs of ANYmal, Unitree and others), where a file describing an Isaac Lab-trained checkpoint says nothing else:
-physics at 200 Hz, policy at 50 Hz, PhysX articulations at 4 position / 0 velocity solver iterations (assets often
-author more: ANYmal C authors 32 / 16, under which the PhysX-trained policy falls), Newton's MuJoCo-Warp. The
-ground keeps :data:`~transfer.backends.scene.DEFAULT_GROUND` and self-collisions the asset's (docs/replay.md)."""
 
 #: Newton policy YAML fields: name -> required. The ``mjw_*`` lists follow ``mjw_joint_names``.
 NEWTON_POLICY_FIELDS: Mapping[str, bool] = MappingProxyType(
