@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from transfer._rotations import yaw
 from transfer.spawn import SPAWN_MARGIN, default_pose, lowest, spawn_heights, training_base
 from transfer.task import Task
 from transfer.task.observation import ObservationBuffer
@@ -148,9 +149,8 @@ class Measure:
             self.cause[hit] = name
         self.fallen_at[alive & down] = t
         alive &= ~down
-        x, y, z, w = quat.T
-        yaw = np.arctan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
-        c, s = np.cos(yaw), np.sin(yaw)
+        heading = yaw(quat)
+        c, s = np.cos(heading), np.sin(heading)
         vx, vy = c * lin_w[:, 0] + s * lin_w[:, 1], -s * lin_w[:, 0] + c * lin_w[:, 1]
         d = self.direction
         forward, lateral = vx * d[0] + vy * d[1], -vx * d[1] + vy * d[0]
@@ -376,9 +376,8 @@ class PolicyEnv:
         each base's yaw frame (x forward, y left, z up): a shove, taking effect at the next physics step."""
         d = self.art.data
         dv = np.broadcast_to(np.asarray(velocity, np.float64), (self.num_envs, 3))
-        x, y, z, w = d.root_quat_w.numpy().T
-        yaw = np.arctan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
-        c, s = np.cos(yaw), np.sin(yaw)
+        heading = yaw(d.root_quat_w.numpy())
+        c, s = np.cos(heading), np.sin(heading)
         world = np.stack([c * dv[:, 0] - s * dv[:, 1], s * dv[:, 0] + c * dv[:, 1], dv[:, 2]], axis=1)
         velocity_w = np.concatenate([d.root_lin_vel_w.numpy() + world, d.root_ang_vel_w.numpy()], axis=1)
         self.art.write_root_velocity(velocity_w.astype(np.float32))

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from transfer._rotations import rotation_matrices
 from transfer.task import Task
 
 __all__ = ["SPAWN_MARGIN", "default_pose", "lowest", "spawn_heights", "training_base"]
@@ -88,8 +89,5 @@ def _no_colliders(asset: str | Path, root_body: str, composition_errors: tuple[s
 def lowest(corners: np.ndarray, pos: np.ndarray, quat: np.ndarray) -> np.ndarray:
     """Per env, the lowest world height of a link's box ``corners`` (its frame) at position ``pos`` ``(n, 3)`` and
     orientation ``quat`` ``(n, 4)`` xyzw."""
-    x, y, z, w = (np.asarray(quat, np.float64)[:, k : k + 1] for k in range(4))
-    cx, cy, cz = corners[:, 0], corners[:, 1], corners[:, 2]
-    # z row of the rotation matrix of (x, y, z, w)
-    height = 2 * (x * z - w * y) * cx + 2 * (y * z + w * x) * cy + (1 - 2 * (x * x + y * y)) * cz
+    height = rotation_matrices(quat)[:, 2, :] @ np.asarray(corners, np.float64).T  # (n, k): the z row
     return (np.asarray(pos, np.float64)[:, 2:3] + height).min(axis=1)

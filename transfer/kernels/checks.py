@@ -83,10 +83,6 @@ def check_map(nmap: Any, name: str, n: int, what: str) -> None:
         raise ValueError(f"{name}: the {nmap.kind} map has {len(nmap)} elements, but {what} has {n}")
 
 
-def gather_map(nmap: ArticulationNameMap | None, attr: MapAttr, n: int, device: wp.Device) -> wp.array:
-    return arange(n, str(device)) if nmap is None else device_map(nmap, attr, device)
-
-
 def prepare_out(src: wp.array, out: Any, src_like: Any, src_name: str) -> tuple[wp.array, Any]:
     """Allocate or check the output of a same-shape permutation; returns (warp view, object to return)."""
     if out is None:

@@ -111,7 +111,6 @@ class TrainEnv:
         self._return = np.zeros(self.num_envs)
         self.episode_returns: deque[float] = deque(maxlen=200)
         self.episode_lengths: deque[float] = deque(maxlen=200)
-        self._terms = {name: 0.0 for name in REWARDS}
         data = env.art.data
         low, high = data.joint_pos_limit_lower.numpy().copy(), data.joint_pos_limit_upper.numpy().copy()
         unlimited = ~np.isfinite(low) | ~np.isfinite(high) | (np.abs(low) > 1e6) | (np.abs(high) > 1e6)
@@ -149,9 +148,8 @@ class TrainEnv:
         terminated = fallen(self.env.fall_causes()) | nonfinite
         q = self._quantities(np.where(np.isfinite(action), action, 0.0), previous, terminated)
         reward = np.zeros(self.num_envs)
-        for name, (weight, term) in REWARDS.items():
+        for weight, term in REWARDS.values():
             value = np.nan_to_num(weight * term(q), nan=0.0, posinf=0.0, neginf=0.0)
-            self._terms[name] += float(value.mean())
             reward += value
         reward *= self.env.policy_dt
         self.episode_length_buf += 1
@@ -172,11 +170,6 @@ class TrainEnv:
             torch.from_numpy(done.astype(np.float32)),
             extras,
         )
-
-    def reward_terms(self) -> dict[str, float]:
-        """Mean per-step value of each reward term since the last call (weighted, before the dt scaling)."""
-        out, self._terms = self._terms, {name: 0.0 for name in REWARDS}
-        return out
 
 
 def make_train_env(env: Any, episode_seconds: float = 10.0, seed: int = 0, obs_noise: float = 1.0) -> Any:

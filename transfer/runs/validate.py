@@ -40,6 +40,8 @@ from typing import Any
 
 import numpy as np
 
+from transfer._rotations import quat_conj, quat_mul, rotate
+
 __all__ = [
     "JointResult",
     "MovementResult",
@@ -522,26 +524,6 @@ def _collect_warnings(out: MovementResult, records: list[logging.LogRecord]) -> 
             out.warnings.append(text if n == 1 else f"{text} (x{n})")
 
 
-def _quat_conj_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``conj(a) * b`` for xyzw quaternions; ``b`` may be ``(n, 4)``."""
-    av, aw = -a[:3], a[3]
-    bv, bw = b[..., :3], b[..., 3:4]
-    return np.concatenate([aw * bv + bw * av + np.cross(av, bv), aw * bw - (bv @ av)[..., None]], axis=-1)
-
-
-def _quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``a * b`` for xyzw quaternions; ``a`` may be ``(n, 4)``, ``b`` one quaternion."""
-    av, aw = a[..., :3], a[..., 3:4]
-    bv, bw = b[:3], b[3]
-    return np.concatenate([aw * bv + bw * av + np.cross(av, bv), aw * bw - (av @ bv)[..., None]], axis=-1)
-
-
-def _rotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """Rotate ``v`` (``(n, 3)`` or one vector) by the xyzw quaternion(s) ``q``."""
-    u, w = q[..., :3], q[..., 3:4]
-    return v + 2.0 * np.cross(u, np.cross(u, v) + w * v)
-
-
 def joint_coordinate(poses: np.ndarray, joint: Any) -> np.ndarray:
     """The joint's own coordinate at each sample, from the child-in-parent poses and the joint frames (``frame0``
     in the parent, ``frame1`` in the child): degrees about the axis (revolute, unwrapped) or stage units along it
@@ -550,10 +532,10 @@ def joint_coordinate(poses: np.ndarray, joint: Any) -> np.ndarray:
     unit = np.eye(3)[{"X": 0, "Y": 1, "Z": 2}.get(joint.axis, 0)]
     q = poses[:, 3:] / np.linalg.norm(poses[:, 3:], axis=1, keepdims=True)
     if joint.type == "prismatic":
-        origin = poses[:, :3] + _rotate(q, f1[:3]) - f0[:3]  # the child's joint frame origin in the parent
+        origin = poses[:, :3] + rotate(q, f1[:3]) - f0[:3]  # the child's joint frame origin in the parent
         inverse = np.array([-f0[3], -f0[4], -f0[5], f0[6]])
-        return _rotate(np.broadcast_to(inverse, q.shape), origin) @ unit
-    relative = _quat_mul(_quat_conj_mul(f0[3:], q), f1[3:])  # conj(frame0) * child * frame1
+        return rotate(np.broadcast_to(inverse, q.shape), origin) @ unit
+    relative = quat_mul(quat_mul(quat_conj(f0[3:]), q), f1[3:])  # conj(frame0) * child * frame1
     twist = 2.0 * np.arctan2(relative[:, :3] @ unit, relative[:, 3])
     return np.degrees(np.unwrap(twist))
 

@@ -40,13 +40,6 @@ __all__ = [
     "resolve_asset",
 ]
 
-NEWTON_ASSET_PREFIX = "newton:"
-
-
-def _package_hint(asset: str) -> str | None:
-    return package_hint(asset)
-
-
 #: Newton policy YAML fields: name -> required. The ``mjw_*`` lists follow ``mjw_joint_names``.
 NEWTON_POLICY_FIELDS: Mapping[str, bool] = MappingProxyType(
     {
@@ -124,7 +117,7 @@ def read_task_yaml(path: str | Path, data: Mapping[str, Any] | None = None) -> T
     data = dict(_read_yaml(path) if data is None else data)
     data.setdefault("name", path.stem)
     asset = data.get("asset")
-    if isinstance(asset, str) and _package_hint(asset) is None:
+    if isinstance(asset, str) and package_hint(asset) is None:
         resolved = (path.parent / asset).resolve()
         if not resolved.is_file():
             raise TaskError(

@@ -455,10 +455,6 @@ class PhysxBackend(Backend):
         """``(num_envs, num_joints)``: the PD position targets PhysX holds (rad or m)."""
         return self._read("joint_pos_target")
 
-    def joint_velocity_targets(self) -> wp.array:
-        """``(num_envs, num_joints)``: the PD velocity targets PhysX holds (rad/s or m/s)."""
-        return self._read("joint_vel_target")
-
     def _read_props(self) -> None:
         for key, host in self._props_host.items():
             self._engine.bindings[key].read(host)

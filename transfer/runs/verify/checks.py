@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from transfer._rotations import quat_from_rpy, rotation_matrices
 from transfer.runs.inputs import Inputs
 from transfer.runs.verify.report import Largest, SizeCheck, TermCheck
 from transfer.task.terms import OBS_TERMS
@@ -141,24 +142,6 @@ def check_sizes(inputs: Inputs) -> SizeCheck:
 # ---------------------------------------------------------------------------------------------------- check 2
 
 
-def _quat_xyzw(roll: np.ndarray, pitch: np.ndarray, yaw: np.ndarray) -> np.ndarray:
-    cr, sr, cp, sp = np.cos(roll / 2), np.sin(roll / 2), np.cos(pitch / 2), np.sin(pitch / 2)
-    cy, sy = np.cos(yaw / 2), np.sin(yaw / 2)
-    x, y = sr * cp * cy - cr * sp * sy, cr * sp * cy + sr * cp * sy
-    z, w = cr * cp * sy - sr * sp * cy, cr * cp * cy + sr * sp * sy
-    return np.stack([x, y, z, w], axis=-1)
-
-
-def _rotation(q: np.ndarray) -> np.ndarray:
-    """``(n, 3, 3)`` body-to-world rotations of unit quaternions ``(n, 4)`` xyzw."""
-    x, y, z, w = np.asarray(q, np.float64).T
-    return np.stack([
-        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], -1),
-        np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], -1),
-        np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], -1),
-    ], axis=1)  # fmt: skip
-
-
 @dataclass
 class _States:
     """``n`` random named states (float32, as written)."""
@@ -190,7 +173,7 @@ def _sample_states(envs: Mapping[str, Any], order: Sequence[str], action_joints:
     joint_vel = {name: f32(rng.uniform(-s["joint_vel"], s["joint_vel"], n)) for name in order}
     spawn = next(iter(envs.values())).spawn_height
     rp = rng.uniform(-s["roll_pitch"], s["roll_pitch"], (n, 2))
-    quat = _quat_xyzw(rp[:, 0], rp[:, 1], rng.uniform(-math.pi, math.pi, n))
+    quat = quat_from_rpy(rp[:, 0], rp[:, 1], rng.uniform(-math.pi, math.pi, n))
     pos = np.column_stack(
         [rng.uniform(-s["root_xy"], s["root_xy"], (n, 2)), spawn + rng.uniform(-1, 1, n) * s["root_z"]]
     )
@@ -246,7 +229,7 @@ def _expected(task: Any, st: _States, order: Sequence[str], action_joints: Seque
               time: float = 0.0) -> dict:  # fmt: skip
     """Each term's value computed from the named state (float64), in the checkpoint's order; clip, scale and history
     applied (a written state fills a term's whole history with its value)."""
-    rot_t = np.transpose(_rotation(st.root_pose[:, 3:]), (0, 2, 1))
+    rot_t = np.transpose(rotation_matrices(st.root_pose[:, 3:]), (0, 2, 1))
     default = np.array([task.default_joint_pos.get(n, 0.0) for n in order])
     times = np.full(len(st.command), float(time))
     out = {}

@@ -139,10 +139,6 @@ class VerifyReport:
     warnings: list[str] = field(default_factory=list)
     """What the inputs left to say (:attr:`transfer.runs.inputs.Inputs.warnings`): the checks ran regardless."""
 
-    @property
-    def observation_ok(self) -> bool:
-        return bool(self.terms) and all(t.ok for t in self.terms)
-
     def largest(self) -> dict[str, dict[str, Any] | None]:
         """The largest observation difference and the largest action difference (between the backends, or of one
         backend from the named state): ``term``, ``entry`` (the joint the checkpoint reads there, or a component),
