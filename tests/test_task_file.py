@@ -145,3 +145,25 @@ def test_listed_orders_are_each_conventions_and_permutations_of_one_another(spec
         task = result.task.with_convention(convention).with_joint_names(orders[convention])
         assert task.joint_names == orders[convention] and set(task.default_joint_pos) == set(orders[convention])
         assert task.observation_size(len(orders[convention])) == 12 + 3 * len(orders[convention])
+
+
+def test_the_output_is_never_an_input_and_follows_the_umask(tmp_path, capsys):
+    """``transfer task robot.usda -o robot.usda --force`` used to replace the robot with YAML (issue 31)."""
+    import os
+    import shutil
+
+    from transfer.cli import main
+    from transfer.task import load_task, resolve_asset
+
+    robot = tmp_path / "robot.usda"
+    shutil.copyfile(resolve_asset(load_task("presets/tasks/quadruped_flat_velocity.yaml").asset), robot)
+    before = robot.read_bytes()
+    assert main(["task", str(robot), "-o", str(robot), "--force"]) == 2
+    assert "is the robot this command reads" in capsys.readouterr().err and robot.read_bytes() == before
+    out = tmp_path / "task.yaml"
+    old = os.umask(0o022)
+    try:
+        assert main(["task", str(robot), "-o", str(out)]) == 0
+    finally:
+        os.umask(old)
+    assert out.stat().st_mode & 0o777 == 0o644 and not list(tmp_path.glob(".task.yaml.*"))

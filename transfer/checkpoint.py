@@ -343,7 +343,8 @@ def check_output(source: str | Path, out: str | Path, *, force: bool = False, fo
 
 def atomic_write(out: str | Path, write: Callable[[Path], None]) -> Path:
     """Call ``write(tmp)`` on a temporary path in ``out``'s folder, then move it over ``out`` with ``os.replace``
-    (readers see the old file or the new one, never half of one). The temporary file is removed on failure."""
+    (readers see the old file or the new one, never half of one). The temporary file is removed on failure. The file
+    gets the permissions the user's umask gives a new file (``mkstemp`` alone would leave it 0600)."""
     out = Path(out)
     fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
     os.close(fd)
@@ -351,6 +352,9 @@ def atomic_write(out: str | Path, write: Callable[[Path], None]) -> Path:
         write(Path(tmp))
         with open(tmp, "rb+") as fh:
             os.fsync(fh.fileno())
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)
         os.replace(tmp, out)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -421,6 +421,10 @@ def write_task_file(
     out = Path(output)
     if out.is_dir():
         raise TaskFileError(f"-o {out}: is a folder; name the task file to write (e.g. {out / 'task.yaml'})")
+    for what, given in (("the robot", asset), ("the checkpoint", checkpoint)):
+        if given is not None and out.exists() and Path(given).exists() and os.path.samefile(out, given):
+            raise TaskFileError(f"-o {out} is {what} this command reads ({given}): refusing to write over it, even "
+                                "with --force; give the task file another name")  # fmt: skip
     if out.exists() and not force:
         raise TaskFileError(f"-o {out}: the file exists; pass --force to overwrite it, or choose another name")
     if not out.parent.is_dir():
@@ -428,7 +432,9 @@ def write_task_file(
     result = starting_task(asset, checkpoint=checkpoint, source=source, output=out)
     text = render(result, str(asset))
     _check_round_trip(text, result, out)
-    out.write_text(text)
+    from transfer.checkpoint import atomic_write
+
+    atomic_write(out, lambda tmp: tmp.write_text(text))  # the old file stays whole if writing fails (a full disk)
     return result
 
 
