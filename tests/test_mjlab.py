@@ -259,3 +259,21 @@ def test_replay_with_an_mjcf_robot_needs_nothing_else(converters, tmp_path, caps
     assert code == 0, capsys.readouterr().err
     result = json.loads(capsys.readouterr().out)
     assert result["target"] == "physx" and result["order"] == "explicit list"
+
+
+def test_a_metadata_key_listed_twice_is_refused(tmp_path):
+    """Issue 31: two ``joint_names`` entries were read last-one-wins (the order reversed, the robot fell, exit 0)."""
+    import onnx
+
+    from tests.test_checkpoint import onnx_mlp, random_mlp
+    from transfer.formats import load_policy
+    from transfer.policy import PolicyError
+
+    src = onnx_mlp(tmp_path / "p.onnx", random_mlp(np.random.default_rng(0), [48, 4, 12]))
+    model = onnx.load(str(src))
+    for value in (",".join(ANYMAL_MJW), ",".join(reversed(ANYMAL_MJW))):
+        entry = model.metadata_props.add()
+        entry.key, entry.value = "joint_names", value
+    onnx.save(model, str(tmp_path / "twice.onnx"))
+    with pytest.raises(PolicyError, match=r"lists \['joint_names'\] more than once"):
+        load_policy(tmp_path / "twice.onnx").metadata

@@ -81,7 +81,7 @@ class OnnxPolicy(Policy):
         super().__init__(path, shape[1], int(out_dim), "cpu", recurrent=bool(self._state_shapes))
 
     def read_metadata(self) -> dict[str, Any] | None:
-        return props_metadata(self.session.get_modelmeta().custom_metadata_map, self.path)
+        return read_metadata(self.path)  # the file's own entries: onnxruntime's map would hide a duplicated key
 
     def _zero_state(self, n: int) -> list[np.ndarray]:
         return [np.zeros((s[0], n, s[2]), np.float32) for s in self._state_shapes]
@@ -179,6 +179,11 @@ def read_metadata(path: str | Path) -> dict[str, Any] | None:
     import onnx
 
     model = onnx.load(str(path), load_external_data=False)
+    keys = [p.key for p in model.metadata_props]
+    twice = sorted({k for k in keys if keys.count(k) > 1})
+    if twice:
+        raise PolicyError(f"{path}: metadata_props lists {twice} more than once (onnx.checker refuses such a model); "
+                          "which one holds is not defined: export the model again")  # fmt: skip
     return props_metadata({p.key: p.value for p in model.metadata_props}, path)
 
 
