@@ -276,4 +276,4 @@ def test_a_metadata_key_listed_twice_is_refused(tmp_path):
         entry.key, entry.value = "joint_names", value
     onnx.save(model, str(tmp_path / "twice.onnx"))
     with pytest.raises(PolicyError, match=r"lists \['joint_names'\] more than once"):
-        load_policy(tmp_path / "twice.onnx").metadata
+        load_policy(tmp_path / "twice.onnx").read_metadata()
