@@ -248,3 +248,21 @@ def test_every_term_has_verifys_own_reference():
     from transfer.task.terms import OBS_TERMS
 
     assert set(REFERENCES) == set(OBS_TERMS)
+
+
+@pytest.mark.engines
+def test_a_go2_authored_with_every_joint_at_zero_walks_on_physx(shared, tmp_path):
+    """Issue 28's acceptance: the shared Go2 with its joint state removed (every joint authored at 0, its calves
+    outside [-2.72, -0.84] rad) used to blow up on PhysX at the first step ("fell" at 0.0 s in every env). Created
+    in the task's default pose, at the height that pose needs, ``mjw_go2.pt`` walks on it (measured 1.11 m/s, 0 %
+    fell; Newton's native run 1.17 m/s)."""
+    pytest.importorskip("ovphysx")
+    from transfer.runs.replay import replay
+
+    policies = shared / "policies/unitree_go2/rl_policies"
+    text = (shared / "assets/unitree_go2/usd/go2_collide.usda").read_text()
+    zero = tmp_path / "go2_zero.usda"
+    zero.write_text("\n".join(line for line in text.splitlines() if "state:angular:physics:position" not in line))
+    result = replay(policies / "mjw_go2.pt", "physx", source="mjwarp", config=policies / "go2.yaml", asset=zero,
+                    num_envs=2, seconds=3.0, progress=False)  # fmt: skip
+    assert result.fall_fraction == 0.0 and result.nonfinite_envs == 0 and result.forward_velocity > 0.8, result
