@@ -183,7 +183,8 @@ def _inputs_from_deploy(policy: Any, config: Any, parsed: Any, asset: Any) -> In
     where = config.path
     given = asset if asset is not None else config.asset
     if given is None:
-        raise ReplayError(f"--asset is needed: {where} names no robot file (the robot's USD, MJCF or URDF)")
+        raise ReplayError(config.asset_problem or f"--asset is needed: {where} names no robot file (the robot's USD, "
+                          "MJCF or URDF)")  # fmt: skip
     path, source_file = robot_asset(given)
     if parsed is None and config.kind == "legged_gym":
         parsed = OrderingConvention.MUJOCO  # Isaac Gym's order of the URDF, which the MJCF repeats
@@ -246,13 +247,12 @@ def _inputs_from_metadata(policy: Any, meta: dict[str, Any], source: Any, config
     explicit argument checked against them."""
     from transfer.checkpoint import merge_config, metadata_to_task
     from transfer.orders import resolve_ordering
-    from transfer.task import load_task
 
     name = policy.path.name
     task = metadata_to_task(meta, source=f"{name} (metadata)")
     order: Any = parse_ordering(task.convention) if task.convention is not None else task.joint_names
     label = task.convention or "explicit list"
-    config_task = None if config is None else load_task(config)
+    config_task = None if config is None else _config_task(config, task.joint_names)
     if config_task is not None:
         task = merge_config(task, config_task, where=f"--config {config} contradicts {name}'s metadata")
     hint = asset or (config_task.asset if config_task is not None else None) or task.asset
@@ -286,6 +286,15 @@ def _inputs_from_metadata(policy: Any, meta: dict[str, Any], source: Any, config
                 "checkpoint says its order."
             )
     return Inputs(policy, task, path, order, label, source_file, _asset_drift(meta, source_file, name))
+
+
+def _config_task(config: Any, joint_names: Any) -> Any:
+    """The task ``config`` describes; a deploy config's, on the joint names the checkpoint's metadata lists."""
+    from transfer.task.deploy import DeployConfig
+    from transfer.task.readers import read_config
+
+    found = read_config(config)
+    return found.task(joint_names) if isinstance(found, DeployConfig) else found
 
 
 def _asset_drift(meta: dict[str, Any], source_file: Path | None, name: str) -> tuple[str, ...]:

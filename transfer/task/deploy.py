@@ -85,6 +85,8 @@ class DeployConfig:
     asset: Path | None = None
     policy: Path | None = None
     trained_on: str | None = None
+    asset_problem: str | None = None
+    """Why the robot file the config names was not found (``--asset`` is needed then), else ``None``."""
 
     def task(self, joint_names: Sequence[str]) -> Task:
         """The task for a policy whose joints, in its order, are ``joint_names`` (as many as :attr:`num_joints`)."""
@@ -115,9 +117,9 @@ def read_deploy_config(path: str | Path, data: Mapping[str, Any], roots: Sequenc
                 raise TaskError(f"joint_ids_map: {ids} names a motor twice")
             return DeployConfig(path, kind, data, len(ids))
         n = _integer(data["num_actions"], "num_actions", 1)
-        asset = _placeholder(path, data.get("xml_path"), "xml_path", roots)
-        policy = _placeholder(path, data.get("policy_path"), "policy_path", roots, must_exist=False)
-        return DeployConfig(path, kind, data, n, asset, policy, "physx")
+        asset, problem = _placeholder(path, data.get("xml_path"), "xml_path", roots)
+        policy, _ = _placeholder(path, data.get("policy_path"), "policy_path", roots)
+        return DeployConfig(path, kind, data, n, asset, policy, "physx", problem and f"{path}: {problem}")
     except TaskError as exc:
         raise TaskError(f"{path}: {exc}") from None
 
@@ -144,28 +146,26 @@ def _by_name(values: Sequence[float], names: Sequence[str]) -> dict[str, float]:
     return dict(zip(names, values, strict=True))
 
 
-def _placeholder(path: Path, text: Any, field: str, roots: Sequence[str | Path], must_exist: bool = True) -> Path | None:
-    """A path the config names, with ``{LEGGED_GYM_ROOT_DIR}`` resolved against ``$LEGGED_GYM_ROOT_DIR``, ``roots``
-    and the folders above the config (unitree_rl_gym keeps it in ``deploy/deploy_mujoco/configs/``)."""
+def _placeholder(path: Path, text: Any, field: str, roots: Sequence[str | Path]) -> tuple[Path | None, str | None]:
+    """``(file, None)`` for a path the config names, with ``{LEGGED_GYM_ROOT_DIR}`` resolved against
+    ``$LEGGED_GYM_ROOT_DIR``, ``roots`` and the folders above the config (unitree_rl_gym keeps it in
+    ``deploy/deploy_mujoco/configs/``); ``(None, why)`` when no such file is found (``--asset`` may give it)."""
     if text is None:
-        return None
+        return None, None
     if not isinstance(text, str) or not text:
         raise TaskError(f"{field}: expected a path, got {text!r}")
     if PLACEHOLDER not in text:
         found = (path.parent / text).resolve()
-        if must_exist and not found.is_file():
-            raise TaskError(f"{field}: {text!r} resolves to {found}, which does not exist; pass --asset")
-        return found
+        return (found, None) if found.is_file() else (None, f"{field}: {text!r} resolves to {found}, which does not "
+                                                             "exist; pass --asset")  # fmt: skip
     env = os.environ.get("LEGGED_GYM_ROOT_DIR")
     candidates = [Path(p) for p in ([env] if env else [])] + [Path(r) for r in roots] + list(path.resolve().parents)
     for root in candidates:
         found = Path(text.replace(PLACEHOLDER, str(root)))
         if found.is_file():
-            return found.resolve()
-    if not must_exist:
-        return None
+            return found.resolve(), None
     tried = ", ".join(str(c) for c in candidates[:4]) + (", ..." if len(candidates) > 4 else "")
-    raise TaskError(
+    return None, (
         f"{field}: {text!r}: no folder stands for {PLACEHOLDER} (tried $LEGGED_GYM_ROOT_DIR, then {tried}). Set "
         "LEGGED_GYM_ROOT_DIR to the unitree_rl_gym / legged_gym checkout, or pass --asset with the robot's MJCF"
     )

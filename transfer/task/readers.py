@@ -73,8 +73,9 @@ def load_task(path: str | Path) -> Task:
     found = read_config(path)
     if isinstance(found, DeployConfig):
         raise TaskError(
-            f"{path}: a {found.kind} deploy config lists its values by position in the policy's joint order, which it "
-            "does not name: give it to replay, verify or convert with the checkpoint and --source (and --asset)"
+            f"{path}: a {found.kind} deploy config lists its values by position in the policy's joint order: give it "
+            "to replay, verify, convert or info as --config with the checkpoint (and --source, --asset where the "
+            "config does not say them)"
         )
     return found
 
