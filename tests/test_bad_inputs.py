@@ -498,3 +498,29 @@ def test_a_floating_robot_without_colliders_is_refused_before_any_engine(tmp_pat
     err = refused(capsys, "replay", policy, "--asset", bare, "--target", "physx", "--seconds", "1")
     assert "no_colliders.usda: no link of this floating-base robot" in err and "fall through the ground" in err
     assert "PhysicsCollisionAPI" in err
+
+
+def test_a_native_crash_in_the_child_is_one_line_and_its_signal(monkeypatch, capsys):
+    """The console script runs the command in a child process (``transfer.cli.entry``): a child that dies of a
+    segmentation fault (a real one: the child sends itself SIGSEGV, as an engine's fault would) ends in one line
+    naming it and exit 139; a child's own exit status passes through."""
+    import transfer.cli as cli
+
+    monkeypatch.delenv("TRANSFER_CHILD_PROCESS", raising=False)
+    crash = "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"
+    monkeypatch.setattr(cli, "_CHILD_COMMAND", [sys.executable, "-c", crash])
+    monkeypatch.setattr(sys, "argv", ["transfer", "replay"])
+    assert cli.entry() == 139
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "transfer replay stopped: native code crashed (SIGSEGV)" in err
+    monkeypatch.setattr(cli, "_CHILD_COMMAND", [sys.executable, "-c", "import sys; sys.exit(2)"])
+    assert cli.entry() == 2 and capsys.readouterr().err == ""
+
+
+def test_the_console_script_runs_the_command_in_a_child():
+    """``transfer --help`` through the installed script: the child answers, the exit status is its."""
+    script = Path(sys.executable).parent / "transfer"
+    if not script.is_file():
+        pytest.skip("the console script is not installed in this environment")
+    done = subprocess.run([str(script), "info", "--help"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "usage: transfer info" in done.stdout

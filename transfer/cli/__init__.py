@@ -18,7 +18,7 @@ import os
 import sys
 from typing import Any
 
-__all__ = ["default_asset", "inspect_asset", "main"]
+__all__ = ["default_asset", "entry", "inspect_asset", "main"]
 
 
 def __getattr__(name: str) -> Any:
@@ -65,8 +65,62 @@ def _commands() -> tuple[dict[str, Any], dict[type, Any]]:
     return subcommands, runners
 
 
+_CHILD = "TRANSFER_CHILD_PROCESS"
+_CHILD_COMMAND = [sys.executable, "-m", "transfer.cli"]
+"""What :func:`entry` runs as the child (the command line's arguments appended)."""
+
+
+def entry() -> int:
+    """The ``transfer`` console script: :func:`main` in a child process, so that a native crash inside an engine (a
+    segmentation fault, a bus error, an abort) ends in one line naming the signal, not in the shell's "core dumped",
+    and the exit status says it (128 + the signal, as a shell reports it). SIGINT (Ctrl-C), SIGTERM and SIGHUP are
+    passed on to the child's process group. ``TRANSFER_CHILD_PROCESS=1`` (set for the child) runs :func:`main` here;
+    so does any platform without POSIX signals."""
+    if os.environ.get(_CHILD) or os.name != "posix":
+        return main()
+    import signal
+    import subprocess
+
+    # The child leads a process group of its own: a Ctrl-C reaches this process (the terminal's foreground group),
+    # which hands it on, once, to the child and everything the child started (converters, Ray workers).
+    passed = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    previous = {sig: signal.getsignal(sig) for sig in passed}
+    started: list[Any] = []
+
+    def forward(sig: int, _frame: Any) -> None:
+        if started and started[0].poll() is None:
+            try:
+                os.killpg(started[0].pid, sig)
+            except ProcessLookupError:
+                pass
+
+    for sig in passed:  # before the child starts: exec gives it the default handlers again (an ignored one stays)
+        if previous[sig] is not signal.SIG_IGN:
+            signal.signal(sig, forward)
+    try:
+        started.append(subprocess.Popen([*_CHILD_COMMAND, *sys.argv[1:]], env={**os.environ, _CHILD: "1"},
+                                        process_group=0))  # fmt: skip
+        code = started[0].wait()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if code >= 0:
+        return code
+    sig = signal.Signals(-code)
+    faults = (signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGFPE, signal.SIGILL)
+    if sig in faults:
+        command = sys.argv[1] if len(sys.argv) > 1 else ""
+        _stderr(f"error: transfer {command} stopped: native code crashed ({sig.name}), most likely inside an engine; "
+                "nothing more was written. Likely causes: a robot or setting the engine cannot simulate (joints "
+                "outside their limits, a collider inside the ground, a gain or time step out of range); --verbose "
+                "shows the engine's own output")  # fmt: skip
+    elif sig == signal.SIGKILL:
+        _stderr("error: transfer was killed (SIGKILL: the system's out-of-memory killer, or kill -9)")
+    return 128 + sig.value
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``transfer`` console script.
+    """The command line (:func:`entry` runs it in a child process for the ``transfer`` console script).
 
     Every failure ends in one line on stderr, never a traceback: bad values on the command line (checked before any
     work, :func:`transfer.cli._checks.check_command`) and any error a command does not report itself print
