@@ -159,7 +159,10 @@ BAD = [
     ({"checkpoints": ["missing.pt"]}, "checkpoints[0].path: missing.pt: file not found"),
     ({"checkpoints": ["nothing*/*.pt"]}, "checkpoints[0].path: nothing*/*.pt: the pattern matches no file"),
     ({"checkpoints": [{"path": str(ANT), "config": "none.yaml"}]}, "checkpoints[0].config: none.yaml: file not found"),
-    ({"checkpoints": [str(ANT), str(ANT)]}, "two entries are labelled"),
+    ({"checkpoints": [str(ANT), str(ANT)]}, "checkpoints[1].path: " + str(ANT) + " is listed already"),
+    ({"device": "cuda:7"}, "device: 'cuda:7', but this machine has"),
+    ({"checkpoints": ["/**/*.onnx"]}, "walks the whole file system"),
+    ({"seeds": list(range(1000)), "perturbations": {"push": list(range(1000))}}, "1000000 cells per checkpoint"),
     (
         {"checkpoints": [{"path": str(ANT), "source": "mjwarp"}]},
         "checkpoints[0] (policy.pt): source mjwarp contradicts",

@@ -124,6 +124,11 @@ def _expand_paths(value: Any, base: Path, where: str) -> list[Path]:
     if not glob.has_magic(value):
         return [_path(value, base, where, "a checkpoint file or an Isaac Lab run folder")]
     pattern = value if Path(value).expanduser().is_absolute() else str(base / value)
+    if "**" in pattern:
+        walked = Path(pattern.split("**", 1)[0] or ".").expanduser().resolve()
+        if walked in (Path("/"), Path.home()) or len(walked.parts) < 3:
+            raise SpecError(f"{where}: {value}: a '**' pattern from {walked} walks the whole file system; start it in "
+                            "the folder that holds the checkpoints")  # fmt: skip
     matches = sorted(Path(p).resolve() for p in glob.glob(str(Path(pattern).expanduser()), recursive=True))
     if not matches:
         raise SpecError(f"{where}: {value}: the pattern matches no file (relative paths start at {base})")
@@ -152,7 +157,14 @@ def load_spec(spec: str | Path | Mapping[str, Any]) -> Plan:
         "perturbations": _perturbations(data.get("perturbations") or {}, _where(source, "perturbations")),
         "device": _device(data.get("device", "cpu"), _where(source, "device")),
     }
+    per_checkpoint = _grid_size(spec_out)
+    if per_checkpoint > MAX_CELLS:  # before any checkpoint is resolved or a cell built
+        raise SpecError(f"{_where(source, 'the grid')}: {per_checkpoint} cells per checkpoint (targets x seeds x "
+                        f"commands x perturbation values), more than {MAX_CELLS}; split the spec")  # fmt: skip
     checkpoints = _checkpoints(data["checkpoints"], base, source)
+    if per_checkpoint * len(checkpoints) > MAX_CELLS:
+        raise SpecError(f"{_where(source, 'the grid')}: {per_checkpoint * len(checkpoints)} cells, more than "
+                        f"{MAX_CELLS}; split the spec")  # fmt: skip
     spec_out["checkpoints"] = [
         {k: getattr(c, k) for k in ("path", "source", "config", "asset", "settings")} | {"name": c.label}
         for c in checkpoints
@@ -224,9 +236,26 @@ def _perturbations(value: Any, where: str) -> dict[str, list[Any]]:
     return out
 
 
+def _grid_size(spec: Mapping[str, Any]) -> int:
+    """Cells per checkpoint: targets x seeds x commands x every perturbation's values (computed, not built)."""
+    n = len(spec["targets"]) * len(spec["seeds"]) * len(spec["commands"] or [None])
+    for values in spec["perturbations"].values():
+        n *= len(values)
+    return n
+
+
 def _device(value: Any, where: str) -> str:
+    """``cpu`` or a ``cuda[:N]`` device this machine has (a cell on a missing GPU would wait for it forever)."""
     if not isinstance(value, str) or not re.fullmatch(r"cpu|cuda(:\d+)?", value):
         raise SpecError(f"{where}: expected 'cpu' or 'cuda[:N]', got {value!r}")
+    if value != "cpu":
+        import warp as wp
+
+        count = wp.get_cuda_device_count()
+        index = int(value.split(":")[1]) if ":" in value else 0
+        if index >= count:
+            have = "no CUDA device" if not count else f"{count} CUDA device(s) (cuda:0 to cuda:{count - 1})"
+            raise SpecError(f"{where}: {value!r}, but this machine has {have}; use 'cpu'")
     return value
 
 
@@ -271,6 +300,11 @@ def _checkpoints(value: Any, base: Path, source: str | None) -> list[Checkpoint]
         if name is not None and (not isinstance(name, str) or not name or len(paths) > 1):
             raise SpecError(f"{at}.name: expected one label for one checkpoint (not a glob), got {name!r}")
         for path in paths:
+            twin = next((c for c in out if Path(c.path).resolve() == path.resolve() and
+                         (c.source, c.config, c.asset, c.settings) == (order, config, asset, dict(settings))), None)  # fmt: skip
+            if twin is not None:
+                raise SpecError(f"{at}.path: {path} is listed already, with the same inputs ({twin.path}): it would run "
+                                "twice and count double; list each checkpoint once")  # fmt: skip
             out.append(_resolve(str(path), order, config, asset, dict(settings), name, at))
     return _unique_labels(out)
 
