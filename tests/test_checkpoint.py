@@ -442,3 +442,20 @@ def test_info_notes_a_document_that_does_not_fit_the_network(tiny, tmp_path):
     write_metadata(tiny["torchscript"], tmp_path / "x.pt", anymal_document())
     info = checkpoint_info(tmp_path / "x.pt")
     assert info["notes"] == ["the metadata's observation has 48 entries, the network reads 6"]
+
+
+def test_info_never_prints_a_checkpoints_text_raw(tiny, tmp_path, capsys):
+    """Issue 31: metadata is the file's: an escape sequence (retitle, clear the screen), a newline that forges a
+    line, a huge value: escaped and cut on the terminal, kept whole in --json."""
+    from transfer.cli import main
+    from transfer.formats import write_metadata
+
+    meta = anymal_document(history=[{"tool": "y" * 100_000}])
+    meta["name"] = "x\x1b]0;pwned\x07\x1b[2J\nforged: line"
+    out = write_metadata(tiny["torchscript"], tmp_path / "evil.pt", meta)
+    assert main(["info", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "\x1b" not in text and "\x07" not in text and "\nforged: line" not in text and "\\x1b]0;pwned" in text
+    assert "(100005 characters)" in text and len(text) < 20_000
+    assert main(["info", str(out), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["metadata"]["name"] == meta["name"]

@@ -14,6 +14,7 @@ __all__ = [
     "ctrl_c_survives_usd_imports",
     "engine_output",
     "is_terminal",
+    "printable",
     "progress_bar",
     "quiet_warp",
     "stdout_to_stderr",
@@ -178,3 +179,18 @@ def ctrl_c_survives_usd_imports() -> None:
     ``pxr`` import, and a SIGINT the process was started ignoring stays ignored."""
     if not any(isinstance(f, _CtrlCAfterImport) for f in sys.meta_path):
         sys.meta_path.insert(0, _CtrlCAfterImport())
+
+
+PRINT_LIMIT = 2000
+"""Characters of one value shown on a terminal; a longer one is cut, saying how long it was."""
+
+
+def printable(text: Any, limit: int = PRINT_LIMIT) -> str:
+    """``text`` safe to print: control characters (escape sequences that retitle or clear a terminal, a newline that
+    would forge a line) written as escapes, and a value over ``limit`` characters cut with its length."""
+    text = str(text)
+    cut = len(text) > limit
+    shown = text[:limit] if cut else text
+    safe = "".join(c if c.isprintable() else repr(c)[1:-1] for c in shown)
+    return f"{safe}... ({len(text)} characters)" if cut else safe
+

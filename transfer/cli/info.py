@@ -202,7 +202,9 @@ def run_info(cmd: Info) -> int:
             info["hint"] = add_metadata_hint(str(cmd.checkpoint))
         print(json.dumps(info, indent=2))
         return 0
-    print(cmd.checkpoint)
+    from transfer._console import printable
+
+    print(printable(cmd.checkpoint))
     rows = _lines(info)
     run = info.get("run")
     if run is not None:
@@ -216,8 +218,8 @@ def run_info(cmd: Info) -> int:
             rows.append(("command", f"vx {vx:g} m/s, vy {vy:g} m/s, wz {wz:g} rad/s (replay's fixed command)"))
     rows[:0] = [(f"{what} from", where) for what, where in (info.get("sources") or {}).items()]
     width = max(len(k) for k, _ in rows)
-    for key, value in rows:
-        print(f"  {key.ljust(width)}  {value}")
+    for key, value in rows:  # the metadata is the file's: nothing in it reaches the terminal raw
+        print(f"  {key.ljust(width)}  {printable(value)}")
     for note in info["notes"]:
-        print(f"  note: {note}")
+        print(f"  note: {printable(note)}")
     return 0
