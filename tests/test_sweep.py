@@ -222,6 +222,7 @@ def test_the_output_folder_is_never_overwritten(tmp_path, capsys):
     (tmp_path / "earlier" / "cells.jsonl").write_text("")
     with pytest.raises(ValueError, match="holds an earlier sweep .* pass --resume"):
         check_out(tmp_path / "earlier", resume=False)
+    (tmp_path / "earlier" / ".transfer-sweep").write_text("transfer-sweep/1\n")  # a sweep's own folder
     assert check_out(tmp_path / "earlier", resume=True) == tmp_path / "earlier"
     (tmp_path / "file").write_text("x")
     assert main(["sweep", str(spec), "-o", str(tmp_path / "file")]) == 2
@@ -356,3 +357,30 @@ def test_the_acceptance_sweep_walks_resumes_and_halves_with_two_workers(shared, 
     again = sweep(ACCEPTANCE, tmp_path / "w2-0", workers=2, resume=True, progress=False)
     assert again["ran"] == 0 and again["skipped"] == 12
     assert min(walls[2]) <= 0.65 * min(walls[1]), walls
+
+
+def test_resume_appends_only_to_a_sweeps_own_folder_and_one_sweep_at_a_time(tmp_path):
+    """Issue 31: ``--resume`` into a folder holding the user's own cells.jsonl and summary.json appended to one and
+    overwrote the other; two sweeps into one folder both ran every cell."""
+    import fcntl
+
+    from transfer.runs.sweep.run import FILES, SweepError, _claimed, check_out
+
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "cells.jsonl").write_text('{"my": "data"}\n')
+    (mine / "summary.json").write_text("{}")
+    with pytest.raises(SweepError, match="no sweep wrote"):
+        check_out(mine, resume=True)
+    assert (mine / "cells.jsonl").read_text() == '{"my": "data"}\n'
+    ours = tmp_path / "ours"
+    ours.mkdir()
+    with _claimed(ours):
+        assert (ours / FILES["marker"]).read_text().startswith("transfer-sweep/1")
+        with pytest.raises(SweepError, match="another sweep is writing to it now"):
+            with _claimed(ours):
+                pass
+        with open(ours / FILES["marker"]) as fh:  # the lock is the kernel's: another process meets it too
+            with pytest.raises(OSError):
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    assert check_out(ours, resume=True) == ours  # a marked folder resumes, even before its first record

@@ -1,20 +1,22 @@
 """``transfer.sweep(spec, out, workers=...)``: run every cell of a spec on Ray (or in this process) and summarize.
 
 The output folder holds ``cells.jsonl`` (one record per finished cell, appended the moment it arrives),
-``spec.json`` (the spec as checked), ``summary.json`` and ``heatmap.png``. Nothing else is written there, and an
-existing file is never overwritten unless it is one of these four from an earlier run of the same folder
-(``resume``).
+``spec.json`` (the spec as checked), ``summary.json``, ``heatmap.png`` and ``.transfer-sweep``, the marker that
+makes it a sweep's folder (``resume`` continues no other) and that a running sweep holds locked (a second sweep into
+it is refused). Nothing else is written there, and an existing file is never overwritten unless it is one of these
+from an earlier run of the same folder (``resume``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
 import sys
 import time
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -24,7 +26,11 @@ from transfer.runs.sweep.spec import load_spec
 
 __all__ = ["FILES", "WORKER_CALLS", "RayUnavailable", "SweepError", "check_out", "read_records", "sweep"]
 
-FILES = {"cells": "cells.jsonl", "spec": "spec.json", "summary": "summary.json", "heatmap": "heatmap.png"}
+FILES = {"cells": "cells.jsonl", "spec": "spec.json", "summary": "summary.json", "heatmap": "heatmap.png",
+         "marker": ".transfer-sweep"}
+MARKER = "transfer-sweep/1"
+"""The first line of ``.transfer-sweep``: the folder is a sweep's own (``--resume`` takes no other), and the file a
+running sweep holds locked (a second sweep into the folder is refused)."""
 """What a sweep writes in its output folder."""
 
 WORKER_CALLS = 32
@@ -51,7 +57,12 @@ def check_out(out: str | Path, resume: bool) -> Path:
         raise SweepError(f"-o {out} is a file, not a folder; give a folder for the sweep's output (new or empty)")
     if not out.is_dir():
         return out
-    if resume and (out / FILES["cells"]).is_file():
+    if resume and ((out / FILES["cells"]).is_file() or _is_sweep_folder(out)):
+        if not _is_sweep_folder(out):
+            raise SweepError(
+                f"-o {out} holds a {FILES['cells']} that no sweep wrote (no {FILES['marker']}, no spec.json of a "
+                "sweep): --resume appends only to a sweep's own folder; give a new folder"
+            )
         return out
     present = sorted(p.name for p in out.iterdir())
     if (out / FILES["cells"]).is_file():
@@ -63,6 +74,39 @@ def check_out(out: str | Path, resume: bool) -> Path:
         shown = ", ".join(present[:4]) + (", ..." if len(present) > 4 else "")
         raise SweepError(f"-o {out} is not empty ({shown}); give a new or empty folder (nothing in it is overwritten)")
     return out
+
+
+def _is_sweep_folder(out: Path) -> bool:
+    """Whether ``out`` is a sweep's: its marker, or (written before the marker) a ``spec.json`` of a sweep."""
+    marker = out / FILES["marker"]
+    if marker.is_file():
+        return marker.read_text().splitlines()[:1] == [MARKER]
+    try:
+        spec = json.loads((out / FILES["spec"]).read_text())
+    except (OSError, ValueError):
+        return False
+    return isinstance(spec, dict) and {"checkpoints", "targets", "seeds"} <= set(spec)
+
+
+@contextlib.contextmanager
+def _claimed(out: Path) -> Iterator[None]:
+    """The folder marked as this sweep's and locked while it runs: a second sweep into it is refused at once."""
+    import fcntl
+
+    marker = out / FILES["marker"]
+    with open(marker, "a+") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise SweepError(f"-o {out}: another sweep is writing to it now; wait for it, or give another folder") from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(f"{MARKER}\npid {os.getpid()}\n")
+        fh.flush()
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def read_records(path: str | Path) -> tuple[dict[str, dict[str, Any]], int]:
@@ -121,8 +165,10 @@ def sweep(
         started = _start_ray(workers, address)
     try:
         out.mkdir(parents=True, exist_ok=True)
-        (out / FILES["spec"]).write_text(json.dumps(plan.spec, indent=2) + "\n")
-        _run_cells(todo, out / FILES["cells"], done, plan.spec["device"] if on_ray else None, progress, len(plan.cells))
+        with _claimed(out):
+            (out / FILES["spec"]).write_text(json.dumps(plan.spec, indent=2) + "\n")
+            _run_cells(todo, out / FILES["cells"], done, plan.spec["device"] if on_ray else None, progress,
+                       len(plan.cells))  # fmt: skip
     finally:
         if started:
             import ray
