@@ -203,7 +203,7 @@ def documents(draw) -> tuple[dict, Task]:
         effort_limit=draw(st.none() | per_joint(limits)),
         sim_dt=draw(st.floats(1e-4, 0.05)),
         decimation=draw(st.integers(1, 10)),
-        physx=draw(st.fixed_dictionaries({}, optional={"solver_position_iterations": st.integers(0, 64)})),
+        physx=draw(st.fixed_dictionaries({}, optional={"solver_position_iterations": st.integers(1, 64)})),
         newton=draw(st.fixed_dictionaries({}, optional={"solver": st.sampled_from(["mujoco_cpu", "mujoco_warp"])})),
         spawn_height=draw(st.none() | st.floats(0.1, 2.0)),
         command=draw(st.tuples(FLOATS, FLOATS, FLOATS)),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 
@@ -249,3 +250,25 @@ def test_set_reads_an_exponent_as_the_number_it_means():
     assert parse_settings(["sim_dt=1e-3", "spawn_height=0.5", "trained_on=physx", "command=[1, 0, 0]"]) == {
         "sim_dt": 0.001, "spawn_height": 0.5, "trained_on": "physx", "command": [1, 0, 0],
     }  # fmt: skip
+
+
+def test_a_delay_longer_than_the_run_and_a_run_shorter_than_the_warm_up_say_so():
+    """Issue 31: a delay longer than the episode ran with no action ever applied and reported 0 m/s, 0 % fell; a run
+    within the warm-up gave no data and blamed the settings."""
+    pytest.importorskip("ovphysx")
+    from transfer.runs.replay import ReplayError, baseline_failure, replay
+
+    policy = Path(__file__).resolve().parents[1] / "checkpoints/quadruped_flat_physx/exported/policy.pt"
+    with pytest.raises(ReplayError, match="no action would ever reach the joints"):
+        replay(policy, "physx", seconds=0.1, progress=False, perturbation={"action_delay": 100})
+    short = replay(policy, "physx", seconds=0.2, progress=False)
+    assert "no longer than the 1 s warm-up" in baseline_failure(short)
+
+
+def test_a_delay_line_too_large_for_memory_is_refused_before_it_is_allocated():
+    pytest.importorskip("ovphysx")
+    from transfer.runs.replay import replay
+
+    policy = Path(__file__).resolve().parents[1] / "checkpoints/quadruped_flat_physx/exported/policy.pt"
+    with pytest.raises(ValueError, match=r"the action delay would take 44.7 GiB for 1 envs \(at most 2 GiB\)"):
+        replay(policy, "physx", seconds=1e7, progress=False, perturbation={"action_delay": 10**9})

@@ -349,7 +349,7 @@ def tasks(draw):
         effort_limit=draw(st.none() | limits),
         sim_dt=draw(st.floats(1e-5, MAX_SIM_DT / 2)),
         decimation=draw(st.integers(1, 20)),
-        physx=draw(st.fixed_dictionaries({}, optional={"solver_position_iterations": st.integers(0, 255), "solver_velocity_iterations": st.integers(0, 255)})),
+        physx=draw(st.fixed_dictionaries({}, optional={"solver_position_iterations": st.integers(1, 255), "solver_velocity_iterations": st.integers(0, 255)})),
         newton=draw(st.fixed_dictionaries({}, optional={"solver": st.sampled_from(["mujoco_cpu", "mujoco_warp"]), "solver_options": st.dictionaries(st.sampled_from(["iterations", "ls_iterations", "use_mujoco_contacts"]), st.integers(0, 50) | st.booleans())})),
         spawn_height=draw(st.none() | st.floats(1e-3, 10.0)),
         command=draw(st.tuples(FLOATS, FLOATS, FLOATS)),
@@ -527,3 +527,21 @@ def test_newton_asset_token_resolves_without_importing_newton():
     assert out == ["ant.usda", "True", "False", "False"]
     with pytest.raises(FileNotFoundError, match=r"available: \["):
         resolve_asset("newton:no_such_robot")
+
+
+@pytest.mark.parametrize(
+    ("change", "match"),
+    [
+        ({"physx.solver_position_iterations": 0}, "expected an integer >= 1, got 0"),
+        ({"physx.solver_velocity_iterations": 100_000_000}, "at most 255 iterations"),
+        ({"trained_on": "bullet"}, "trained_on: 'bullet' is not a backend"),
+        ({"asset": "other.usda"}, "give --asset instead"),
+        ({"convention": "physx"}, "give --source instead"),
+    ],
+)
+def test_settings_the_engines_would_not_take_are_refused(change, match):
+    """Issue 31: PhysX iteration counts of 0 or 1e8 passed unchecked, ``trained_on`` named no backend, ``--set asset``
+    was ignored."""
+    task = load_task("presets/tasks/quadruped_flat_velocity.yaml")
+    with pytest.raises(TaskError, match=match):
+        task.with_settings(change, where="--set")

@@ -269,6 +269,8 @@ class PolicyEnv:
         self._rng = np.random.default_rng(seed)
         self._noise = noise
         delay = self.perturbation.action_delay
+        _check_memory({"the action delay": (delay + 1) * self.action_size if delay else 0,
+                       "the observation histories": self.observation_size}, num_envs)  # fmt: skip
         self._delayed = np.zeros((delay + 1, num_envs, self.action_size), np.float32) if delay else None
         self._head = 0
         self.steps = 0
@@ -527,6 +529,19 @@ class PolicyEnv:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+MAX_BUFFER_BYTES = 2 << 30
+"""The most memory (bytes) a run's delay line or observation histories may take: 2 GiB."""
+
+
+def _check_memory(floats_per_env: Mapping[str, int], num_envs: int) -> None:
+    """Refuse a buffer over :data:`MAX_BUFFER_BYTES` before it is allocated (a delay of 10^6 steps asked 14 GB)."""
+    for what, n in floats_per_env.items():
+        size = 4 * n * num_envs
+        if size > MAX_BUFFER_BYTES:
+            raise ValueError(f"{what} would take {size / 2**30:.1f} GiB for {num_envs} envs (at most "
+                             f"{MAX_BUFFER_BYTES / 2**30:g} GiB); use fewer envs, or a shorter delay or history")  # fmt: skip
 
 
 def _by_name(values: Mapping[str, Any], names: Sequence[str], num_envs: int, what: str) -> np.ndarray:

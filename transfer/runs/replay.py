@@ -158,6 +158,10 @@ def _run(env: Any, policy: Any, inputs: Inputs, target: str, reorder: bool, seco
     direction = planar / norm if norm > 1e-6 else np.array([1.0, 0.0])
     measure = Measure(env.num_envs, direction)
     steps = max(1, round(seconds / env.policy_dt))
+    delay = env.perturbation.action_delay
+    if delay >= steps * env.task.decimation:
+        raise ReplayError(f"perturbation action_delay: {delay} physics steps, but the run has {steps * env.task.decimation}: "
+                          "no action would ever reach the joints; give a shorter delay or a longer run")  # fmt: skip
     policy.reset()
     obs = env.observe()
     one_torch_thread()
@@ -207,6 +211,11 @@ def baseline_failure(native: ReplayResult) -> str | None:
     """Why a native run (the checkpoint on its training engine) is no baseline to read a transfer against: it fell
     in some env, or walked below half the commanded speed. ``None`` when it stands and walks."""
     wanted = float(np.linalg.norm(native.command[:2]))
+    from transfer.env import Measure
+
+    if native.fall_fraction == 0 and native.seconds <= Measure.warmup:
+        return (f"the runs are {native.seconds:g} s long, no longer than the {Measure.warmup:g} s warm-up before "
+                "velocities count: nothing was measured (give --seconds over it); not a sign of wrong settings")  # fmt: skip
     problems = []
     if native.fall_fraction > 0:
         problems.append(f"fell in {native.fall_fraction:.0%} of envs")

@@ -75,7 +75,8 @@ def _convention(value: Any, where: str) -> str | None:
     return value
 
 
-_PHYSX_KEYS = {"solver_position_iterations": 0, "solver_velocity_iterations": 0}  # key -> minimum
+_PHYSX_KEYS = {"solver_position_iterations": (1, 255), "solver_velocity_iterations": (0, 255)}
+"""PhysX articulation solver iterations: the range PhysX accepts (``PxArticulationReducedCoordinate``)."""
 
 
 def _physx(value: Any, where: str) -> Mapping[str, int]:
@@ -84,7 +85,11 @@ def _physx(value: Any, where: str) -> Mapping[str, int]:
     unknown = sorted(set(value) - set(_PHYSX_KEYS))
     if unknown:
         raise TaskError(f"{where}: unknown settings {unknown}; known: {sorted(_PHYSX_KEYS)}")
-    return MappingProxyType({k: _integer(v, f"{where}.{k}", _PHYSX_KEYS[k]) for k, v in value.items()})
+    out = {k: _integer(v, f"{where}.{k}", _PHYSX_KEYS[k][0]) for k, v in value.items()}
+    high = {k: v for k, v in out.items() if v > _PHYSX_KEYS[k][1]}
+    if high:
+        raise TaskError(f"{where}: {high}: PhysX takes at most 255 iterations (Isaac Lab's legged robots: 4 and 0)")
+    return MappingProxyType(out)
 
 
 def _newton(value: Any, where: str) -> Mapping[str, Any]:

@@ -186,6 +186,12 @@ class Task:
         for name in ("asset", "trained_on", "source"):
             if getattr(self, name) is not None:
                 _text(getattr(self, name), name)
+        if self.trained_on is not None:
+            from transfer.backends import backend_names
+
+            if self.trained_on not in backend_names():
+                raise TaskError(f"trained_on: {self.trained_on!r} is not a backend; expected one of "
+                                f"{list(backend_names())} or null")  # fmt: skip
         by = self.joint_names_by_convention
         if not isinstance(by, Mapping):
             raise TaskError(f"joint_names_by_convention: expected a mapping, got {by!r}")
@@ -318,6 +324,10 @@ class Task:
         data = self.to_dict()
         for key, value in settings.items():
             parts = str(key).split(".")
+            if parts[0] in ("asset", "joint_names", "convention", "joint_names_by_convention"):
+                flag = "--asset" if parts[0] == "asset" else "--source"
+                raise TaskError(f"{where}: {key!r} is not a simulation setting; the robot and the joint order are "
+                                f"resolved before the run: give {flag} instead")  # fmt: skip
             if parts[0] not in data or parts[0] == "format":
                 raise TaskError(f"{where}: {key!r} names no task field; fields: {sorted(set(data) - {'format'})}")
             node = data
