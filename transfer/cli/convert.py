@@ -26,7 +26,7 @@ class Convert:
     """TorchScript (.pt), ONNX (.onnx), RSL-RL training checkpoint (model_<iter>.pt), or an Isaac Lab run folder
     (params/env.yaml gives the task, the training engine's joint order and the asset path; docs/isaaclab.md)."""
     to: Annotated[str, tyro.conf.arg(metavar="CONVENTION"), ORDER]
-    """The new joint order: physx, mjwarp, robot_schema, or a file listing joint names."""
+    """The new joint order: physx, mjwarp, robot_schema, mujoco, or a file listing joint names."""
     out: Annotated[
         Path, tyro.conf.arg(aliases=("-o",), metavar="OUT"), OutputFile((".pt", ".pth", ".onnx"), "checkpoint")
     ]

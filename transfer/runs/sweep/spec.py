@@ -290,7 +290,7 @@ def _checkpoints(value: Any, base: Path, source: str | None) -> list[Checkpoint]
         if isinstance(order, str) and Path(order).suffix in (".yaml", ".yml", ".txt"):
             order = str(_path(order, base, f"{at}.source", "a file listing joint names"))
         elif order is not None and not (isinstance(order, str) or _names(order)):
-            raise SpecError(f"{at}.source: expected a convention (physx, mjwarp, robot_schema), a list of joint names "
+            raise SpecError(f"{at}.source: expected a convention (physx, mjwarp, robot_schema, mujoco), a list of joint names "
                             f"or a file listing them, got {order!r}")  # fmt: skip
         settings = entry.get("settings") or {}
         if not isinstance(settings, Mapping):
