@@ -703,3 +703,22 @@ def test_a_missing_urdf_visual_mesh_is_left_out_and_a_collision_one_refused(conv
     (tmp_path / "meshes" / "link.stl").unlink()
     err = refused(capsys, "import", robot, "-o", tmp_path / "x.usd")
     assert "link.stl" in err and "would leave them out" in err
+
+
+@pytest.mark.parametrize(
+    ("filename", "match"),
+    [
+        ("http://example.com/link.stl", "is a URL; transfer fetches nothing"),
+        ("file:///etc/passwd", "outside the robot's folder"),
+        ("package://urbot/../../../etc/link.stl", "climbs out of its package"),
+        ("meshes/fifo.stl", "not a regular file"),
+    ],
+)
+def test_a_reference_no_converter_should_follow_is_refused(tmp_path, capsys, filename, match):
+    """Issue 31: a URDF mesh named by a URL, an absolute path outside the robot or a package escape was dropped with
+    exit 0; a FIFO blocked the converter. Refused before any converter runs, naming the element."""
+    robot = urdf_robot(tmp_path)
+    os.mkfifo(tmp_path / "meshes" / "fifo.stl")
+    robot.write_text(robot.read_text().replace('filename="meshes/link.stl"', f'filename="{filename}"'))
+    err = refused(capsys, "import", robot, "-o", tmp_path / "x.usd")
+    assert match in err and "<mesh>" in err and not (tmp_path / "x.usd").exists()

@@ -34,6 +34,7 @@ from transfer.assets.converters import CONVERTERS, ensure_environment, environme
 from transfer.assets.sources import (
     SOURCE_SUFFIXES,
     AssetError,
+    check_reference,
     content_key,
     file_sha256,
     references,
@@ -155,6 +156,8 @@ def convert_source(source: str | os.PathLike, stream: Any = None) -> Conversion:
     if fmt is None:
         raise AssetError(f"{source}: not an MJCF (.xml) or URDF (.urdf) file; a USD file needs no import")
     converter = CONVERTERS[fmt]
+    for ref in references(source, fmt):  # before anything is hashed, created or run
+        check_reference(source, ref)
     key = content_key(source, converter.label, fmt)
     entry = _cache_dir() / key
     record = _read_record(entry)

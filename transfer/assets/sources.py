@@ -282,6 +282,27 @@ def _urdf_path(urdf: Path, text: str) -> Path:
     return _under(urdf.parent, None, text)
 
 
+def check_reference(source: Path, ref: Reference) -> None:
+    """Refuse a reference no converter should follow: a URL (``http://``, nothing is fetched), a ``package://`` path
+    that climbs out of its package with ``..``, and a special file (a FIFO or a device would block the converter)."""
+    scheme = ref.text.split("://", 1)[0] if "://" in ref.text else None
+    if scheme is not None and scheme not in ("package", "file"):
+        raise AssetError(f"{source}: <{ref.element}> {ref.text!r} is a URL; transfer fetches nothing: download the file "
+                         "next to the robot and name it by a relative path")  # fmt: skip
+    if scheme == "package" and ".." in _package_split(ref.text)[1].parts:
+        raise AssetError(f"{source}: <{ref.element}> {ref.text!r} climbs out of its package with '..'; name a file "
+                         "inside the package")  # fmt: skip
+    text = ref.text.removeprefix("file://")
+    if (scheme == "file" or Path(text).is_absolute()) and Path(text).is_absolute():
+        folder = source.resolve().parent
+        if not ref.path.resolve().is_relative_to(folder):
+            raise AssetError(f"{source}: <{ref.element}> {ref.text!r} names a file outside the robot's folder {folder}; "
+                             "copy it next to the robot and name it by a relative path")  # fmt: skip
+    if ref.path.exists() and not ref.path.is_file():
+        raise AssetError(f"{source}: <{ref.element}> {ref.text!r} is {ref.path}, not a regular file (a folder, a "
+                         "FIFO or a device); name the mesh file itself")  # fmt: skip
+
+
 def _urdf_references(path: Path) -> list[Reference]:
     found = []
 
@@ -289,8 +310,10 @@ def _urdf_references(path: Path) -> list[Reference]:
         for element in node:
             if element.tag in ("mesh", "texture"):
                 text = element.get("filename")
-                if text and ("://" not in text or text.startswith(("package://", "file://"))):
-                    found.append(Reference(text, _urdf_path(path, text), element.tag, visual and element.tag == "mesh"))
+                if text:
+                    target = _urdf_path(path, text) if "://" not in text or text.startswith(("package://", "file://")) \
+                        else Path(text)  # a URL: named so it is refused, never resolved
+                    found.append(Reference(text, target, element.tag, visual and element.tag == "mesh"))
             walk(element, visual or element.tag == "visual")
 
     walk(_parse(path), False)
