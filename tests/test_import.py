@@ -722,3 +722,15 @@ def test_a_reference_no_converter_should_follow_is_refused(tmp_path, capsys, fil
     robot.write_text(robot.read_text().replace('filename="meshes/link.stl"', f'filename="{filename}"'))
     err = refused(capsys, "import", robot, "-o", tmp_path / "x.usd")
     assert match in err and "<mesh>" in err and not (tmp_path / "x.usd").exists()
+
+
+def test_a_huge_or_special_robot_file_is_refused_before_it_is_parsed(tmp_path, capsys):
+    from transfer.assets import sources
+
+    huge = tmp_path / "huge.xml"
+    with open(huge, "wb") as fh:  # sparse: the size is what is refused, before a byte is read
+        fh.truncate(sources.MAX_ROBOT_FILE + 1)
+    assert "more than the 64 MB a robot file is read up to" in refused(capsys, "import", huge, "-o", tmp_path / "x.usd")
+    fifo = tmp_path / "pipe.urdf"
+    os.mkfifo(fifo)
+    assert "not a regular file" in refused(capsys, "import", fifo, "-o", tmp_path / "y.usd")

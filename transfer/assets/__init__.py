@@ -91,6 +91,8 @@ def locate_asset(asset: str | os.PathLike) -> Path:
     package = package_hint(text)
     if package is None:
         path = Path(text)
+        if path.exists() and not path.is_file() and not path.is_dir():
+            raise AssetError(f"{path}: not a regular file (a FIFO or a device); give the robot file itself")
         if not path.is_file():
             raise FileNotFoundError(f"Asset file not found: {path}")
         return path

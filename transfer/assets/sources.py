@@ -67,7 +67,18 @@ class Reference:
         return self.path.is_file()
 
 
+MAX_ROBOT_FILE = 64 << 20
+"""The largest MJCF/URDF file read (bytes): robot descriptions are kilobytes to a few megabytes; meshes live in files
+of their own."""
+
+
 def _parse(path: Path) -> ET.Element:
+    if not path.is_file():
+        raise AssetError(f"{path}: not a regular file (a folder, a FIFO or a device); give the robot file itself")
+    size = path.stat().st_size
+    if size > MAX_ROBOT_FILE:
+        raise AssetError(f"{path}: {size / 2**20:.0f} MB, more than the {MAX_ROBOT_FILE >> 20} MB a robot file is read "
+                         "up to (meshes belong in files of their own)")  # fmt: skip
     try:
         return ET.parse(path).getroot()
     except ET.ParseError as exc:
