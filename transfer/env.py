@@ -388,17 +388,17 @@ class PolicyEnv:
     def policy_dt(self) -> float:
         return self.task.policy_dt
 
-    def fall_causes(self) -> dict[str, np.ndarray]:
+    def fall_causes(self, state: Sequence[np.ndarray] | None = None) -> dict[str, np.ndarray]:
         """Per env, which fall rule holds now (:data:`FALL_CAUSES`): ``base_contact`` (the base's collision geometry,
         at the pose the engine reports, within :data:`BASE_CONTACT_HEIGHT` of the ground; a base without any: below
-        :data:`FALL_HEIGHT_FRACTION` of the spawn height), ``bad_orientation`` (tilted past 60°), ``nonfinite``."""
-        d = self.art.data
-        pos, lin_w, g_b = d.root_pos_w.numpy(), d.root_lin_vel_w.numpy(), d.projected_gravity_b.numpy()
+        :data:`FALL_HEIGHT_FRACTION` of the spawn height), ``bad_orientation`` (tilted past 60°), ``nonfinite``.
+        ``state``: :meth:`root_state` when the caller read it already (this step's: not read again)."""
+        pos, quat, lin_w, _, g_b = self.root_state() if state is None else state
         broken = ~np.isfinite(pos).all(1) | ~np.isfinite(lin_w).all(1)
         if self._base_corners is None:
             low = pos[:, 2] < FALL_HEIGHT_FRACTION * self.spawn_height
         else:
-            low = lowest(self._base_corners, pos, d.root_quat_w.numpy()) < BASE_CONTACT_HEIGHT
+            low = lowest(self._base_corners, pos, quat) < BASE_CONTACT_HEIGHT
         with np.errstate(invalid="ignore"):
             return {"base_contact": low & ~broken, "bad_orientation": (g_b[:, 2] > -FALL_TILT_COS) & ~broken,
                     "nonfinite": broken}  # fmt: skip

@@ -176,7 +176,8 @@ def _run(env: Any, policy: Any, inputs: Inputs, target: str, reorder: bool, seco
         actions = policy(obs)
         obs, nonfinite = env.step(actions)
         measure.nonfinite |= nonfinite
-        measure.record(env.time, env.root_state(), env.fall_causes())
+        state = env.root_state()
+        measure.record(env.time, state, env.fall_causes(state))
     wall = time.perf_counter() - start
     if progress is not False and not terminal:
         print(f"{label or target}: {steps} policy steps in {wall:.1f} s", file=stream)
