@@ -522,5 +522,6 @@ def test_the_console_script_runs_the_command_in_a_child():
     script = Path(sys.executable).parent / "transfer"
     if not script.is_file():
         pytest.skip("the console script is not installed in this environment")
+    assert "import entry" in script.read_text()  # the installed script is the guard, not main itself
     done = subprocess.run([str(script), "info", "--help"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and "usage: transfer info" in done.stdout

@@ -166,7 +166,7 @@ def _from_config(cmd: Info) -> dict[str, Any]:
     """``checkpoint_info``'s keys for CHECKPOINT read with --config (and --source, --asset) by the input layer, with
     ``sources``: which file or flag gave the task, the joint order and the robot."""
     from transfer.checkpoint import build_metadata
-    from transfer.formats.info import checkpoint_info
+    from transfer.formats.info import checkpoint_info, observation_size
     from transfer.orders import resolve_ordering
     from transfer.runs.inputs import resolve_inputs
 
@@ -179,7 +179,7 @@ def _from_config(cmd: Info) -> dict[str, Any]:
     order = f"--source {cmd.source}" if cmd.source else f"{cmd.config} ({inputs.source_label})"
     info.update(
         metadata=meta,
-        observation_size=sum(int(t["size"]) * max(1, int(t["history_length"])) for t in meta["observation"]),
+        observation_size=observation_size(meta),
         sources={"task": str(cmd.config), "joint order": f"{order} on {inputs.asset_given}",
                  "asset": f"--asset {cmd.asset}" if cmd.asset else f"{cmd.config} ({inputs.asset_given})"},
         notes=[*info["notes"], *inputs.warnings],

@@ -9,7 +9,12 @@ from transfer.checkpoint import build_metadata
 from transfer.formats import detect_format, load_policy
 from transfer.policy import PolicyError
 
-__all__ = ["checkpoint_info"]
+__all__ = ["checkpoint_info", "observation_size"]
+
+
+def observation_size(meta: dict[str, Any]) -> int:
+    """The observation a metadata document describes: each term's entries times the steps of history it stacks."""
+    return sum(int(t["size"]) * max(1, int(t.get("history_length") or 0)) for t in meta["observation"])
 
 
 def checkpoint_info(path: str | Path, *, asset: str | Path | None = None) -> dict[str, Any]:
@@ -52,7 +57,7 @@ def checkpoint_info(path: str | Path, *, asset: str | Path | None = None) -> dic
         notes.append(f"--asset {asset} is not used: it names the robot of a run folder, and {path.name} is a file")
     obs_size = None
     if meta is not None:
-        obs_size = sum(int(t["size"]) * max(1, int(t.get("history_length") or 0)) for t in meta["observation"])
+        obs_size = observation_size(meta)
         if obs_size != policy.input_size:
             notes.append(f"the metadata's observation has {obs_size} entries, the network reads {policy.input_size}")
     out = {

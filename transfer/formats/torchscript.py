@@ -155,7 +155,7 @@ class TorchScriptPolicy(Policy):
         import warnings
 
         self.per_env = True
-        self._states = [{k: v.clone() for k, v in self._initial.items()} for _ in range(n)]
+        self._states = None  # made by the first call, one zero state per env
         warnings.warn(f"{self.path.name}: the recurrent module does not take a batch of {n} envs with its state; "
                       "running it one env at a time", stacklevel=3)  # fmt: skip
 
@@ -163,7 +163,7 @@ class TorchScriptPolicy(Policy):
         import torch
 
         if self._states is None or len(self._states) != x.shape[0]:
-            self._states = [{k: v.clone().zero_() for k, v in self._initial.items()} for _ in range(x.shape[0])]
+            self._states = [{k: torch.zeros_like(v) for k, v in self._initial.items()} for _ in range(x.shape[0])]
         out = []
         for i, state in enumerate(self._states):
             self._set_state(state)

@@ -196,11 +196,9 @@ def _inputs_from_deploy(policy: Any, config: Any, parsed: Any, asset: Any) -> In
         )
     order = checkpoint_order(parsed, source_file)
     names = resolve_ordering(path, order).joints
-    task = config.task(names)
-    if isinstance(parsed, OrderingConvention):
+    task = config.task(names)  # its joint_names: the resolved order (mujoco's stays an explicit list)
+    if isinstance(parsed, OrderingConvention) and parsed is not OrderingConvention.MUJOCO:
         task = dataclasses.replace(task, joint_names=None, convention=parsed.value)
-        if parsed is OrderingConvention.MUJOCO:
-            task = dataclasses.replace(task, joint_names=names, convention=None)
     label = parsed.value if isinstance(parsed, OrderingConvention) else "explicit list"
     return Inputs(policy, task, path, order, label, source_file)
 
