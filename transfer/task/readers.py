@@ -102,8 +102,10 @@ def read_config(path: str | Path, roots: Sequence[str | Path] = ()) -> Task | De
 def _read_yaml(path: Path) -> dict[str, Any]:
 
     if not path.is_file():
+        found = f"{path} is a folder, not a task file" if path.is_dir() else f"Task file not found: {path}"
         raise FileNotFoundError(
-            f"Task file not found: {path}. Pass a task YAML (presets/tasks/*.yaml) or a Newton policy YAML."
+            f"{found}. Pass a task YAML (presets/tasks/*.yaml), a Newton policy YAML, Unitree's deploy.yaml or a "
+            "legged_gym deploy_mujoco config."
         )
     return read_yaml_mapping(path, TaskError, "a mapping of fields at the top level")
 
