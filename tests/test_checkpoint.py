@@ -203,8 +203,10 @@ def documents(draw) -> tuple[dict, Task]:
         effort_limit=draw(st.none() | per_joint(limits)),
         sim_dt=draw(st.floats(1e-4, 0.05)),
         decimation=draw(st.integers(1, 10)),
-        physx=draw(st.fixed_dictionaries({}, optional={"solver_position_iterations": st.integers(1, 64)})),
-        newton=draw(st.fixed_dictionaries({}, optional={"solver": st.sampled_from(["mujoco_cpu", "mujoco_warp"])})),
+        engines={
+            "physx": draw(st.fixed_dictionaries({}, optional={"solver_position_iterations": st.integers(1, 64)})),
+            "newton": draw(st.fixed_dictionaries({}, optional={"solver": st.sampled_from(["mujoco_cpu", "mujoco_warp"])})),
+        },
         spawn_height=draw(st.none() | st.floats(0.1, 2.0)),
         command=draw(st.tuples(FLOATS, FLOATS, FLOATS)),
         ground=draw(st.none() | st.builds(GroundMaterial, static_friction=st.floats(0, 2), friction_combine=st.sampled_from(COMBINE_MODES))),
@@ -388,7 +390,7 @@ def test_a_config_is_merged_where_the_metadata_is_silent_and_refused_where_it_co
     meta = anymal_document(physx={}, spawn_height=None)
     task = metadata_to_task(meta)
     merged = merge_config(task, load_task(PRESET), where="--config preset")
-    assert dict(merged.physx) == {"solver_position_iterations": 4, "solver_velocity_iterations": 0}
+    assert dict(merged.engines["physx"]) == {"solver_position_iterations": 4, "solver_velocity_iterations": 0}
     assert merged.spawn_height == 0.7 and merged.joint_names == task.joint_names
     assert merge_config(metadata_to_task(anymal_document()), load_task(PRESET), where="x") == metadata_to_task(
         anymal_document()

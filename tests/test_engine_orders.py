@@ -301,12 +301,17 @@ def test_demo_quadruped_file_is_what_its_generator_writes(tmp_path):
     assert fresh.read_text() == (root / "transfer" / "data" / "quadruped.usda").read_text()
 
 
-def test_the_one_convention_to_engine_map_matches_the_backends():
-    """transfer.ordering.NATIVE_ENGINE (read above the backends without importing an engine) says what each backend
-    class declares as its native convention."""
-    from transfer.ordering import NATIVE_ENGINE, native_engine
+def test_the_registry_declares_what_each_backend_class_does():
+    """Each registry entry (read above the backends without importing an engine) says what its backend class
+    declares: its name and native convention; the convention-to-backend map follows from it."""
+    from transfer.backends import REGISTRY, native_backend, native_convention
 
     pytest.importorskip("ovphysx")
     pytest.importorskip("newton")
-    assert {backend_class(name).native_convention: name for name in NATIVE_ENGINE.values()} == dict(NATIVE_ENGINE)
-    assert native_engine("mjwarp") == "newton" and native_engine("robot_schema") is None and native_engine("x") is None
+    for name in REGISTRY:
+        cls = backend_class(name)
+        assert cls.name == name and str(cls.native_convention) == native_convention(name)
+        assert native_backend(cls.native_convention) == name
+    assert native_backend("mjwarp") == "newton" and native_backend("physx") == "physx"
+    assert native_backend("mujoco") == "newton"  # stands in for mjlab's MuJoCo-Warp on the MJCF
+    assert native_backend("robot_schema") is None and native_backend("x") is None

@@ -432,10 +432,11 @@ def test_the_newest_model_is_chosen_by_iteration_number_unless_one_is_named(tmp_
 
 
 def test_the_training_engine_and_the_checkpoint_order_come_from_the_physics_config():
+    """Isaac Lab's physics config gives the order its engine lists joints in; the registry the backend."""
     assert training_engine(isaaclab_env("physx")) == ("physx", None)
-    assert training_engine(isaaclab_env("newton")) == ("newton", "mujoco_warp")
+    assert training_engine(isaaclab_env("newton")) == ("mjwarp", "mujoco_warp")
     assert training_engine(isaaclab_env("physx2")) == ("physx", None)
-    assert training_engine(isaaclab_env("newton_branch")) == ("newton", "mujoco_warp")
+    assert training_engine(isaaclab_env("newton_branch")) == ("mjwarp", "mujoco_warp")
     with pytest.raises(IsaacLabError, match="no physics backend"):
         training_engine(_with(isaaclab_env("physx"), "sim.physics", None))
     with pytest.raises(IsaacLabError, match="SomeOtherManager"):

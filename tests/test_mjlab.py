@@ -81,7 +81,7 @@ def test_task_follows_the_listed_order_and_maps_terms_by_name():
     assert task.observation[-1].name == "velocity_commands"  # mjlab puts the command last
     assert dict(task.default_joint_pos)["LH_HFE"] == -0.4 and set(task.stiffness.values()) == {300.0}
     assert all(t.clip is None for t in task.observation)  # [-inf, inf] is no clip
-    assert task.sim_dt == 0.005 and task.decimation == 4 and task.newton["solver"] == "mujoco_warp"
+    assert task.sim_dt == 0.005 and task.decimation == 4 and task.engines["newton"]["solver"] == "mujoco_warp"
 
 
 def test_per_joint_action_scale_and_a_bounded_clip():

@@ -4,8 +4,12 @@
   package resolves to the module its ``__init__`` re-exports it from);
 - no underscore name imported from another package of ``transfer/runs/`` (what one run shares with another is
   public, or moves down to the input layer);
-- no comparison with a backend's name (``"physx"``, ``"newton"``) in ``env.py``, ``articulation/`` or ``runs/``:
-  what differs between engines is said behind ``transfer/backends/`` (the scene description, the backend contract);
+- no backend's name (``"physx"``, ``"newton"``: every name in the registry), as a string or in a tuple, list, set,
+  dict, ``Literal``, comparison, default or argument, in any module above ``transfer/backends/``: what differs
+  between engines is said behind the registry (each backend's entry, its settings module, the scene description,
+  the backend contract). Only reading another project's document by its own words is allowed: a key looked up
+  (``sim["physx"]``, ``sim.get("physx")``) or a word searched for in its text (``"physx" in class_name``);
+  docstrings are prose;
 - no function longer than :data:`MAX_FUNCTION_LINES` lines;
 - ``ArticulationData`` reads its articulation only through the :class:`StateFeed` contract: no underscore attribute
   of another object (``art._backend``) in ``articulation/data.py``.
@@ -16,11 +20,17 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from transfer.backends import backend_names
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "transfer"
 MAX_FUNCTION_LINES = 80
-BACKEND_NAMES = frozenset({"physx", "newton"})
-NO_ENGINE_NAMES = ("transfer.env", "transfer.articulation", "transfer.runs")
+BACKEND_NAMES = frozenset(backend_names())
+BELOW_THE_ENGINES = (  # floors 0-3 (docs/architecture.md): the registry and what it stands on
+    "transfer.ordering", "transfer._arrays", "transfer._rotations", "transfer.name_map", "transfer._console",
+    "transfer.errors", "transfer.orders", "transfer.presets", "transfer.profile", "transfer.assets",
+    "transfer.kernels", "transfer.plan", "transfer.backends", "transfer.actuators",
+)  # fmt: skip
 
 
 def _modules() -> dict[str, tuple[Path, bool]]:
@@ -148,20 +158,41 @@ def private_imports_across_runs() -> list[str]:
     return out
 
 
-def backend_name_comparisons() -> list[str]:
+def _docstrings(tree: ast.AST) -> set[int]:
+    out = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            out.add(id(body[0].value))
+    return out
+
+
+def _foreign_reads(tree: ast.AST) -> set[int]:
+    """ids of the string constants that read another project's document by its own words: ``doc["key"]``,
+    ``doc.get("key")`` / ``.pop``, ``"word" in text``."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+            out.add(id(node.slice))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("get", "pop"):
+            out |= {id(a) for a in node.args[:1]}
+        elif isinstance(node, ast.Compare) and isinstance(node.ops[0], (ast.In, ast.NotIn)):
+            if not isinstance(node.comparators[0], (ast.Tuple, ast.List, ast.Set, ast.Dict, ast.Constant)):
+                out.add(id(node.left))
+    return out
+
+
+def backend_names_named(trees: dict[str, ast.AST] | None = None) -> list[str]:
+    """Every string constant equal to a backend's name in a module above ``transfer/backends/``, docstrings and
+    foreign reads (:func:`_foreign_reads`) aside: ``module:line 'name'``."""
     out = []
-    for module, tree in TREES.items():
-        if not any(module == p or module.startswith(p + ".") for p in NO_ENGINE_NAMES):
+    for module, tree in (TREES if trees is None else trees).items():
+        if module == "transfer" or any(module == p or module.startswith(p + ".") for p in BELOW_THE_ENGINES):
             continue
+        skip = _docstrings(tree) | _foreign_reads(tree)
         for node in ast.walk(tree):
-            if isinstance(node, ast.Compare):
-                operands = [node.left, *node.comparators]
-                names = {o.value for o in operands if isinstance(o, ast.Constant) and isinstance(o.value, str)}
-                for o in operands:
-                    if isinstance(o, (ast.Tuple, ast.List, ast.Set)):
-                        names |= {e.value for e in o.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
-                if names & BACKEND_NAMES:
-                    out.append(f"{module}:{node.lineno} {ast.unparse(node)}")
+            if isinstance(node, ast.Constant) and node.value in BACKEND_NAMES and id(node) not in skip:
+                out.append(f"{module}:{node.lineno} {node.value!r}")
     return out
 
 
@@ -204,9 +235,24 @@ def test_no_private_name_crosses_runs_packages():
     assert {f.split(" imports ")[1].split(" from ")[0] for f in found} == KNOWN_PRIVATE, found
 
 
-def test_no_backend_name_comparison_above_the_backends():
-    found = backend_name_comparisons()
+def test_no_backend_name_above_the_backends():
+    found = backend_names_named()
     assert {f.split(":")[0] for f in found} == KNOWN_BACKEND_NAMES, found
+
+
+def test_the_backend_name_check_sees_every_spelling():
+    named = (
+        'def f(target: Literal["physx", "newton"] = "physx", sim=None):\n'
+        '    """physx is prose here"""\n'
+        '    pair = ("physx", "newton")\n'
+        '    by = {"newton": 1}\n'
+        '    call(trained_on="newton")\n'
+        '    if target == "physx" or target in ("newton",):\n'
+        '        return sim["physx"], sim.get("newton"), "physx" in str(sim)\n'
+    )
+    found = [f.split(" ", 1)[1] for f in backend_names_named({"transfer.runs.synthetic": ast.parse(named)})]
+    assert found.count("'physx'") == 4 and found.count("'newton'") == 5, found
+    assert backend_names_named({"transfer.backends.synthetic": ast.parse(named)}) == []
 
 
 def test_no_function_over_80_lines():

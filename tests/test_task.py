@@ -141,7 +141,7 @@ def test_duplicate_terms_and_bad_task_fields_are_refused():
     with pytest.raises(TaskError, match="kind"):
         ActionTerm(kind="joint_velocity")
     with pytest.raises(TaskError, match=r"physx: unknown settings \['solver_iterations'\]"):
-        Task("t", FLAT_VELOCITY_OBSERVATION, ActionTerm(), physx={"solver_iterations": 4})
+        Task("t", FLAT_VELOCITY_OBSERVATION, ActionTerm(), engines={"physx": {"solver_iterations": 4}})
 
 
 # ------------------------------------------------------------------------------------------------ patterns
@@ -349,8 +349,8 @@ def tasks(draw):
         effort_limit=draw(st.none() | limits),
         sim_dt=draw(st.floats(1e-5, MAX_SIM_DT / 2)),
         decimation=draw(st.integers(1, 20)),
-        physx=draw(st.fixed_dictionaries({}, optional={"solver_position_iterations": st.integers(1, 255), "solver_velocity_iterations": st.integers(0, 255)})),
-        newton=draw(st.fixed_dictionaries({}, optional={"solver": st.sampled_from(["mujoco_cpu", "mujoco_warp"]), "solver_options": st.dictionaries(st.sampled_from(["iterations", "ls_iterations", "use_mujoco_contacts"]), st.integers(0, 50) | st.booleans())})),
+        engines={"physx": draw(st.fixed_dictionaries({}, optional={"solver_position_iterations": st.integers(1, 255), "solver_velocity_iterations": st.integers(0, 255)})),
+        "newton": draw(st.fixed_dictionaries({}, optional={"solver": st.sampled_from(["mujoco_cpu", "mujoco_warp"]), "solver_options": st.dictionaries(st.sampled_from(["iterations", "ls_iterations", "use_mujoco_contacts"]), st.integers(0, 50) | st.booleans())}))},
         spawn_height=draw(st.none() | st.floats(1e-3, 10.0)),
         command=draw(st.tuples(FLOATS, FLOATS, FLOATS)),
         asset=draw(st.none() | st.sampled_from(["newton:ant", "/robots/a.usda"])),
@@ -428,7 +428,7 @@ def test_preset_matches_the_newton_policy_yaml_by_name():
         for field in ("default_joint_pos", "stiffness", "damping", "armature"):
             assert dict(getattr(a, field)) == pytest.approx(dict(getattr(b, field))), field
         assert a.observation_size(len(order)) == b.observation_size(len(order)) == 48
-    assert dict(preset.physx) == {"solver_position_iterations": 4, "solver_velocity_iterations": 0}
+    assert dict(preset.engines["physx"]) == {"solver_position_iterations": 4, "solver_velocity_iterations": 0}
     assert preset.spawn_height is not None and 0.5 < preset.spawn_height < 1.0  # the base clear of the ground
     assert preset.command == (1.0, 0.0, 0.0) and preset.asset is None
 
@@ -532,7 +532,7 @@ def test_newton_asset_token_resolves_without_importing_newton():
 @pytest.mark.parametrize(
     ("change", "match"),
     [
-        ({"physx.solver_position_iterations": 0}, "expected an integer >= 1, got 0"),
+        ({"physx.solver_position_iterations": 0}, r"solver_position_iterations: expected an integer in \[1, 255\], got 0"),
         ({"physx.solver_velocity_iterations": 100_000_000}, "at most 255 iterations"),
         ({"trained_on": "bullet"}, "trained_on: 'bullet' is not a backend"),
         ({"asset": "other.usda"}, "give --asset instead"),

@@ -48,7 +48,7 @@ def test_anymal_c_starting_task(tmp_path, shared, capsys):
     for convention in ("physx", "mjwarp"):
         assert task.joint_names_by_convention[convention] == resolve_ordering(asset, convention).joints
     assert task.convention == "physx" and task.trained_on == "physx"
-    assert task.effort_limit == {".*": 80.0} and task.physx == {
+    assert task.effort_limit == {".*": 80.0} and task.engines["physx"] == {
         "solver_position_iterations": 32, "solver_velocity_iterations": 16}  # fmt: skip
     assert task.observation_size(12) == 48 and task.action_size(12) == 12
     assert (out.parent / task.asset).resolve() == asset.resolve()

@@ -302,9 +302,10 @@ def merge_config(checkpoint: Task, config: Task, *, where: str) -> Task:
         if f.name in _NOT_COMPARED:
             continue
         mine, theirs = getattr(checkpoint, f.name), getattr(other, f.name)
-        if isinstance(mine, Mapping) and isinstance(theirs, Mapping) and f.name in ("physx", "newton"):
-            if set(theirs) - set(mine):
-                updates[f.name] = {**dict(theirs), **dict(mine)}
+        if f.name == "engines":  # per engine, the config fills the settings the checkpoint leaves open
+            merged = {k: {**dict(theirs.get(k, {})), **dict(mine.get(k, {}))} for k in {*mine, *theirs}}
+            if merged != {k: dict(v) for k, v in mine.items()}:
+                updates[f.name] = merged
         elif _unset(mine) and not _unset(theirs):
             updates[f.name] = theirs
     return dataclasses.replace(checkpoint, **updates) if updates else checkpoint

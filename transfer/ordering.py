@@ -14,18 +14,14 @@ An ordering is either a convention, an explicit sequence of names, or ``None`` (
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from enum import Enum
-from types import MappingProxyType
-from typing import Any
 
 __all__ = [
-    "NATIVE_ENGINE",
     "OrderingConvention",
     "Ordering",
     "dof_joint_name",
     "dof_names",
-    "native_engine",
     "parse_ordering",
 ]
 
@@ -44,22 +40,6 @@ class OrderingConvention(str, Enum):
 
 Ordering = OrderingConvention | tuple[str, ...] | None
 """What :func:`parse_ordering` returns: a convention, an explicit name tuple, or ``None``."""
-
-NATIVE_ENGINE: Mapping[OrderingConvention, str] = MappingProxyType(
-    {OrderingConvention.PHYSX: "physx", OrderingConvention.MJWARP: "newton"}
-)
-"""The backend whose engine orders articulations in each convention (its ``native_convention``; the one map from a
-convention to an engine: a checkpoint in ``mjwarp`` order was, unless it says otherwise, trained on Newton).
-``robot_schema`` is no engine's."""
-
-
-def native_engine(convention: Any) -> str | None:
-    """The backend of :data:`NATIVE_ENGINE` for ``convention`` (a convention or its name), else ``None``."""
-    try:
-        return NATIVE_ENGINE.get(OrderingConvention(convention))
-    except ValueError:
-        return None
-
 
 def _valid_values() -> str:
     return ", ".join(c.value for c in OrderingConvention)

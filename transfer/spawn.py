@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from transfer._rotations import rotation_matrices
+from transfer.ordering import OrderingConvention
 from transfer.task import Task
 
 __all__ = ["SPAWN_MARGIN", "default_pose", "lowest", "spawn_heights", "training_base"]
@@ -31,7 +32,7 @@ def spawn_heights(task: Task, asset: str | Path, fixed_base: bool | None = None)
     from transfer.orders.usd import spawn_geometry
 
     graph = read_topology(asset)
-    order = resolve_ordering(graph, "physx")
+    order = resolve_ordering(graph, OrderingConvention.PHYSX)
     fixed = order.fixed_base if fixed_base is None else fixed_base
     root_z, lowest_z = spawn_geometry(asset, order.root_body)
     if lowest_z is None and not fixed:
@@ -46,17 +47,17 @@ def training_base(task: Task, asset: str | Path) -> bool | None:
     """Whether the engine ``task`` was trained on holds the robot's root link to the world (a fixed base), on the
     USD ``asset`` (:func:`transfer.orders.holds_base`): the base a run asks every engine for, so that a replay on
     the other engine keeps the training conditions (docs/replay.md). The training engine is the task's
-    ``trained_on``, else its convention's engine (:data:`transfer.ordering.NATIVE_ENGINE`); ``None`` when there is
+    ``trained_on``, else its convention's engine (:func:`transfer.backends.native_backend`); ``None`` when there is
     none or the asset's articulation cannot be resolved (each engine then builds the base as it does)."""
-    from transfer.ordering import NATIVE_ENGINE, native_engine
+    from transfer.backends import native_backend, native_convention
     from transfer.orders import OrderingError, holds_base
 
-    conventions = {engine: convention for convention, engine in NATIVE_ENGINE.items()}
-    engine = task.trained_on or native_engine(task.convention)
-    if engine not in conventions:
+    engine = task.trained_on or native_backend(task.convention)
+    convention = None if engine is None else native_convention(engine)
+    if convention is None:
         return None
     try:
-        return holds_base(asset, conventions[engine])
+        return holds_base(asset, convention)
     except OrderingError:
         return None
 
@@ -68,7 +69,7 @@ def default_pose(task: Task, asset: str | Path) -> dict[str, float]:
     from transfer.task import TaskError, expand_joint_values
 
     try:
-        names = resolve_ordering(asset, "physx").joints
+        names = resolve_ordering(asset, OrderingConvention.PHYSX).joints
         return expand_joint_values(task.default_joint_pos, names, field="default_joint_pos", require_all=False)
     except (OrderingError, TaskError):
         return {}  # the environment names the problem when it expands the task on the articulation

@@ -79,7 +79,7 @@ def resolve_public_order(
 
 def open_articulation(
     usd_path: str | Path,
-    backend: str = "physx",
+    backend: str | None = None,
     root: str | None = None,
     num_envs: int = 1,
     device: str = "cpu",
@@ -87,7 +87,8 @@ def open_articulation(
     body_ordering: Any = None,
     **backend_options: Any,
 ) -> Articulation:
-    """Open ``usd_path`` on ``backend`` (``"physx"`` or ``"newton"``) in ``num_envs`` environments, public order.
+    """Open ``usd_path`` on ``backend`` (a name in :data:`transfer.backends.REGISTRY`; ``None``: the default, the
+    first registered) in ``num_envs`` environments, public order.
 
     ``joint_ordering`` / ``body_ordering`` accept anything :func:`transfer.parse_ordering` accepts; conventions are
     resolved from the USD asset (a convention equal to the backend's own order becomes ``None``). Setting only
@@ -95,9 +96,9 @@ def open_articulation(
     is built; an engine built is closed again if a later step fails. Extra keyword arguments go to the backend.
     """
     from transfer.assets import resolve_asset
-    from transfer.backends import backend_class
+    from transfer.backends import backend_class, default_backend
 
-    cls = backend_class(backend)
+    cls = backend_class(default_backend() if backend is None else backend)
     path = Path(usd_path)
     if not path.is_file():
         raise FileNotFoundError(f"USD file not found: {path}")

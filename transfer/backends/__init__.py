@@ -1,47 +1,107 @@
 """The engines, each behind one door: a registry of :class:`~transfer.backends.base.Backend` classes.
 
-Every engine the project talks to (ovphysx, Newton) is reached only through this package. A backend class
-declares who it is (:attr:`~transfer.backends.base.Backend.name`, its
-:attr:`~transfer.backends.base.Backend.native_convention`, the pip extra that installs its engine) and how to ask
-its engine for the true articulation order of an asset (:meth:`~transfer.backends.base.Backend.engine_orders`).
+Every engine the project talks to (ovphysx, Newton) is reached only through this package, and nothing above it
+names one: a backend declares who it is in its :class:`BackendEntry` (its class, the pip extra that installs its
+engine, the convention its engine orders by, the conventions of the trainings it stands in for, its settings
+module and its joint movement probe), and everything above asks this registry: the CLI's choices
+(:func:`backend_names`), the training engine of a checkpoint in a convention (:func:`native_backend`), a task's
+per-engine settings (:func:`check_settings`, :func:`describe_settings`, :func:`training_settings`).
 
-Importing this package imports no engine: a class module is imported on first use of :func:`backend_class`.
-Adding a backend: write ``transfer/backends/<name>/`` with a :class:`~transfer.backends.base.Backend` subclass (and
-its joint movement probe, :mod:`transfer.backends.probes`) and add one entry to :data:`REGISTRY`.
+Importing this package imports no engine: a class module is imported on first use of :func:`backend_class`, a
+settings module (light: no engine, no warp) on first use of the settings functions.
+
+Adding a backend: write ``transfer/backends/<name>/`` with a :class:`~transfer.backends.base.Backend` subclass, a
+``settings.py`` (``check``, ``describe``, ``training``, ``starting``), its joint movement probe (:mod:`transfer.backends.probes`),
+and add one entry to :data:`REGISTRY`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import import_module
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from transfer.backends.base import Backend, EngineOrder
 
-__all__ = ["REGISTRY", "BackendEntry", "backend_class", "backend_names", "engine_orders", "movement_probe"]
+__all__ = [
+    "REGISTRY",
+    "BackendEntry",
+    "backend_class",
+    "backend_names",
+    "check_settings",
+    "default_backend",
+    "describe_settings",
+    "engine_orders",
+    "movement_probe",
+    "native_backend",
+    "native_convention",
+    "starting_settings",
+    "training_settings",
+]
 
 
 @dataclass(frozen=True)
 class BackendEntry:
-    """One registered backend: where its class lives, the pip extra that installs its engine, and its joint movement
-    probe (a module with ``probe(asset, joints, plan)``, :mod:`transfer.backends.probes`)."""
+    """One registered backend.
+
+    Attributes:
+        module, cls: Where its :class:`~transfer.backends.base.Backend` class lives.
+        extra: The pip extra that installs its engine (``pip install 'transfer[<extra>]'``).
+        movement_probe: A module with ``probe(asset, joints, plan)`` (:mod:`transfer.backends.probes`).
+        settings: Its settings module: ``check(value, where) -> Mapping`` (raises ``ValueError``),
+            ``describe(value) -> str``, ``training(setup, facts) -> Mapping`` (the settings a training setup
+            such as ``isaaclab``, ``isaaclab_legged``, ``legged_gym`` or ``mjlab`` implies for this engine) and
+            ``starting(asset_settings) -> (settings, comment, decide)`` (what ``transfer task`` writes).
+        native_convention: The convention its engine orders articulations by (the class's ``native_convention``).
+        stands_in_for: Conventions of trainings no registered engine orders by natively that this one reproduces
+            (Newton's MuJoCo-Warp for a policy trained by mjlab on the MJCF, in MuJoCo's own order).
+    """
 
     module: str
     cls: str
     extra: str
     movement_probe: str
+    settings: str
+    native_convention: str | None = None
+    stands_in_for: tuple[str, ...] = ()
 
 
-REGISTRY: dict[str, BackendEntry] = {
-    "physx": BackendEntry("transfer.backends.physx", "PhysxBackend", "physx", "transfer.backends.physx.movement"),
-    "newton": BackendEntry("transfer.backends.newton", "NewtonBackend", "newton", "transfer.backends.newton.movement"),
-}
+REGISTRY: Mapping[str, BackendEntry] = MappingProxyType({
+    "physx": BackendEntry("transfer.backends.physx", "PhysxBackend", "physx", "transfer.backends.physx.movement",
+                          "transfer.backends.physx.settings", "physx"),
+    "newton": BackendEntry("transfer.backends.newton", "NewtonBackend", "newton", "transfer.backends.newton.movement",
+                           "transfer.backends.newton.settings", "mjwarp", stands_in_for=("mujoco",)),
+})  # fmt: skip
+"""Every backend, by name; the first is the default (:func:`default_backend`)."""
 
 
 def backend_names() -> tuple[str, ...]:
     """The registered backend names."""
     return tuple(REGISTRY)
+
+
+def default_backend() -> str:
+    """The backend a command uses when none is named: the first registered."""
+    return next(iter(REGISTRY))
+
+
+def native_backend(convention: Any) -> str | None:
+    """The backend whose engine orders by ``convention`` (a convention or its name), else the first that stands in
+    for a training in it, else ``None`` (``robot_schema`` is no engine's)."""
+    key = getattr(convention, "value", convention)
+    for pick in (lambda e: e.native_convention == key, lambda e: key in e.stands_in_for):
+        for name, entry in REGISTRY.items():
+            if pick(entry):
+                return name
+    return None
+
+
+def native_convention(name: str) -> str | None:
+    """The convention backend ``name``'s engine orders articulations by."""
+    return REGISTRY[_key(name)].native_convention
 
 
 def _key(name: str) -> str:
@@ -69,6 +129,35 @@ def _import(key: str, module: str) -> Any:
     except ImportError as exc:
         extra = REGISTRY[key].extra
         raise ImportError(f"The {key} backend needs its engine: pip install 'transfer[{extra}]' ({exc})") from exc
+
+
+def _settings(name: str) -> Any:
+    return import_module(REGISTRY[_key(name)].settings)
+
+
+def check_settings(name: str, value: Any, where: str | None = None) -> Mapping[str, Any]:
+    """Backend ``name``'s settings ``value`` checked by its settings module (read-only; raises ``ValueError``
+    naming ``where``, by default the backend's name)."""
+    return _settings(name).check(value, where or str(name))
+
+
+def describe_settings(name: str, value: Mapping[str, Any] | None) -> str:
+    """One line saying what backend ``name``'s settings ``value`` mean (``{}``: the engine's defaults)."""
+    return _settings(name).describe(value or {})
+
+
+def training_settings(setup: str, facts: Mapping[str, Any] | None = None) -> dict[str, Mapping[str, Any]]:
+    """``{backend: settings}`` a training ``setup`` implies on every backend (empty settings left out): what a file
+    from that project does not record. ``facts`` carries what the file did say (Isaac Lab's
+    ``articulation_props``, its Newton solver)."""
+    out = {name: _settings(name).training(setup, facts or {}) for name in REGISTRY}
+    return {name: settings for name, settings in out.items() if settings}
+
+
+def starting_settings(asset: Any) -> dict[str, tuple[Mapping[str, Any], str, bool]]:
+    """``{backend: (settings, comment, a human must decide)}``: what a new task file starts from on an asset whose
+    authored settings are ``asset`` (:class:`transfer.profile.AssetSettings`), each backend's own say."""
+    return {name: _settings(name).starting(asset) for name in REGISTRY}
 
 
 def movement_probe(name: str) -> Any:

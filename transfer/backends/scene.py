@@ -15,12 +15,11 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
-__all__ = ["COMBINE_MODES", "DEFAULT_GROUND", "NEWTON_SOLVERS", "GroundMaterial", "SceneDescription"]
+__all__ = ["COMBINE_MODES", "DEFAULT_GROUND", "GroundMaterial", "SceneDescription"]
 
 COMBINE_MODES: tuple[str, ...] = ("average", "min", "multiply", "max")
 """How PhysX combines two touching materials' coefficients (``physxMaterial:frictionCombineMode``)."""
 
-NEWTON_SOLVERS: tuple[str, ...] = ("mujoco_cpu", "mujoco_warp", "xpbd", "semi_implicit")
 """Newton solvers a scene may name (``auto``: MuJoCo C for one world, MuJoCo-Warp for several)."""
 
 
@@ -82,9 +81,9 @@ class SceneDescription:
         gravity: The gravity vector (m/s^2, world frame); ``None``: the asset's scene, else 9.81 down the up axis.
         self_collisions: Whether the articulation's links collide with each other; ``None``: as the asset says
             (``physxArticulation:enabledSelfCollisions``, which both engines read).
-        physx: ``solver_position_iterations`` / ``solver_velocity_iterations`` of the articulation (PhysX only).
-        newton: ``solver`` (one of :data:`NEWTON_SOLVERS`) and ``solver_options`` (the solver's keyword
-            arguments) (Newton only).
+        engines: Each engine's own settings, by backend name (``{"physx": {"solver_position_iterations": 4}}``),
+            checked by that backend's settings module (:func:`transfer.backends.check_settings`); a backend reads
+            its own with :meth:`settings_for`.
         friction_scale: Multiplies the sliding friction of every contact between the robot and the ground (``1``:
             as the materials say). Each engine scales the ground's static and dynamic friction and the robot's
             collision shapes' (under PhysX's ``multiply`` combine, the ground's only), so that whatever rule the
@@ -111,8 +110,7 @@ class SceneDescription:
     authored_root_height: float = 0.0
     gravity: tuple[float, float, float] | None = None
     self_collisions: bool | None = None
-    physx: Mapping[str, int] = field(default_factory=dict)
-    newton: Mapping[str, Any] = field(default_factory=dict)
+    engines: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     friction_scale: float = 1.0
     fixed_base: bool | None = None
     joint_positions: Mapping[str, float] = field(default_factory=dict)
@@ -135,14 +133,19 @@ class SceneDescription:
             object.__setattr__(self, "gravity", g)
         if self.self_collisions is not None and not isinstance(self.self_collisions, bool):
             raise TypeError(f"scene.self_collisions: expected true, false or None, got {self.self_collisions!r}")
-        object.__setattr__(self, "physx", MappingProxyType(dict(self.physx)))
-        solver = self.newton.get("solver")
-        if solver is not None and solver not in (*NEWTON_SOLVERS, "auto"):
-            raise ValueError(f"scene.newton.solver: expected one of {list(NEWTON_SOLVERS)} or 'auto', got {solver!r}")
-        object.__setattr__(self, "newton", MappingProxyType(dict(self.newton)))
+        from transfer.backends import check_settings
+
+        if not isinstance(self.engines, Mapping):
+            raise TypeError(f"scene.engines: expected a mapping from backend name to settings, got {self.engines!r}")
+        object.__setattr__(self, "engines", MappingProxyType(
+            {str(k): check_settings(k, v, f"scene.engines.{k}") for k, v in self.engines.items()}))  # fmt: skip
         object.__setattr__(self, "friction_scale", _finite(self.friction_scale, "scene.friction_scale", 0.0))
         if self.fixed_base is not None and not isinstance(self.fixed_base, bool):
             raise TypeError(f"scene.fixed_base: expected true, false or None, got {self.fixed_base!r}")
+
+    def settings_for(self, backend: str) -> Mapping[str, Any]:
+        """Backend ``backend``'s own settings in this scene (``{}``: its engine's defaults)."""
+        return self.engines.get(backend, MappingProxyType({}))
 
     def scaled_ground(self) -> GroundMaterial | None:
         """The ground's material with :attr:`friction_scale` applied to its static and dynamic friction."""

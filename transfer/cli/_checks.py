@@ -292,3 +292,14 @@ def check_order(flag: str, value: str) -> None:
         raise UsageError(
             f"{flag} {value!r}: not a convention ({conventions}) and not a file listing joint names"
         ) from None
+
+
+def _backend_choices() -> tuple[Any, str]:
+    from transfer.backends import backend_names
+
+    names = backend_names()
+    return typing.Literal[names], "{" + ",".join(names) + "}"  # type: ignore[valid-type]
+
+
+Backend, BACKEND_METAVAR = _backend_choices()
+"""A backend name argument: the registry's names are the choices (a new backend is one more choice)."""

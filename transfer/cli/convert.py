@@ -10,8 +10,8 @@ from typing import Annotated
 
 import tyro
 
+from transfer.backends import native_backend
 from transfer.cli._checks import ASSET, CONFIG, ORDER, OutputFile
-from transfer.ordering import native_engine
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,7 @@ def run_convert(cmd: Convert) -> int:
         print("  weights   untouched (same order): metadata added")
     asset = Path(meta["asset"]).name if meta["asset"] else "none"
     print(f"  metadata  {meta['convention'] or 'explicit list'} order, trained on {meta['trained_on']}, asset {asset}")
-    backend = native_engine(meta["convention"])
+    backend = native_backend(meta["convention"])
     if backend is not None:
         extra = "" if meta["asset"] else " --asset ROBOT.usd"
         print(f"  run it    transfer replay {result.path} --target {backend}{extra}")

@@ -52,6 +52,7 @@ def _values(mapping: dict[str, float]) -> str:
 
 def _settings(meta: dict[str, Any]) -> list[tuple[str, str]]:
     """The simulation settings and actuator models the metadata records, one row each (unset: what replay uses)."""
+    from transfer.backends import backend_names, describe_settings
     from transfer.backends.scene import DEFAULT_GROUND
 
     sim = meta["sim"]
@@ -63,13 +64,7 @@ def _settings(meta: dict[str, Any]) -> list[tuple[str, str]]:
     ]
     gravity = meta.get("gravity")
     rows.append(("gravity", "9.81 m/s^2 down (default)" if gravity is None else f"{tuple(gravity)} m/s^2"))
-    physx = meta.get("physx") or {}
-    iterations = (f"{physx.get('solver_position_iterations', 'asset')} position / "
-                  f"{physx.get('solver_velocity_iterations', 'asset')} velocity iterations")  # fmt: skip
-    rows.append(("physx", iterations if physx else "the asset's solver iterations"))
-    newton = meta.get("newton") or {}
-    options = newton.get("solver_options")
-    rows.append(("newton", f"{newton.get('solver', 'auto')}" + (f", options {dict(options)}" if options else "")))
+    rows += [(name, describe_settings(name, meta.get(name))) for name in backend_names()]
     ground = meta.get("ground")
     g = ground or DEFAULT_GROUND.to_dict()
     rows.append(("ground", f"friction {g['static_friction']:g} static / {g['dynamic_friction']:g} dynamic "

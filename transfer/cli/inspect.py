@@ -12,9 +12,10 @@ import tyro
 
 from transfer._console import engine_output
 from transfer.cli._checks import ROBOT
-from transfer.ordering import NATIVE_ENGINE
+from transfer.ordering import OrderingConvention
 
-CONVENTIONS = ("physx", "mjwarp", "robot_schema")
+CONVENTIONS = tuple(c.value for c in OrderingConvention if c is not OrderingConvention.MUJOCO)
+"""The conventions a USD stage is inspected in (MuJoCo's is the MJCF's, not the converted USD's)."""
 
 
 @dataclass(frozen=True)
@@ -36,23 +37,27 @@ class Inspect:
     """Show what the engines and Warp print (kept off the terminal by default)."""
 
 
-def default_asset() -> Path:
-    """The Ant USD shipped inside the installed newton package (the demo asset), found without importing newton."""
-    import importlib.util
+DEFAULT_ASSET = "newton:ant.usda"
+"""The demo asset: the Ant shipped inside the installed newton package."""
 
-    spec = importlib.util.find_spec("newton")
-    if spec is None or not spec.submodule_search_locations:
+
+def default_asset() -> Path:
+    """:data:`DEFAULT_ASSET`, found without importing its package."""
+    from transfer.assets import locate_asset
+
+    try:
+        return locate_asset(DEFAULT_ASSET)
+    except FileNotFoundError:
         raise SystemExit(
             "No ASSET given and newton is not installed to provide the default Ant. "
             "Pass a USD file, or `pip install 'transfer[newton]'`."
-        )
-    return Path(spec.submodule_search_locations[0]) / "examples" / "assets" / "ant.usda"
+        ) from None
 
 
 def _convention_block(graph: Any, convention: str) -> dict[str, Any] | None:
     from transfer.orders import OrderingError, mjwarp_order, physx_order, robot_schema_order
 
-    fn = {"physx": physx_order, "mjwarp": mjwarp_order, "robot_schema": robot_schema_order}[convention]
+    fn = dict(zip(CONVENTIONS, (physx_order, mjwarp_order, robot_schema_order), strict=True))[convention]
     try:
         order = fn(graph)
     except OrderingError as exc:
@@ -98,7 +103,7 @@ def inspect_asset(asset: Path, root: str | None = None, truth: bool = False, ver
         if truth:
             entry["truth"] = {name: _engine_entry(result, graph.root) for name, result in engines.items()}
             entry["truth"]["match"] = {
-                name: _matches(entry[name], entry["truth"][name]) for name in ("physx", "mjwarp")
+                name: _matches(entry[name], entry["truth"][name]) for name in engines
             }
         out.append(entry)
     report: dict[str, Any] = {"asset": str(given)}
@@ -109,13 +114,13 @@ def inspect_asset(asset: Path, root: str | None = None, truth: bool = False, ver
 
 def _truth(asset: Path, root: str | None) -> dict[str, dict[str, Any]]:
     """Each engine's answer by convention: ``{root: {"joints", "bodies"}}``, or ``{"error": reason}`` for the
-    whole stage (:func:`transfer.backends.engine_orders` of the ``physx`` and ``newton`` backends)."""
-    from transfer.backends import engine_orders
+    whole stage (:func:`transfer.backends.engine_orders` of every backend, under its native convention)."""
+    from transfer.backends import backend_names, engine_orders, native_convention
     from transfer.backends.base import EngineRefusal
     from transfer.errors import MissingPackageError
 
     results: dict[str, dict[str, Any]] = {}
-    for name, backend in ((c.value, engine) for c, engine in NATIVE_ENGINE.items()):
+    for name, backend in ((native_convention(b), b) for b in backend_names() if native_convention(b) in CONVENTIONS):
         try:
             orders = engine_orders(backend, asset, root)
             results[name] = {o.root: {"joints": list(o.joints), "bodies": list(o.bodies)} for o in orders}
@@ -153,7 +158,7 @@ def _print_report(report: dict[str, Any]) -> None:
         print(f"  loop joints left out: {', '.join(art['loop_joints']) or 'none'}")
         columns = [(c, art[c]) for c in CONVENTIONS]
         if "truth" in art:
-            columns += [(f"{c} (engine)", art["truth"][c]) for c in ("physx", "mjwarp")]
+            columns += [(f"{c} (engine)", art["truth"][c]) for c in art["truth"]["match"]]
         for kind in ("joints", "bodies"):
             _print_table(kind, columns)
         for name, ok in art.get("truth", {}).get("match", {}).items():

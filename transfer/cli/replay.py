@@ -7,12 +7,12 @@ import logging
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import tyro
 
 from transfer._console import aligned, engine_output
-from transfer.cli._checks import ASSET, CONFIG, DURATION, ENVS, ORDER, PLOT, SEED, VELOCITY
+from transfer.cli._checks import ASSET, BACKEND_METAVAR, CONFIG, DURATION, ENVS, ORDER, PLOT, SEED, VELOCITY, Backend
 
 
 @dataclass(frozen=True)
@@ -24,7 +24,7 @@ class Replay:
     checkpoint: Annotated[tyro.conf.Positional[Path], tyro.conf.arg(metavar="CHECKPOINT|RUN_DIR")]
     """TorchScript (.pt), ONNX (.onnx), RSL-RL training checkpoint (model_<iter>.pt), or an Isaac Lab run folder
     (params/env.yaml gives the task, the training engine's joint order and the asset path; docs/isaaclab.md)."""
-    target: Annotated[Literal["physx", "newton"], tyro.conf.arg(metavar="{physx,newton}")]
+    target: Annotated[Backend, tyro.conf.arg(metavar=BACKEND_METAVAR)]  # type: ignore[valid-type]
     """The backend to run on."""
     source: Annotated[str | None, tyro.conf.arg(metavar="CONVENTION"), ORDER] = None
     """The checkpoint's joint order: physx, mjwarp, robot_schema, mujoco (the MJCF's), or a file listing its joint names (default: the

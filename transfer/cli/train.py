@@ -6,12 +6,24 @@ import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated
 
 import tyro
 
 from transfer._console import engine_output
-from transfer.cli._checks import ASSET, DURATION, ENVS, ITERATIONS, SCALE, SEED, InputFile, OutputDir
+from transfer.backends import default_backend
+from transfer.cli._checks import (
+    ASSET,
+    BACKEND_METAVAR,
+    DURATION,
+    ENVS,
+    ITERATIONS,
+    SCALE,
+    SEED,
+    Backend,
+    InputFile,
+    OutputDir,
+)
 
 
 @dataclass(frozen=True)
@@ -22,7 +34,7 @@ class Train:
 
     task: Annotated[Path, tyro.conf.arg(metavar="FILE.yaml"), InputFile("a task file (presets/tasks/*.yaml)")]
     """Task file (presets/tasks/*.yaml) naming the asset, observation, action, defaults and gains."""
-    backend: Annotated[Literal["physx", "newton"], tyro.conf.arg(metavar="{physx,newton}")] = "physx"
+    backend: Annotated[Backend, tyro.conf.arg(metavar=BACKEND_METAVAR)] = default_backend()  # type: ignore[valid-type]
     """The backend to train on."""
     out: Annotated[Path, tyro.conf.arg(aliases=("-o",), metavar="DIR"), OutputDir()] = Path("runs/train")
     """Output folder for the run (new or empty; an earlier run there only with --force)."""

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 import tyro
 
 from transfer._console import aligned, engine_output
+from transfer.backends import backend_names
 from transfer.cli._checks import PLOT, ROBOT
 
 
@@ -28,8 +29,10 @@ class Validate:
     asset: Annotated[tyro.conf.Positional[Path], tyro.conf.arg(metavar="ASSET"), ROBOT]
     """The USD file, or an MJCF (.xml) or URDF (.urdf) file (converted; docs/import.md). Never written: every change
     lives in an in-memory layer or the engine's builder."""
-    backend: Annotated[Literal["physx", "newton", "both"], tyro.conf.arg(metavar="{physx,newton,both}")] = "both"
-    """The engine(s) to run joint_movement on; same_child_bodies needs both."""
+    backend: Annotated[Literal[(*backend_names(), "all", "both")],  # type: ignore[valid-type]
+                       tyro.conf.arg(metavar="{" + ",".join((*backend_names(), "all")) + "}")] = "all"  # fmt: skip
+    """The engine(s) to run joint_movement on (all: every registered backend; both is the same); same_child_bodies
+    needs two."""
     json: bool = False
     """Print one JSON object on stdout."""
     plot: Annotated[Path | None, tyro.conf.arg(metavar="FILE.png"), PLOT] = None
@@ -111,7 +114,7 @@ def run_validate(cmd: Validate) -> int:
     from transfer.orders import OrderingError
     from transfer.runs.validate import ValidateInputError, plot, validate
 
-    backends = ("physx", "newton") if cmd.backend == "both" else (cmd.backend,)
+    backends = backend_names() if cmd.backend in ("all", "both") else (cmd.backend,)
     try:
         with engine_output(cmd.verbose) as terminal:
             if cmd.verbose:

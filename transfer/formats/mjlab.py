@@ -12,7 +12,7 @@ joint-indexed value follows ``joint_names``, the MuJoCo model's joint order the 
 task (trained on Newton / MuJoCo-Warp, in the listed joint order), and :func:`write_props` writes the same layout
 (for tests and for users who export by hand). Observation terms map to transfer's by name (:data:`MJLAB_TERMS`);
 an unknown term is refused naming it. What the metadata does not carry takes mjlab's velocity-task defaults
-(:data:`MJLAB_DEFAULTS`: 5 ms physics step, decimation 4, MuJoCo-Warp with 10 / 20 solver iterations).
+(:func:`mjlab_defaults`: 5 ms physics step, decimation 4, MuJoCo-Warp with 10 / 20 solver iterations).
 """
 
 from __future__ import annotations
@@ -23,12 +23,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from transfer.backends import native_backend, training_settings
 from transfer.checkpoint import CheckpointError, build_metadata
+from transfer.ordering import OrderingConvention
 from transfer.task import ActionTerm, ObsTerm, Task, TaskError
 from transfer.task.terms import mjlab_names
 
 __all__ = [
-    "MJLAB_DEFAULTS",
+    "mjlab_defaults",
     "MJLAB_KEYS",
     "MJLAB_TERMS",
     "MjlabError",
@@ -60,14 +62,18 @@ MJLAB_TERMS: Mapping[str, str] = mjlab_names()
 mjlab's velocity task ``joint_pos`` is ``joint_pos_rel``, ``joint_vel`` is ``joint_vel_rel``, ``actions`` the last
 action, ``command`` the twist command)."""
 
-MJLAB_DEFAULTS: Mapping[str, Any] = {
-    "sim_dt": 0.005,
-    "decimation": 4,
-    "newton": {"solver": "mujoco_warp", "solver_options": {"iterations": 10, "ls_iterations": 20}},
-    "physx": {"solver_position_iterations": 4, "solver_velocity_iterations": 0},
-}
-"""What mjlab's velocity task trains with and its metadata does not say; on PhysX (where it never trained) the
-iterations Isaac Lab gives legged robots, as for Newton's policy YAML."""
+def mjlab_defaults() -> dict[str, Any]:
+    """What mjlab's velocity task trains with and its metadata does not say, as task fields: 5 ms physics, decimation
+    4, and each engine's settings for an mjlab training (:func:`transfer.backends.training_settings` of ``mjlab``:
+    MuJoCo-Warp at 10 / 20 iterations; on PhysX, where it never trained, the iterations Isaac Lab gives legged
+    robots)."""
+    return {"sim_dt": 0.005, "decimation": 4, **training_settings("mjlab")}
+
+
+def trained_on() -> str | None:
+    """The backend an mjlab policy replays natively on: the one whose engine orders as MuJoCo does on the MJCF
+    mjlab trains on (the ``mujoco`` convention), else the one that stands in for it."""
+    return native_backend(OrderingConvention.MUJOCO)
 
 _INF = {"inf": math.inf, "+inf": math.inf, "-inf": -math.inf, "infinity": math.inf, "-infinity": -math.inf}
 
@@ -214,7 +220,7 @@ def mjlab_task(props: Mapping[str, str], *, source: str = "mjlab metadata") -> T
     """The task an mjlab policy's ``metadata_props`` describe: its joint order (``joint_names``), defaults, gains,
     per-joint action scale, observation terms by name with their scale and clip, trained on Newton/MuJoCo-Warp.
 
-    Values mjlab does not record (physics step, decimation, solver) are :data:`MJLAB_DEFAULTS`; the command is
+    Values mjlab does not record (physics step, decimation, solver) are :func:`mjlab_defaults`; the command is
     1 m/s forward. Raises :class:`MjlabError` naming the key or term.
     """
     parsed = read_props(props, source)
@@ -248,9 +254,9 @@ def mjlab_task(props: Mapping[str, str], *, source: str = "mjlab metadata") -> T
             "default_joint_pos": _by_joint(parsed, "default_joint_pos", joints, source),
             "stiffness": _by_joint(parsed, "joint_stiffness", joints, source),
             "damping": _by_joint(parsed, "joint_damping", joints, source),
-            "trained_on": "newton",
+            "trained_on": trained_on(),
             "command": [1.0, 0.0, 0.0],
-            **MJLAB_DEFAULTS,
+            **mjlab_defaults(),
         },
         source=source,
     )
@@ -263,6 +269,6 @@ def mjlab_metadata(props: Mapping[str, str], path: str | Path) -> dict[str, Any]
     task = mjlab_task(props, source=f"{path.name} (mjlab metadata)")
     history = [{"tool": "mjlab", "run_path": props.get("run_path", ""), "file": path.name}]
     try:
-        return build_metadata(task, task.joint_names, trained_on="newton", history=history)
+        return build_metadata(task, task.joint_names, trained_on=trained_on(), history=history)
     except TaskError as exc:
         raise CheckpointError(str(exc)) from None

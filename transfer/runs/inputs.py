@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from transfer.ordering import OrderingConvention, native_engine, parse_ordering
+from transfer.backends import native_backend as convention_backend
+from transfer.ordering import OrderingConvention, parse_ordering
 
 __all__ = [
     "Inputs",
@@ -331,8 +332,8 @@ def native_backend(inputs: Inputs) -> str:
     trained = inputs.task.trained_on
     if trained in backend_names():
         return trained
-    if isinstance(inputs.source, OrderingConvention) and native_engine(inputs.source) is not None:
-        return native_engine(inputs.source)
+    if isinstance(inputs.source, OrderingConvention) and convention_backend(inputs.source) is not None:
+        return convention_backend(inputs.source)
     raise ReplayError(
         f"Cannot tell which backend {inputs.policy.path.name} was trained on from a {inputs.source_label} order: "
         f"pass --set trained_on=ENGINE ({', '.join(backend_names())}; an mjlab policy trained on MuJoCo-Warp, which "

@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from transfer.ordering import native_engine
+from transfer.backends import backend_names, native_backend, starting_settings
+from transfer.ordering import OrderingConvention
 
 __all__ = ["DECIDE", "StartingTask", "TaskFileError", "render", "starting_task", "write_task_file"]
 
@@ -62,7 +63,7 @@ def _orders(asset: str) -> dict[str, tuple[str, ...]]:
     from transfer.orders import OrderingError, resolve_ordering
 
     out = {}
-    for convention in ("physx", "mjwarp", "robot_schema"):
+    for convention in (c for c in OrderingConvention if c is not OrderingConvention.MUJOCO):  # a USD's conventions
         try:
             order = resolve_ordering(asset, convention)
         except OrderingError:
@@ -120,7 +121,7 @@ def starting_task(
     settings = read_asset_settings(usd)
     _refuse_repeated_names(asset, orders)
     convention = _source_convention(source, orders)
-    joints = list(orders["physx"])
+    joints = list(orders[OrderingConvention.PHYSX.value])
     drives = {n: settings.joints.get(n) for n in joints}
     draft = _Draft()
     defaults = _default_pose(joints, drives, draft)
@@ -137,11 +138,10 @@ def starting_task(
         default_joint_pos=defaults,
         **gains,
         **simulation,
-        newton={"solver": "mujoco_warp"},
         spawn_height=None,
         command=(1.0, 0.0, 0.0),
         asset=_relative(asset, output),
-        trained_on=native_engine(convention),
+        trained_on=native_backend(convention),
         joint_names_by_convention={k: list(v) for k, v in orders.items()},
         gravity=None if settings.gravity is None else tuple(_number(g) for g in settings.gravity),
         self_collisions=settings.self_collisions,
@@ -234,7 +234,7 @@ def _drive_gains(joints: list[str], drives: dict[str, Any], draft: _Draft) -> di
 
 def _note_orders_and_velocities(orders: dict[str, tuple[str, ...]], drives: dict[str, Any], draft: _Draft) -> None:
     """Note the orders that list other joints than physx's, and the fastest authored velocity limit."""
-    physx_joints = orders["physx"]
+    physx_joints = orders[OrderingConvention.PHYSX.value]
     only = {c: sorted(set(v) - set(physx_joints)) for c, v in orders.items() if set(v) != set(physx_joints)}
     for convention, names in only.items():
         draft.notes.append(
@@ -248,20 +248,15 @@ def _note_orders_and_velocities(orders: dict[str, tuple[str, ...]], drives: dict
 
 
 def _simulation(settings: Any, draft: _Draft) -> dict[str, Any]:
-    """The simulation settings in effect (``physx`` solver iterations, ``sim_dt``, ``decimation``), each to
-    decide."""
-    physx: dict[str, int] = {}
-    if settings.position_iterations is not None:
-        physx["solver_position_iterations"] = settings.position_iterations
-    if settings.velocity_iterations is not None:
-        physx["solver_velocity_iterations"] = settings.velocity_iterations
-    draft.ask(
-        "physx",
-        f"{DECIDE} the solver iterations the asset authors on {settings.root}"
-        + (f" ({physx.get('solver_position_iterations')} / {physx.get('solver_velocity_iterations')})" if physx else
-           " (none: the engine's)")
-        + ". Isaac Lab trains legged robots at 4 / 0; with 32 / 16 a PhysX-trained ANYmal C falls on PhysX.",
-    )  # fmt: skip
+    """The simulation settings in effect (each engine's, as its backend starts a task file: PhysX's solver
+    iterations; ``sim_dt``, ``decimation``), the ones to decide marked."""
+    engines = {}
+    for name, (values, text, decide) in starting_settings(settings).items():
+        engines[name] = dict(values)
+        if decide:
+            draft.ask(name, f"{DECIDE} {text}")
+        else:
+            draft.comments[name] = [text]
     sim_dt = settings.time_step or 0.005
     draft.ask(
         "sim_dt",
@@ -271,7 +266,7 @@ def _simulation(settings: Any, draft: _Draft) -> dict[str, Any]:
         + ". Use the training's sim.dt.",
     )  # fmt: skip
     draft.ask("decimation", f"{DECIDE} physics steps per policy step (policy at {1 / (sim_dt * 4):.4g} Hz)")
-    return dict(physx=physx, sim_dt=_number(sim_dt), decimation=4)
+    return dict(engines=engines, sim_dt=_number(sim_dt), decimation=4)
 
 
 def _action(joints: list[str], draft: _Draft) -> Any:
@@ -310,8 +305,7 @@ def _describe_the_rest(draft: _Draft, size: int, n_joints: int, convention: str 
     comments["asset"] = ["the robot, relative to this file"]
     comments["joint_names"] = ["null: the checkpoint's order is the convention's list below"]
     comments["damping"] = ["from the asset's drives, per radian (set with the stiffness)"]
-    comments["newton"] = ["Newton's solver: mujoco_warp (MuJoCo-Warp; replay picks MuJoCo C for one environment)"]
-    comments["trained_on"] = ["the engine the checkpoint was trained on (physx, newton), from --source"]
+    comments["trained_on"] = [f"the engine the checkpoint was trained on ({', '.join(backend_names())}), from --source"]
     comments["friction"] = ["{}: the asset's joint friction"]
     comments["ground"] = ["null: the default ground material"]
     comments["actuators"] = ["[]: every joint driven by the engine's PD (Isaac Lab's implicit actuator)"]

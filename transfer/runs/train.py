@@ -206,7 +206,7 @@ class TrainResult:
 
 def train(
     task: str | Path,
-    backend: str = "physx",
+    backend: str | None = None,
     out_dir: str | Path = "runs/train",
     *,
     num_envs: int = 64,
@@ -232,7 +232,10 @@ def train(
     import torch
     from rsl_rl.runners import OnPolicyRunner
 
+    from transfer.backends import default_backend
     from transfer.env import PolicyEnv
+
+    backend = default_backend() if backend is None else backend
 
     if iterations < 1:
         raise ValueError(f"iterations: expected at least 1 PPO iteration, got {iterations}")

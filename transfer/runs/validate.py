@@ -704,7 +704,7 @@ def _disagreement(rows: Sequence[JointResult]) -> str | None:
 
 
 def validate(
-    asset: str | Path, backends: Sequence[str] = ("physx", "newton"), *, strict: bool = False, profile: bool = True
+    asset: str | Path, backends: Sequence[str] | None = None, *, strict: bool = False, profile: bool = True
 ) -> ValidateReport:
     """joint_movement on each backend, ``same_child_bodies`` across them, and the robot profile findings.
 
@@ -728,7 +728,9 @@ def validate(
             + why
         )
     scan = scan_joints(asset)
-    results = {b: joint_movement(asset, b, scan=scan) for b in backends}
+    from transfer.backends import backend_names
+
+    results = {b: joint_movement(asset, b, scan=scan) for b in (backend_names() if backends is None else backends)}
     same, detail = same_child_bodies(results)
     findings = profile_findings(asset) if profile else []
     return ValidateReport(given, results, same, detail, findings, strict, list(contents.unresolved))

@@ -75,43 +75,6 @@ def _convention(value: Any, where: str) -> str | None:
     return value
 
 
-_PHYSX_KEYS = {"solver_position_iterations": (1, 255), "solver_velocity_iterations": (0, 255)}
-"""PhysX articulation solver iterations: the range PhysX accepts (``PxArticulationReducedCoordinate``)."""
-
-
-def _physx(value: Any, where: str) -> Mapping[str, int]:
-    if not isinstance(value, Mapping):
-        raise TaskError(f"{where}: expected a mapping, got {value!r}")
-    unknown = sorted(set(value) - set(_PHYSX_KEYS))
-    if unknown:
-        raise TaskError(f"{where}: unknown settings {unknown}; known: {sorted(_PHYSX_KEYS)}")
-    out = {k: _integer(v, f"{where}.{k}", _PHYSX_KEYS[k][0]) for k, v in value.items()}
-    high = {k: v for k, v in out.items() if v > _PHYSX_KEYS[k][1]}
-    if high:
-        raise TaskError(f"{where}: {high}: PhysX takes at most 255 iterations (Isaac Lab's legged robots: 4 and 0)")
-    return MappingProxyType(out)
-
-
-def _newton(value: Any, where: str) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
-        raise TaskError(f"{where}: expected a mapping, got {value!r}")
-    unknown = sorted(set(value) - {"solver", "solver_options"})
-    if unknown:
-        raise TaskError(f"{where}: unknown settings {unknown}; known: ['solver', 'solver_options']")
-    out: dict[str, Any] = {}
-    if "solver" in value:
-        out["solver"] = _text(value["solver"], f"{where}.solver")
-    if "solver_options" in value:
-        opts = value["solver_options"]
-        if not isinstance(opts, Mapping) or not all(
-            isinstance(k, str) and (isinstance(v, (bool, int, str)) or (isinstance(v, float) and math.isfinite(v)))
-            for k, v in opts.items()
-        ):
-            raise TaskError(f"{where}.solver_options: expected a mapping from name to a number, bool or string")
-        out["solver_options"] = MappingProxyType(dict(opts))
-    return MappingProxyType(out)
-
-
 def _freeze(value: Any) -> Any:
     if isinstance(value, Mapping):
         return frozenset((k, _freeze(v)) for k, v in value.items())

@@ -27,15 +27,16 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
 from transfer.actuators.spec import ActuatorGroup
+from transfer.backends import native_backend, training_settings
+from transfer.ordering import OrderingConvention
 from transfer.task._checks import TaskError, _integer, _number
 from transfer.task.model import ActionTerm, ObsTerm, Task
 from transfer.task.terms import OBS_TERMS, isaaclab_names, mjlab_names
 
-__all__ = ["LEGGED_GYM_PERIOD", "DeployConfig", "is_deploy_config", "read_deploy_config"]
+__all__ = ["LEGGED_GYM_PERIOD", "DeployConfig", "is_deploy_config", "isaaclab_legged_settings", "read_deploy_config"]
 
 UNITREE_KEYS = ("joint_ids_map", "step_dt", "default_joint_pos", "actions", "observations")
 LEGGED_GYM_KEYS = ("kps", "kds", "default_angles", "num_obs", "num_actions", "simulation_dt", "control_decimation")
@@ -45,19 +46,18 @@ ISAACLAB_SIM_DT = 0.005
 """The physics step a deploy.yaml does not record: Isaac Lab's and mjlab's legged robots step at 200 Hz."""
 PLACEHOLDER = "{LEGGED_GYM_ROOT_DIR}"
 
-ISAACLAB_LEGGED_SETTINGS: Mapping[str, Any] = MappingProxyType(
-    {
-        "sim_dt": 0.005,
-        "decimation": 4,
-        "physx": MappingProxyType({"solver_position_iterations": 4, "solver_velocity_iterations": 0}),
-        "newton": MappingProxyType({"solver": "mujoco_warp"}),
-    }
-)
-"""The simulation settings Isaac Lab trains its legged robots under (the velocity-tracking tasks and the robot
-configs of ANYmal, Unitree and others), where a file describing an Isaac Lab-trained checkpoint says nothing else:
-physics at 200 Hz, policy at 50 Hz, PhysX articulations at 4 position / 0 velocity solver iterations (assets often
-author more: ANYmal C authors 32 / 16, under which the PhysX-trained policy falls), Newton's MuJoCo-Warp. The
-ground keeps :data:`~transfer.backends.scene.DEFAULT_GROUND` and self-collisions the asset's (docs/replay.md)."""
+
+def isaaclab_legged_settings() -> dict[str, Any]:
+    """The simulation settings Isaac Lab trains its legged robots under, as :class:`Task` keyword arguments (each
+    engine's settings: :func:`transfer.backends.training_settings` of ``isaaclab_legged``).
+
+    Those of the velocity-tracking tasks and the robot configs of ANYmal, Unitree and others, where a file
+    describing an Isaac Lab-trained checkpoint says nothing else: physics at 200 Hz, policy at 50 Hz, PhysX
+    articulations at 4 position / 0 velocity solver iterations (assets often author more: ANYmal C authors 32 / 16,
+    under which the PhysX-trained policy falls), Newton's MuJoCo-Warp. The ground keeps
+    :data:`~transfer.backends.scene.DEFAULT_GROUND` and self-collisions the asset's (docs/replay.md).
+    """
+    return {"sim_dt": ISAACLAB_SIM_DT, "decimation": 4, "engines": training_settings("isaaclab_legged")}
 
 
 def is_deploy_config(data: Mapping[str, Any]) -> str | None:
@@ -119,7 +119,8 @@ def read_deploy_config(path: str | Path, data: Mapping[str, Any], roots: Sequenc
         n = _integer(data["num_actions"], "num_actions", 1)
         asset, problem = _placeholder(path, data.get("xml_path"), "xml_path", roots)
         policy, _ = _placeholder(path, data.get("policy_path"), "policy_path", roots)
-        return DeployConfig(path, kind, data, n, asset, policy, "physx", problem and f"{path}: {problem}")
+        trained_on = native_backend(OrderingConvention.PHYSX)  # Isaac Gym: PhysX, in PhysX's order
+        return DeployConfig(path, kind, data, n, asset, policy, trained_on, problem and f"{path}: {problem}")
     except TaskError as exc:
         raise TaskError(f"{path}: {exc}") from None
 
@@ -256,8 +257,6 @@ def _unitree_action(data: Mapping[str, Any], names: tuple[str, ...]) -> ActionTe
                       joints=None if joints == names else joints)  # fmt: skip
 
 
-LEGGED_GYM_PHYSX = {"solver_position_iterations": 4, "solver_velocity_iterations": 0}
-"""legged_gym's ``LeggedRobotCfg.sim.physx``: 4 position and 0 velocity solver iterations (Isaac Gym)."""
 
 
 def _unitree_task(cfg: DeployConfig, names: tuple[str, ...]) -> Task:
@@ -289,8 +288,7 @@ def _unitree_task(cfg: DeployConfig, names: tuple[str, ...]) -> Task:
         sim_dt=ISAACLAB_SIM_DT,
         decimation=decimation,
         command=fixed_command(ranges if isinstance(ranges, Mapping) else None),
-        physx=ISAACLAB_LEGGED_SETTINGS["physx"],  # what Isaac Lab trains legged robots under; the file says nothing
-        newton=ISAACLAB_LEGGED_SETTINGS["newton"],
+        engines=training_settings("isaaclab_legged"),  # what Isaac Lab trains legged robots under; the file says nothing
         source=str(cfg.path),
         **gains,
     )
@@ -337,6 +335,6 @@ def _legged_gym_task(cfg: DeployConfig, names: tuple[str, ...]) -> Task:
         asset=None if cfg.asset is None else str(cfg.asset),
         trained_on=cfg.trained_on,
         actuators=(ActuatorGroup("legged_gym_pd", "ideal_pd", names),),  # the torque legged_gym computes each step
-        physx=LEGGED_GYM_PHYSX,
+        engines=training_settings("legged_gym"),  # legged_gym's LeggedRobotCfg.sim.physx (Isaac Gym)
         source=str(cfg.path),
     )

@@ -14,6 +14,7 @@ from types import MappingProxyType
 from typing import Any
 
 from transfer.actuators.spec import ActuatorError, ActuatorGroup
+from transfer.backends import backend_names, check_settings
 from transfer.backends.scene import DEFAULT_GROUND, GroundMaterial, SceneDescription
 from transfer.ordering import OrderingConvention, parse_ordering
 from transfer.task._checks import (
@@ -24,9 +25,7 @@ from transfer.task._checks import (
     _integer,
     _is_pattern,
     _names,
-    _newton,
     _number,
-    _physx,
     _text,
     _values,
 )
@@ -85,13 +84,13 @@ class Task:
     the checkpoint's joint vectors follow, when the source lists it; ``convention``: the named convention of
     that order (``physx`` / ``mjwarp`` / ``robot_schema``); ``joint_names_by_convention``: orders a source lists
     for several conventions (Newton's policy YAML lists two), chosen by :meth:`with_convention`.
-    ``physx``: ``solver_position_iterations``, ``solver_velocity_iterations``; ``newton``: ``solver``,
-    ``solver_options``. ``command``: (vx, vy, wz). ``asset``: a path (USD, MJCF or URDF) or a ``newton:<name>`` token
+    ``engines``: each engine's own settings by backend name, checked by that backend (a task file writes them
+    as top-level sections named after the backend: ``physx:``, ``newton:``). ``command``: (vx, vy, wz). ``asset``: a path (USD, MJCF or URDF) or a ``newton:<name>`` token
     (:func:`transfer.task.resolve_asset`). ``source``: where the task was read from (for messages; not compared,
     not in :meth:`to_dict`).
 
     The simulation settings the checkpoint was trained under: ``sim_dt``, ``decimation``, ``gravity`` (m/s^2,
-    ``None``: 9.81 down), ``physx`` and ``newton`` (solver settings), ``ground`` (the ground plane's material,
+    ``None``: 9.81 down), ``engines`` (each engine's solver settings), ``ground`` (the ground plane's material,
     ``None``: :data:`~transfer.backends.scene.DEFAULT_GROUND`), ``self_collisions`` (``None``: the asset's), joint
     ``armature`` and ``friction`` (``{}``: the asset's); and ``actuators``, the actuator groups (joints in no group
     are driven by the engine's own PD: Isaac Lab's implicit actuator). :meth:`scene` turns them into the
@@ -111,8 +110,7 @@ class Task:
     effort_limit: Mapping[str, float] | None = None
     sim_dt: float = 0.005
     decimation: int = 4
-    physx: Mapping[str, int] = field(default_factory=dict)
-    newton: Mapping[str, Any] = field(default_factory=dict)
+    engines: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     spawn_height: float | None = None
     command: tuple[float, float, float] = (0.0, 0.0, 0.0)
     asset: str | None = None
@@ -166,8 +164,7 @@ class Task:
                 f"{self.sim_dt * self.decimation:g} s (at most {MAX_POLICY_DT:g} s; Isaac Lab's legged robots act every "
                 "0.02 s: sim_dt 0.005, decimation 4)"
             )
-        put(self, "physx", _physx(self.physx, "physx"))
-        put(self, "newton", _newton(self.newton, "newton"))
+        put(self, "engines", _engines(self.engines))
         if self.spawn_height is not None:
             put(self, "spawn_height", _number(self.spawn_height, "spawn_height"))
             if not 0 < self.spawn_height <= MAX_SPAWN_HEIGHT:
@@ -187,8 +184,6 @@ class Task:
             if getattr(self, name) is not None:
                 _text(getattr(self, name), name)
         if self.trained_on is not None:
-            from transfer.backends import backend_names
-
             if self.trained_on not in backend_names():
                 raise TaskError(f"trained_on: {self.trained_on!r} is not a backend; expected one of "
                                 f"{list(backend_names())} or null")  # fmt: skip
@@ -302,8 +297,7 @@ class Task:
             "effort_limit": None if self.effort_limit is None else dict(self.effort_limit),
             "sim_dt": self.sim_dt,
             "decimation": self.decimation,
-            "physx": dict(self.physx),
-            "newton": {k: dict(v) if isinstance(v, Mapping) else v for k, v in self.newton.items()},
+            **{name: _plain(self.engines.get(name, {})) for name in backend_names()},
             "spawn_height": self.spawn_height,
             "command": list(self.command),
             "asset": self.asset,
@@ -346,7 +340,7 @@ class Task:
         reports): timing, gravity, per-engine solver settings, ground material, self-collisions, joint armature and
         friction, and the actuator groups. Unset values read ``None`` (the asset's, or the documented default)."""
         d = self.to_dict()
-        keys = ("sim_dt", "decimation", "gravity", "physx", "newton", "ground", "self_collisions", "armature",
+        keys = ("sim_dt", "decimation", "gravity", *backend_names(), "ground", "self_collisions", "armature",
                 "friction", "actuators")  # fmt: skip
         out = {k: d[k] for k in keys}
         out["ground"] = out["ground"] or {**DEFAULT_GROUND.to_dict(), "default": True}
@@ -354,12 +348,7 @@ class Task:
 
     def scene(self, spawn_height: float | None = None, authored_root_height: float = 0.0) -> SceneDescription:
         """The world the backends build for this task: a ground plane at 0 with the task's material, the robot's
-        root link ``spawn_height`` up, gravity, self-collisions and the solver settings. Newton's MuJoCo family
-        (``mujoco_cpu`` / ``mujoco_warp``: one trajectory, two engines) is left to the backend to pick by world
-        count (MuJoCo C simulates world 0 only)."""
-        newton = dict(self.newton)
-        if newton.get("solver") in ("mujoco_cpu", "mujoco_warp"):
-            newton.pop("solver")
+        root link ``spawn_height`` up, gravity, self-collisions and each engine's own settings."""
         return SceneDescription(
             ground=self.ground or DEFAULT_GROUND,
             ground_height=0.0,
@@ -367,8 +356,7 @@ class Task:
             authored_root_height=authored_root_height,
             gravity=self.gravity,
             self_collisions=self.self_collisions,
-            physx=dict(self.physx),
-            newton=newton,
+            engines=self.engines,
         )
 
     @classmethod
@@ -387,14 +375,15 @@ class Task:
             fmt = data.get("format", TASK_FORMAT)
             if fmt != TASK_FORMAT:
                 raise TaskError(f"format: {fmt!r} is not a format this version reads (expected {TASK_FORMAT!r})")
-            fields = {f.name for f in dataclasses.fields(cls)} - {"source"}
+            fields = {f.name for f in dataclasses.fields(cls)} - {"source", "engines"} | set(backend_names())
             unknown = sorted(set(data) - fields - {"format"})
             if unknown:
                 raise TaskError(f"unknown fields {unknown}; known fields: {sorted(fields | {'format'})}")
             missing = [k for k in ("name", *_REQUIRED) if k not in data]
             if missing:
                 raise TaskError(f"missing fields {missing} (see presets/tasks/README.md for the format)")
-            kwargs = {k: v for k, v in data.items() if k != "format"}
+            kwargs = {k: v for k, v in data.items() if k != "format" and k not in backend_names()}
+            kwargs["engines"] = {k: v for k, v in data.items() if k in backend_names()}
             kwargs["observation"] = _parse_observation(data["observation"])
             kwargs["action"] = _parse_action(data["action"])
             if isinstance(kwargs.get("ground"), Mapping):
@@ -404,6 +393,23 @@ class Task:
             return cls(**kwargs, source=source)
         except TaskError as exc:
             raise TaskError(f"{where}: {exc}") from None
+
+
+def _plain(value: Any) -> Any:
+    return {k: _plain(v) for k, v in value.items()} if isinstance(value, Mapping) else value
+
+
+def _engines(value: Any) -> Mapping[str, Mapping[str, Any]]:
+    """Each engine's settings, checked by its backend (an unknown backend named)."""
+    if not isinstance(value, Mapping):
+        raise TaskError(f"engines: expected a mapping from backend name to settings, got {value!r}")
+    unknown = sorted(set(map(str, value)) - set(backend_names()))
+    if unknown:
+        raise TaskError(f"settings for {unknown}, which is no backend; backends: {list(backend_names())}")
+    try:
+        return MappingProxyType({k: check_settings(k, v) for k, v in value.items() if v})
+    except ValueError as exc:
+        raise TaskError(str(exc)) from None
 
 
 def _parse_observation(value: Any) -> tuple[ObsTerm, ...]:

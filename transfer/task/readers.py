@@ -17,21 +17,22 @@ from types import MappingProxyType
 from typing import Any
 
 from transfer.assets import PACKAGE_ASSETS, package_hint, resolve_asset
+from transfer.backends import native_backend
 from transfer.errors import read_yaml_mapping
-from transfer.ordering import native_engine
+from transfer.ordering import OrderingConvention
 from transfer.task._checks import TaskError, _names, _number
 from transfer.task.deploy import (
-    ISAACLAB_LEGGED_SETTINGS,
     LEGGED_GYM_KEYS,
     UNITREE_KEYS,
     DeployConfig,
     is_deploy_config,
+    isaaclab_legged_settings,
     read_deploy_config,
 )
 from transfer.task.model import FLAT_VELOCITY_OBSERVATION, TASK_FORMAT, ActionTerm, Task
 
 __all__ = [
-    "ISAACLAB_LEGGED_SETTINGS",
+    "isaaclab_legged_settings",
     "NEWTON_POLICY_FIELDS",
     "load_task",
     "read_config",
@@ -173,21 +174,22 @@ def read_newton_policy_yaml(path: str | Path, data: Mapping[str, Any] | None = N
     ``mjw_joint_names`` order (in ``physx_joint_names`` order when only that is listed), read into mappings by
     name. It describes no observation, so the task gets Isaac Lab's flat-terrain velocity layout
     (:data:`FLAT_VELOCITY_OBSERVATION`: 48 entries for 12 joints), a 1 m/s forward command, and the simulation
-    settings Isaac Lab trains legged robots under (:data:`ISAACLAB_LEGGED_SETTINGS`). ``spawn_height`` is left
+    settings Isaac Lab trains legged robots under (:func:`isaaclab_legged_settings`). ``spawn_height`` is left
     unset (computed from the asset).
     """
     path = Path(path)
     data = _read_yaml(path) if data is None else data
     src = str(path)
     lists = _newton_lists(data, src)
+    physx_, mjw_ = OrderingConvention.PHYSX.value, OrderingConvention.MJWARP.value
     try:
         orders = {
             convention: _names(lists[key], f"field `{key}`")
-            for convention, key in (("mjwarp", "mjw_joint_names"), ("physx", "physx_joint_names"))
+            for convention, key in ((mjw_, "mjw_joint_names"), (physx_, "physx_joint_names"))
             if key in lists
         }
         # The value lists follow mjw_joint_names; a file listing only physx_joint_names has them in that order.
-        values_order = orders.get("mjwarp", orders.get("physx"))
+        values_order = orders.get(mjw_, orders.get(physx_))
         scale = _number(data["action_scale"], "field `action_scale`")
         values = {
             field: {
@@ -197,8 +199,8 @@ def read_newton_policy_yaml(path: str | Path, data: Mapping[str, Any] | None = N
             for key, field in _NEWTON_VALUES.items()
             if key in lists
         }
-        if len(orders) == 2 and set(orders["physx"]) != set(orders["mjwarp"]):
-            physx, mjw = orders["physx"], orders["mjwarp"]
+        if len(orders) == 2 and set(orders[physx_]) != set(orders[mjw_]):
+            physx, mjw = orders[physx_], orders[mjw_]
             raise TaskError(
                 "physx_joint_names and mjw_joint_names must list the same joints; only in physx_joint_names: "
                 f"{sorted(set(physx) - set(mjw))}, only in mjw_joint_names: {sorted(set(mjw) - set(physx))}"
@@ -210,11 +212,11 @@ def read_newton_policy_yaml(path: str | Path, data: Mapping[str, Any] | None = N
             observation=FLAT_VELOCITY_OBSERVATION,
             action=ActionTerm(kind="joint_position", scale=scale, use_default_offset=True),
             convention=only,
-            trained_on=None if only is None else native_engine(only),
+            trained_on=None if only is None else native_backend(only),
             command=(1.0, 0.0, 0.0),
             joint_names_by_convention=orders,
             source=src,
-            **ISAACLAB_LEGGED_SETTINGS,
+            **isaaclab_legged_settings(),
             **values,
         )
     except TaskError as exc:

@@ -8,32 +8,36 @@
 - :func:`~transfer.backends.newton.probe.engine_orders`: Newton's own articulation orders (what
   :meth:`NewtonBackend.engine_orders` and ``transfer.backends.engine_orders("newton", ...)`` return).
 
-Importing this package imports ``newton`` and ``warp`` (``import transfer`` does not) and routes MuJoCo's warnings to
-Python logging (:mod:`transfer.backends.newton._mujoco_log`): no ``MUJOCO_LOG.TXT`` in the working directory.
+Importing this package imports nothing heavy (its settings module, :mod:`~transfer.backends.newton.settings`, is read
+by the task model); each name above imports ``newton`` and ``warp`` on first use. Every Newton path goes through
+:mod:`~transfer.backends.newton.importer`, which routes MuJoCo's warnings to Python logging
+(:mod:`transfer.backends.newton._mujoco_log`): no ``MUJOCO_LOG.TXT`` in the working directory.
 """
 
-from transfer.backends.newton._mujoco_log import install as _install_mujoco_log
-from transfer.backends.newton.backend import SOLVERS, NewtonBackend
-from transfer.backends.newton.importer import CoordinateMove, ImportSummary, InferredTree, import_usd, infer_trees
-from transfer.backends.newton.mechanism import BASE_POLICIES, CapabilityError, MechanismView
-from transfer.backends.newton.views import JOINT_PROPERTY_ATTRIBUTES, BodyView, JointView
+from importlib import import_module
+from typing import Any
 
-# MuJoCo's warnings to Python logging, never to MUJOCO_LOG.TXT in the user's working directory (every Newton path
-# of transfer imports this package first): transfer.backends.newton._mujoco_log.
-_install_mujoco_log()
+_HOMES = {
+    "SOLVERS": "settings",
+    "NewtonBackend": "backend",
+    "CoordinateMove": "importer",
+    "ImportSummary": "importer",
+    "InferredTree": "importer",
+    "import_usd": "importer",
+    "infer_trees": "importer",
+    "BASE_POLICIES": "mechanism",
+    "CapabilityError": "mechanism",
+    "MechanismView": "mechanism",
+    "JOINT_PROPERTY_ATTRIBUTES": "views",
+    "BodyView": "views",
+    "JointView": "views",
+}
 
-__all__ = [
-    "BASE_POLICIES",
-    "JOINT_PROPERTY_ATTRIBUTES",
-    "SOLVERS",
-    "BodyView",
-    "CapabilityError",
-    "CoordinateMove",
-    "ImportSummary",
-    "InferredTree",
-    "JointView",
-    "MechanismView",
-    "NewtonBackend",
-    "import_usd",
-    "infer_trees",
-]
+
+def __getattr__(name: str) -> Any:
+    if name in _HOMES:
+        return getattr(import_module(f"{__name__}.{_HOMES[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = sorted(_HOMES)

@@ -38,12 +38,12 @@ from transfer.backends.newton._layout import as_rows, components
 from transfer.backends.newton.importer import ImportSummary, RootlessPolicy, import_usd
 from transfer.backends.newton.mechanism import MechanismView
 from transfer.backends.newton.probe import engine_orders as _engine_orders
+from transfer.backends.newton.settings import MUJOCO_FAMILY, SOLVERS
 from transfer.backends.scene import DEFAULT_GROUND, SceneDescription
 from transfer.ordering import OrderingConvention, dof_joint_name, dof_names
 
 __all__ = ["SOLVERS", "UNLIMITED", "NewtonBackend"]
 
-SOLVERS: tuple[str, ...] = ("mujoco_cpu", "mujoco_warp", "xpbd", "semi_implicit")
 _MAXIMAL = ("xpbd", "semi_implicit")
 _LIMITS = ("position_limit_lower", "position_limit_upper")
 #: "Unlimited" as the contract reports it (the float32 maximum, as PhysX does); Newton stores ``newton.MAXVAL``.
@@ -128,10 +128,12 @@ class NewtonBackend(Backend):
         scene: SceneDescription | None = None,
     ) -> None:
         world = scene or SceneDescription()
-        if solver == "auto":
-            solver = world.newton.get("solver", "auto")
-        if solver_options is None and world.newton.get("solver_options"):
-            solver_options = dict(world.newton["solver_options"])
+        settings = world.settings_for(self.name)
+        if solver == "auto":  # a scene naming MuJoCo C or MuJoCo-Warp leaves the pick to the world count
+            solver = settings.get("solver", "auto")
+            solver = "auto" if solver in MUJOCO_FAMILY else solver
+        if solver_options is None and settings.get("solver_options"):
+            solver_options = dict(settings["solver_options"])
         ground_plane = ground_plane or world.ground is not None
         import_options = _with_self_collisions(import_options, world, usd_path)
         fixed = _with_base(import_options, world, usd_path, root)  # a fixed base spawns by moving the asset

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from transfer.backends.newton._mujoco_log import install as _install_mujoco_log
 from transfer.errors import MissingPackageError
 from transfer.orders.graph import Body, Joint, JointType, OrderingError
 
@@ -43,6 +44,8 @@ __all__ = [
     "import_usd",
     "infer_trees",
 ]
+
+_install_mujoco_log()  # every Newton path imports this module: MuJoCo's warnings to logging, never MUJOCO_LOG.TXT
 
 RootlessPolicy = Literal["none", "infer_tree"]
 

@@ -38,6 +38,15 @@ return).
 ovphysx, ovstage and pxr are imported lazily: importing this package loads none of them.
 """
 
-from transfer.backends.physx.backend import PhysxBackend
+from typing import Any
+
+
+def __getattr__(name: str) -> Any:  # the class on first use: importing the package (for settings.py) loads nothing
+    if name == "PhysxBackend":
+        from transfer.backends.physx.backend import PhysxBackend
+
+        return PhysxBackend
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["PhysxBackend"]

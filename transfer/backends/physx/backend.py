@@ -116,9 +116,9 @@ def _scene_defaults(
     if spawn_offset is None and world.spawn_height is not None:
         spawn_offset = (0.0, 0.0, world.spawn_lift)
     if solver_position_iterations is None:
-        solver_position_iterations = world.physx.get("solver_position_iterations")
+        solver_position_iterations = world.settings_for("physx").get("solver_position_iterations")
     if solver_velocity_iterations is None:
-        solver_velocity_iterations = world.physx.get("solver_velocity_iterations")
+        solver_velocity_iterations = world.settings_for("physx").get("solver_velocity_iterations")
     return ground_height, spawn_offset, solver_position_iterations, solver_velocity_iterations
 
 

@@ -38,9 +38,10 @@ from typing import Any
 
 import numpy as np
 
+from transfer.backends import native_backend
 from transfer.checkpoint import build_metadata, check_metadata, check_output, merge_config, metadata_to_task
 from transfer.formats import detect_format, format_module, permutation_class, read_metadata
-from transfer.ordering import OrderingConvention, native_engine
+from transfer.ordering import OrderingConvention
 from transfer.runs.convert.order import RUNTIME_HINT, ConvertError, Reorder, in_order
 from transfer.task import Task
 
@@ -169,7 +170,7 @@ def _convert_file(checkpoint: Any, to: Any, *, out: Any, source: Any, config: An
     reorder = Reorder.from_names(task, src_order.joints, to_order.joints, src_bodies, to_bodies)
     trained_on = task.trained_on
     if trained_on is None and isinstance(parsed, OrderingConvention):
-        trained_on = native_engine(parsed)
+        trained_on = native_backend(parsed)
     metadata = build_metadata(
         in_order(task, src_order.joints, to_order.joints),
         to_order.joints,

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from transfer.backends import backend_names
 from transfer.env import PERTURBATIONS, Perturbation
 from transfer.errors import read_yaml_mapping
 
@@ -28,7 +29,6 @@ __all__ = [
     "CHECKPOINT_KEYS",
     "KEY_FIELDS",
     "SPEC_KEYS",
-    "TARGETS",
     "Checkpoint",
     "Plan",
     "SpecError",
@@ -38,7 +38,6 @@ __all__ = [
     "load_spec",
 ]
 
-TARGETS = ("physx", "newton")
 SPEC_KEYS = ("checkpoints", "targets", "seeds", "num_envs", "seconds", "commands", "perturbations", "device")
 CHECKPOINT_KEYS = ("path", "source", "config", "asset", "settings", "name")
 KEY_FIELDS = (
@@ -149,7 +148,7 @@ def load_spec(spec: str | Path | Mapping[str, Any]) -> Plan:
     if "checkpoints" not in data:
         raise SpecError(f"{_where(source, 'checkpoints')}: missing; list the checkpoints (- path: POLICY.pt ...)")
     spec_out: dict[str, Any] = {
-        "targets": _targets(data.get("targets", list(TARGETS)), _where(source, "targets")),
+        "targets": _targets(data.get("targets", list(backend_names())), _where(source, "targets")),
         "seeds": _seeds(data.get("seeds", [0]), _where(source, "seeds")),
         "num_envs": _number(data.get("num_envs", 1), _where(source, "num_envs"), low=1, high=MAX_ENVS, integer=True),
         "seconds": _number(data.get("seconds", 10.0), _where(source, "seconds"), low=0, high=MAX_SECONDS, above=True),
@@ -189,8 +188,8 @@ def _read(spec: str | Path | Mapping[str, Any]) -> tuple[dict[str, Any], str | N
 def _targets(value: Any, where: str) -> list[str]:
     targets = _list(value, where)
     for i, t in enumerate(targets):
-        if t not in TARGETS:
-            raise SpecError(f"{where}[{i}]: {t!r} is not a backend; give {' or '.join(TARGETS)}")
+        if t not in backend_names():
+            raise SpecError(f"{where}[{i}]: {t!r} is not a backend; give one of {', '.join(backend_names())}")
     if len(set(targets)) != len(targets):
         raise SpecError(f"{where}: {targets} names a backend twice; list each once")
     return targets

@@ -17,11 +17,14 @@ from typing import Any
 import numpy as np
 
 from transfer._rotations import quat_from_rpy, rotation_matrices
+from transfer.backends import backend_names
+from transfer.ordering import OrderingConvention
 from transfer.runs.inputs import Inputs
 from transfer.runs.verify.report import Largest, SizeCheck, TermCheck
 from transfer.task.terms import OBS_TERMS
 
-BACKENDS: tuple[str, str] = ("physx", "newton")
+BACKENDS: tuple[str, ...] = backend_names()[:2]
+"""The two engines verify holds against each other: the first two registered."""
 
 TOLERANCES: Mapping[str, float] = {name: term.tolerance for name, term in OBS_TERMS.items()}
 """Largest difference per observation entry that still counts as the same, in the term's units before its scale
@@ -99,7 +102,7 @@ def check_sizes(inputs: Inputs) -> SizeCheck:
     from transfer.orders import OrderingError, resolve_ordering
 
     policy, task = inputs.policy, inputs.task
-    physx = resolve_ordering(inputs.asset, "physx")
+    physx = resolve_ordering(inputs.asset, OrderingConvention.PHYSX)  # every joint and body, in some order
     asset_joints = list(physx.joints)
     missing = _unmatched(_config_names(inputs), asset_joints)
     problems: list[str] = []

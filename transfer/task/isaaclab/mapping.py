@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from transfer.backends import training_settings
 from transfer.task._checks import TaskError
 from transfer.task.isaaclab.run import AGENT_YAML, IsaacLabRun, _robot
 from transfer.task.isaaclab.terms import (
@@ -204,10 +205,9 @@ def isaaclab_task(
     action = _clip_actions(run, action)
     sim = env.get("sim") or {}
     dt, decimation = _timing(env, sim, where)
-    physx, self_collisions = _articulation_props(robot, where)
+    props, self_collisions = _articulation_props(robot, where)
     command = _replay_command(env, observation)
     order = run.order if order is None else order
-    solver = run.newton_solver if run.trained_on == "newton" else "mujoco_warp"
     task = Task(
         name=run.name,
         observation=observation,
@@ -226,8 +226,7 @@ def isaaclab_task(
         self_collisions=self_collisions,
         sim_dt=dt,
         decimation=decimation,
-        physx=physx,
-        newton={"solver": solver} if solver in ("mujoco_warp", "mujoco_cpu", "xpbd", "semi_implicit") else {},
+        engines=_engines(props, run, where),
         spawn_height=_spawn_height(init, where),
         command=command,
         asset=None if asset is None else str(Path(asset).resolve()),
@@ -268,20 +267,24 @@ def _timing(env: Mapping[str, Any], sim: Mapping[str, Any], where: str) -> tuple
     return dt, decimation
 
 
-def _articulation_props(robot: Mapping[str, Any], where: str) -> tuple[dict[str, int], bool | None]:
-    """The PhysX solver iterations and the self-collision switch of ``spawn.articulation_props``."""
-    physx: dict[str, int] = {}
+def _engines(props: Mapping[str, Any], run: IsaacLabRun, where: str) -> dict[str, Mapping[str, Any]]:
+    """Each engine's settings for the run: the articulation's solver iterations, the Newton solver."""
+    try:
+        return training_settings("isaaclab", {"articulation_props": props, "newton_solver": run.newton_solver})
+    except ValueError as exc:
+        raise IsaacLabError(f"{where}: scene.robot.spawn.{exc}") from None
+
+
+def _articulation_props(robot: Mapping[str, Any], where: str) -> tuple[Mapping[str, Any], bool | None]:
+    """``spawn.articulation_props`` (its solver iterations become the engines' settings,
+    :func:`transfer.backends.training_settings`) and its self-collision switch."""
     spawn = robot.get("spawn") if isinstance(robot.get("spawn"), Mapping) else {}
     props = spawn.get("articulation_props") if isinstance(spawn.get("articulation_props"), Mapping) else {}
-    for ours, theirs in (("solver_position_iterations", "solver_position_iteration_count"),
-                         ("solver_velocity_iterations", "solver_velocity_iteration_count")):  # fmt: skip
-        if isinstance(props.get(theirs), int) and not isinstance(props.get(theirs), bool):
-            physx[ours] = props[theirs]
     self_collisions = props.get("enabled_self_collisions")
     if self_collisions is not None and not isinstance(self_collisions, bool):
         raise IsaacLabError(f"{where}: scene.robot.spawn.articulation_props.enabled_self_collisions: "
                             f"expected true, false or null, got {self_collisions!r}")  # fmt: skip
-    return physx, self_collisions
+    return props, self_collisions
 
 
 def _spawn_height(init: Mapping[str, Any], where: str) -> float | None:

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from transfer.backends import native_backend
+from transfer.ordering import OrderingConvention
 from transfer.task._checks import CONVENTIONS
 from transfer.task.isaaclab.yaml_safe import IsaacLabError, load_isaaclab_yaml
 
@@ -126,10 +128,11 @@ def read_isaaclab_run(path: str | Path, *, checkpoint: str | Path | None = None)
     agent = load_isaaclab_yaml(folder / AGENT_YAML) if (folder / AGENT_YAML).is_file() else None
     where = str(folder / ENV_YAML)
     notes: list[str] = []
-    trained_on, solver = training_engine(env, where)
+    native, solver = training_engine(env, where)
+    trained_on = native_backend(native) or native.value
     robot = _robot(env, where)
-    order = _joint_ordering(robot, trained_on, where)
-    if trained_on == "newton" and solver != "mujoco_warp":
+    order = _joint_ordering(robot, native, where)
+    if native is OrderingConvention.MJWARP and solver != "mujoco_warp":
         notes.append(f"trained on Newton with the {solver or 'default'} solver; replays on Newton use MuJoCo-Warp")
     spawn = robot.get("spawn")
     usd = spawn.get("usd_path") if isinstance(spawn, Mapping) else None
@@ -145,11 +148,12 @@ def read_isaaclab_run(path: str | Path, *, checkpoint: str | Path | None = None)
 # ---------------------------------------------------------------------------------------------------- engine, order
 
 
-def training_engine(env: Mapping[str, Any], where: str = "env.yaml") -> tuple[str, str | None]:
-    """``(engine, Newton solver type)`` of the run: ``("newton", "mujoco_warp")`` for a Newton physics config with
-    a MuJoCo-Warp solver (Isaac Lab 3.0 ``sim.physics`` with a Newton manager, or the Newton branch's
-    ``sim.newton_cfg``), ``("physx", None)`` for a PhysX one (``sim.physics`` with a PhysX manager, or Isaac Lab
-    2's ``sim.physx``)."""
+def training_engine(env: Mapping[str, Any], where: str = "env.yaml") -> tuple[OrderingConvention, str | None]:
+    """``(the order its engine lists joints in, Newton solver type)`` of the run: ``(MJWARP, "mujoco_warp")`` for a
+    Newton physics config with a MuJoCo-Warp solver (Isaac Lab 3.0 ``sim.physics`` with a Newton manager, or the
+    Newton branch's ``sim.newton_cfg``), ``(PHYSX, None)`` for a PhysX one (``sim.physics`` with a PhysX manager,
+    or Isaac Lab 2's ``sim.physx``). The backend that reproduces it is :func:`transfer.backends.native_backend` of
+    the order: Isaac Lab's words for its physics are read here, and name no backend of ours."""
     sim = env.get("sim")
     if not isinstance(sim, Mapping):
         raise IsaacLabError(f"{where}: no `sim` section; is this an Isaac Lab env.yaml?")
@@ -162,9 +166,9 @@ def training_engine(env: Mapping[str, Any], where: str = "env.yaml") -> tuple[st
         if "newton" in low or "mjwarp" in low or "mujoco" in low or isinstance(solver_cfg, Mapping):
             if solver is None and ("mjwarp" in low or "mujoco" in low):
                 solver = "mujoco_warp"
-            return "newton", solver if isinstance(solver, str) else None
+            return OrderingConvention.MJWARP, solver if isinstance(solver, str) else None
         if "physx" in low or physics.get("isaacsim_physx") is not None or physics.get("ovphysx") is not None:
-            return "physx", None
+            return OrderingConvention.PHYSX, None
         raise IsaacLabError(
             f"{where}: sim.physics.class_type {kind!r} is not a physics backend transfer knows (a PhysX manager "
             "trains in physx order, a Newton manager with the MuJoCo-Warp solver in mjwarp order). Pass --source "
@@ -174,9 +178,9 @@ def training_engine(env: Mapping[str, Any], where: str = "env.yaml") -> tuple[st
     if isinstance(newton, Mapping):
         solver_cfg = newton.get("solver_cfg")
         solver = solver_cfg.get("solver_type") if isinstance(solver_cfg, Mapping) else "mujoco_warp"
-        return "newton", solver if isinstance(solver, str) else None
+        return OrderingConvention.MJWARP, solver if isinstance(solver, str) else None
     if isinstance(sim.get("physx"), Mapping):
-        return "physx", None
+        return OrderingConvention.PHYSX, None
     raise IsaacLabError(
         f"{where}: sim names no physics backend (no sim.physics, sim.newton_cfg or sim.physx): cannot tell which "
         "engine trained the checkpoint. Pass --source with its joint order."
@@ -191,11 +195,10 @@ def _robot(env: Mapping[str, Any], where: str) -> Mapping[str, Any]:
     return robot
 
 
-def _joint_ordering(robot: Mapping[str, Any], trained_on: str, where: str) -> str | tuple[str, ...]:
-    native = "physx" if trained_on == "physx" else "mjwarp"
+def _joint_ordering(robot: Mapping[str, Any], native: OrderingConvention, where: str) -> str | tuple[str, ...]:
     value = robot.get("joint_ordering")
     if value is None:
-        return native
+        return native.value
     if isinstance(value, str):
         if value not in CONVENTIONS:
             raise IsaacLabError(

@@ -1,0 +1,78 @@
+"""Newton's settings in a task (the ``newton:`` section): the solver and its keyword arguments.
+
+Light on purpose (no newton, no warp): the task model checks a task file's ``newton:`` section through
+:func:`transfer.backends.check_settings`, which imports this module and nothing else of the backend.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+__all__ = ["MUJOCO_FAMILY", "SOLVERS", "check", "describe", "training"]
+
+SOLVERS: tuple[str, ...] = ("mujoco_cpu", "mujoco_warp", "xpbd", "semi_implicit")
+"""The solvers the backend builds."""
+
+MUJOCO_FAMILY: frozenset[str] = frozenset({"mujoco_cpu", "mujoco_warp"})
+"""One trajectory, two engines: a scene naming either lets the backend pick by world count (MuJoCo C simulates
+world 0 only)."""
+
+_MJLAB_OPTIONS = MappingProxyType({"iterations": 10, "ls_iterations": 20})
+
+
+def _option(value: Any) -> bool:
+    return isinstance(value, (bool, int, str)) or (isinstance(value, float) and math.isfinite(value))
+
+
+def check(value: Any, where: str) -> Mapping[str, Any]:
+    """``value`` checked (``solver`` one of :data:`SOLVERS` or ``auto``; ``solver_options`` a mapping from name to
+    a number, bool or string); raises ``ValueError`` naming ``where``."""
+    if not isinstance(value, Mapping):
+        raise ValueError(f"{where}: expected a mapping, got {value!r}")
+    unknown = sorted(set(value) - {"solver", "solver_options"})
+    if unknown:
+        raise ValueError(f"{where}: unknown settings {unknown}; known: ['solver', 'solver_options']")
+    out: dict[str, Any] = {}
+    if "solver" in value:
+        solver = value["solver"]
+        if solver not in (*SOLVERS, "auto"):
+            raise ValueError(f"{where}.solver: expected one of {list(SOLVERS)} or 'auto', got {solver!r}")
+        out["solver"] = solver
+    if "solver_options" in value:
+        opts = value["solver_options"]
+        if not isinstance(opts, Mapping) or not all(isinstance(k, str) and _option(v) for k, v in opts.items()):
+            raise ValueError(f"{where}.solver_options: expected a mapping from name to a number, bool or string")
+        out["solver_options"] = MappingProxyType(dict(opts))
+    return MappingProxyType(out)
+
+
+def describe(value: Mapping[str, Any]) -> str:
+    """One line for ``transfer info`` and a replay's settings line."""
+    options = value.get("solver_options")
+    return f"{value.get('solver', 'auto')}" + (f", options {dict(options)}" if options else "")
+
+
+def training(setup: str, facts: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The Newton settings a training ``setup`` implies (:func:`transfer.backends.training_settings`).
+
+    ``isaaclab`` / ``isaaclab_legged``: the run's Newton solver (``facts["newton_solver"]``), else MuJoCo-Warp; ``mjlab``: MuJoCo-Warp at
+    mjlab's 10 solver and 20 line-search iterations; ``legged_gym`` (Isaac Gym, never Newton): the solver by world
+    count.
+    """
+    if setup == "mjlab":
+        return MappingProxyType({"solver": "mujoco_warp", "solver_options": _MJLAB_OPTIONS})
+    if setup in ("isaaclab", "isaaclab_legged"):
+        solver = facts.get("newton_solver") or "mujoco_warp"
+        return MappingProxyType({"solver": solver} if solver in SOLVERS else {})
+    return MappingProxyType({})
+
+
+def starting(asset: Any) -> tuple[Mapping[str, Any], str, bool]:
+    """What a new task file (``transfer task``) starts from: MuJoCo-Warp (Isaac Lab's Newton solver), its comment,
+    and ``False`` (nothing to decide)."""
+    del asset
+    return (MappingProxyType({"solver": "mujoco_warp"}),
+            "Newton's solver: mujoco_warp (MuJoCo-Warp; replay picks MuJoCo C for one environment)", False)  # fmt: skip
