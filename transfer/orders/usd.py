@@ -31,7 +31,9 @@ __all__ = [
     "StagePhysics",
     "StageRead",
     "clear_cache",
+    "file_stage",
     "open_stage",
+    "stage_compositions",
     "read_file",
     "read_physics",
     "read_robot_schema",
@@ -39,6 +41,15 @@ __all__ = [
     "read_topology",
     "select",
 ]
+
+
+_COMPOSED = [0]
+
+
+def stage_compositions() -> int:
+    """How many times this process composed a USD stage from a file outside the engines (:func:`open_stage`): a
+    replay composes its robot once, whatever reads it (orders, base, spawn, colliders)."""
+    return _COMPOSED[0]
 
 
 def open_stage(asset: Any):
@@ -55,6 +66,7 @@ def open_stage(asset: Any):
     if path.suffix.lower() in SOURCE_SUFFIXES:  # MJCF or URDF: the converted USD (transfer.assets)
         path = resolve_asset(path)
     try:
+        _COMPOSED[0] += 1
         stage = Usd.Stage.Open(str(path))
     except Exception as exc:  # pxr raises Tf.ErrorException: "Error in '<function>' at line N in file F : 'why'"
         why = re.findall(r" : '(.*)'\s*$", str(exc), flags=re.MULTILINE) or [str(exc).strip()]
@@ -318,6 +330,8 @@ class _Entry:
     """``(real path, stat)`` of every file layer the stage used (root, sublayers, references, payloads); see
     :func:`_stat`."""
     read: StageRead
+    stage: Any
+    """The composed ``Usd.Stage`` itself: the one the spawn geometry and the colliders are read from too."""
 
 
 class _ReadCache:
@@ -328,7 +342,7 @@ class _ReadCache:
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, key: str) -> StageRead | None:
+    def get(self, key: str) -> _Entry | None:
         with self._lock:
             entry = self._entries.get(key)
         if entry is not None and not _unchanged(entry.layers):
@@ -341,7 +355,7 @@ class _ReadCache:
         with self._lock:
             if key in self._entries:
                 self._entries.move_to_end(key)
-        return entry.read
+        return entry
 
     def put(self, key: str, entry: _Entry) -> None:
         with self._lock:
@@ -382,19 +396,37 @@ def read_file(asset: str | os.PathLike) -> StageRead:
         return read_stage(asset)
     if not isinstance(asset, (str, os.PathLike)):
         open_stage(asset)  # raises the TypeError
+    return _file_entry(asset).read
+
+
+def _file_entry(asset: str | os.PathLike) -> _Entry:
+    """The cached (or new) read and stage of a USD file path (an MJCF/URDF: its converted USD)."""
     if Path(asset).suffix.lower() in SOURCE_SUFFIXES and Path(asset).is_file():
         asset = resolve_asset(asset)  # the converted USD (keyed by content): an edited MJCF/URDF is a new file
     key = os.path.realpath(asset)
-    read = _CACHE.get(key)
-    if read is not None:
-        return read
+    entry = _CACHE.get(key)
+    if entry is not None:
+        return entry
     started = time.time_ns()
     stage = open_stage(asset)
-    read = read_stage(stage)
+    entry = _Entry((), read_stage(stage), stage)
     layers = _layer_stats(stage, started)
     if layers is not None:
-        _CACHE.put(key, _Entry(layers, read))
-    return read
+        entry = _Entry(layers, entry.read, stage)
+        _CACHE.put(key, entry)
+    return entry
+
+
+def file_stage(asset: Any):
+    """The composed ``Usd.Stage`` of ``asset`` for reading: a file path's from the read cache (the same stage
+    :func:`read_topology` parsed, while no layer changed), a stage as given. Never edit it."""
+    from pxr import Usd
+
+    if isinstance(asset, Usd.Stage):
+        return asset
+    if not isinstance(asset, (str, os.PathLike)):
+        open_stage(asset)  # raises the TypeError
+    return _file_entry(asset).stage
 
 
 def _stat(path: str) -> tuple[int, int, int, int]:
@@ -530,7 +562,7 @@ def spawn_geometry(asset: Any, root_body: str) -> tuple[float, float | None]:
     """
     from pxr import Usd, UsdGeom, UsdPhysics
 
-    stage = open_stage(asset)
+    stage = file_stage(asset)
     up = 2 if UsdGeom.GetStageUpAxis(stage) == UsdGeom.Tokens.z else 1
     scale = UsdGeom.GetStageMetersPerUnit(stage) or 1.0
     xforms = UsdGeom.XformCache(Usd.TimeCode.Default())
@@ -556,7 +588,7 @@ def collider_corners(asset: Any) -> dict[str, list[tuple[float, float, float]]]:
     whether its base touches the ground. Prims with no bound (empty, unloaded meshes) are left out."""
     from pxr import Gf, Usd, UsdGeom, UsdPhysics
 
-    stage = open_stage(asset)
+    stage = file_stage(asset)
     scale = UsdGeom.GetStageMetersPerUnit(stage) or 1.0
     boxes = UsdGeom.BBoxCache(
         Usd.TimeCode.Default(), [UsdGeom.Tokens.default_, UsdGeom.Tokens.guide], useExtentsHint=True

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -56,6 +56,31 @@ class Inputs:
     warnings: tuple[str, ...] = ()
     """What the run goes ahead with but the user should know (an MJCF/URDF robot changed since the checkpoint was
     written); the command line prints each as ``warning: ...``."""
+    policy_options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    """What the policy was loaded with beyond its file (an RSL-RL actor's activation, from its run's agent.yaml)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The resolved inputs as JSON-able data (what a sweep cell carries): :meth:`from_dict` of it loads the
+        policy file again and resolves nothing else."""
+        return {
+            "policy": str(self.policy.path), "format": self.policy.format, "policy_options": dict(self.policy_options),
+            "task": self.task.to_dict(), "task_source": self.task.source, "asset": str(self.asset),
+            "source": self.source.value if isinstance(self.source, OrderingConvention) else list(self.source),
+            "source_label": self.source_label, "asset_file": None if self.asset_file is None else str(self.asset_file),
+            "warnings": list(self.warnings),
+        }  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, device: str = "cpu") -> Inputs:
+        """The inputs :meth:`to_dict` wrote: the policy loaded from its file, the rest as resolved."""
+        from transfer.formats import load_policy
+        from transfer.task import Task
+
+        policy = load_policy(data["policy"], device=device, format=data["format"], **dict(data["policy_options"]))
+        task = Task.from_dict(data["task"], source=data.get("task_source"))
+        asset_file = None if data["asset_file"] is None else Path(data["asset_file"])
+        return cls(policy, task, Path(data["asset"]), parse_ordering(data["source"]), data["source_label"],
+                   asset_file, tuple(data["warnings"]), dict(data["policy_options"]))  # fmt: skip
 
     @property
     def asset_given(self) -> Path:
@@ -238,7 +263,7 @@ def _inputs_from_run(path: str | Path, source: Any, config: Any, asset: Any) -> 
         order = parsed.value if isinstance(parsed, OrderingConvention) else tuple(parsed)
         task = isaaclab_task(run, resolve_ordering(asset_path, parsed).joints, order=order, asset=asset_path)
     label = parsed.value if isinstance(parsed, OrderingConvention) else "explicit list"
-    return Inputs(policy, task, asset_path, parsed, label, source_file)
+    return Inputs(policy, task, asset_path, parsed, label, source_file, policy_options=options)
 
 
 def _inputs_from_metadata(policy: Any, meta: dict[str, Any], source: Any, config: Any, asset: Any) -> Inputs:

@@ -599,9 +599,9 @@ def _authored_self_collisions(usd_path: Any) -> bool:
     what PhysX reads; Newton 1.8's importer does not read it and takes ``enable_self_collisions``, default on)."""
     from pxr import UsdPhysics
 
-    from transfer.orders.usd import open_stage
+    from transfer.orders.usd import file_stage
 
-    stage = open_stage(os.fspath(usd_path))
+    stage = file_stage(os.fspath(usd_path))  # the stage the orders were read from (read only)
     for prim in stage.Traverse():
         if prim.HasAPI(UsdPhysics.ArticulationRootAPI):
             value = prim.GetAttribute("physxArticulation:enabledSelfCollisions").Get()

@@ -25,7 +25,7 @@ METRICS = ("forward_velocity", "lateral_velocity", "yaw_rate", "fall_fraction", 
 def record_of(cell: Mapping[str, Any], error: str | None = None, wall: float = 0.0) -> dict[str, Any]:
     """A cell's record before (or without) a result: its key, its parameters flat (checkpoint, label, target,
     seed, command, each perturbation's value), the full parameters under ``cell``, ``error`` and the wall time."""
-    params = {k: v for k, v in cell.items() if k not in ("key", "label")}
+    params = {k: v for k, v in cell.items() if k not in ("key", "label", "inputs")}
     return {
         "key": cell["key"],
         "checkpoint": cell["checkpoint"],
@@ -62,14 +62,19 @@ def run_cell(cell: Mapping[str, Any]) -> dict[str, Any]:
 def _replay(cell: Mapping[str, Any]) -> Any:
     import torch
 
+    from transfer.runs.inputs import Inputs
     from transfer.runs.replay import replay
 
     torch.set_num_threads(1)  # one core per cell: the engines are single-threaded here, torch must be too
+    device = cell.get("device", "cpu")
+    resolved = cell.get("inputs")  # resolved once by the spec (settings applied); else resolved here
+    inputs = Inputs.from_dict(resolved, device=device) if resolved else None
     return replay(
         cell["checkpoint"], cell["target"], source=cell.get("source"), config=cell.get("config"),
         asset=cell.get("asset"), num_envs=int(cell["num_envs"]), seconds=float(cell["seconds"]),
-        command=cell["command"], seed=int(cell["seed"]), progress=False, settings=cell.get("settings") or None,
-        perturbation=cell["perturbation"], device=cell.get("device", "cpu"),
+        command=cell["command"], seed=int(cell["seed"]), progress=False,
+        settings=None if inputs else cell.get("settings") or None, perturbation=cell["perturbation"], device=device,
+        inputs=inputs,
     )  # fmt: skip
 
 

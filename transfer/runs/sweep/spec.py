@@ -67,6 +67,9 @@ class Checkpoint:
     """The backend it was trained on: its native reference cells run there."""
     command: tuple[float, float, float]
     """The task's velocity command (used when the spec gives no ``commands``)."""
+    inputs: dict[str, Any] = field(default_factory=dict, repr=False)
+    """The inputs as resolved here, once (:meth:`transfer.runs.inputs.Inputs.to_dict`): every cell of the
+    checkpoint carries them and loads only the policy file again."""
 
 
 @dataclass
@@ -329,7 +332,8 @@ def _resolve(path: str, order: Any, config: Any, asset: Any, settings: dict, nam
     except (FileNotFoundError, ValueError, NotImplementedError) as exc:
         raise SpecError(f"{at} ({Path(path).name}): {_spec_words(str(exc))}") from None
     command = tuple(float(c) for c in inputs.task.command)
-    return Checkpoint(name or "", path, order, config, asset, settings, native, command)  # type: ignore[arg-type]
+    return Checkpoint(name or "", path, order, config, asset, settings, native, command,  # type: ignore[arg-type]
+                      inputs.to_dict())  # fmt: skip
 
 
 def _generic(part: str) -> bool:
@@ -407,8 +411,8 @@ def expand(spec: Mapping[str, Any], checkpoints: Sequence[Checkpoint]) -> tuple[
                     "settings": c.settings, "seed": seed, "num_envs": spec["num_envs"], "seconds": spec["seconds"],
                     "command": command, "device": spec["device"]}  # fmt: skip
             for target, combo in itertools.product(spec["targets"], combos):
-                cells.append(_cell(base, target, combo, c.label, keys))
-            reference = _cell(base, c.native, {}, c.label, set())
+                cells.append(_cell(base, target, combo, c.label, keys) | {"inputs": c.inputs})
+            reference = _cell(base, c.native, {}, c.label, set()) | {"inputs": c.inputs}
             if reference["key"] not in keys:
                 keys.add(reference["key"])
                 references.append(reference)
