@@ -34,173 +34,54 @@ import logging
 import math
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from transfer._rotations import quat_conj, quat_mul, rotate
+from transfer.runs.validate.loops import closed_loops, loop_note
+from transfer.runs.validate.plot import plot
+from transfer.runs.validate.results import (
+    FALLBACK_DIAGONAL,
+    REACH_FLOOR_DEG,
+    REACH_FLOOR_PCT,
+    REACH_FRACTION,
+    ROTATION_DEG,
+    TRANSLATION_PCT,
+    JointResult,
+    MovementResult,
+    ValidateInputError,
+    ValidateReport,
+    compare_joints,
+)
 
 __all__ = [
+    "REACH_FLOOR_DEG",
+    "REACH_FLOOR_PCT",
+    "REACH_FRACTION",
     "JointResult",
     "MovementResult",
     "ValidateInputError",
     "ValidateReport",
+    "closed_loops",
+    "compare_joints",
     "joint_coordinate",
     "joint_movement",
     "plot",
     "validate",
 ]
 
-ROTATION_DEG = 1.0
-TRANSLATION_PCT = 2.0
 ANGULAR_SPEED = 45.0  # deg/s, the baseline
 LINEAR_SPEED = 0.05  # m/s, the baseline
 NUDGE_SPEED = 0.1  # stage units/s
 DURATION = 2.0  # simulated seconds per attempt
 ACCELERATION = (0.002, 0.05)  # m/s^2: the force-pair ramp of force-based probes (Newton), first attempt
 RETRY_GAIN = 4.0  # the ramp's cap on attempts that retry still-idle joints (fewer joints loaded, a stronger push)
-FALLBACK_DIAGONAL = 0.1  # m: the translation reference of a child without geometry
 LIMIT_TOLERANCE_DEG = 5.0  # a revolute joint further than this beyond its authored limits fails the engine's verdict
 LIMIT_TOLERANCE_PCT = 5.0  # prismatic: % of the child's bounding-box diagonal beyond its limits
-REACH_FRACTION = 0.25  # engines disagree on a joint's reach beyond this part of its larger travel ...
-REACH_FLOOR_DEG = 10.0  # ... and beyond this many degrees (revolute) ...
-REACH_FLOOR_PCT = 10.0  # ... or this % of the child's bounding-box diagonal (prismatic)
 ENGINE_LOGGER = "transfer.backends"  # the engines' warnings and errors (MuJoCo's, PhysX's) are logged under it
 _NUDGES = [(s, a) for a in range(3) for s in (1, -1)]
-
-
-class ValidateInputError(ValueError):
-    """The asset cannot be validated at all (an empty stage): the command exits 2 with this message."""
-
-
-@dataclass
-class JointResult:
-    name: str
-    path: str
-    type: str
-    parent: str | None
-    child: str
-    moved: bool = False
-    rotation_deg: float = 0.0
-    translation_pct: float = 0.0
-    travel_fraction: float | None = None
-    direction: str | None = None
-    """Revolute and prismatic: ``"+"`` / ``"-"``, the sign of the motion observed along the joint's axis; spherical
-    and nudged joints: the swing or nudge that moved them."""
-    displacement: float | None = None
-    """Revolute (deg) and prismatic (stage units): the signed extreme of the motion along the joint's axis."""
-    commanded: str | None = None
-    """The command of the attempt in which the joint moved, or ``"passive"`` (moved by another joint)."""
-    reached: float | None = None
-    """Revolute (deg) and prismatic (stage units): the joint's own coordinate (:func:`joint_coordinate`) where its
-    motion peaked, the position compared across engines."""
-    against_command: bool = False
-    """Driven ``+`` or ``-``, it moved the other way."""
-    confirmed_by: str = "relationships"
-    """``"coordinate"`` when the engine's own coordinate of this joint moved with its child (see same_child_bodies)."""
-    skipped: str | None = None
-    problem: str | None = None
-    """Why this joint's motion does not count on this engine: a non-finite pose, or motion beyond its limits."""
-    series: tuple[Any, ...] = field(default=(), repr=False)
-    diagonal: float = field(default=FALLBACK_DIAGONAL, repr=False)
-    """The child's bounding-box diagonal (stage units): the scale of a prismatic joint's tolerances."""
-
-    def to_dict(self) -> dict[str, Any]:
-        keys = ("name", "path", "type", "parent", "child", "moved", "rotation_deg", "translation_pct")
-        out = {k: getattr(self, k) for k in keys}
-        out.update(travel_fraction=self.travel_fraction, direction=self.direction, displacement=self.displacement)
-        out.update(commanded=self.commanded, reached=self.reached, against_command=self.against_command)
-        out.update(confirmed_by=self.confirmed_by)
-        if self.skipped:
-            out["skipped"] = self.skipped
-        if self.problem:
-            out["problem"] = self.problem
-        return out
-
-
-@dataclass
-class MovementResult:
-    backend: str
-    status: str
-    reason: str
-    joints: list[JointResult] = field(default_factory=list)
-    attempts: list[str] = field(default_factory=list)
-    pinned: tuple[str, ...] = ()
-    notes: list[str] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-    """Why the engine's motion cannot be trusted (non-finite state, motion beyond limits, engine errors): any fails."""
-    warnings: list[str] = field(default_factory=list)
-    """The engine's own warnings and errors during the attempts, once each (``(xN)`` when repeated)."""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "status": self.status, "reason": self.reason, "joints": [j.to_dict() for j in self.joints],
-            "attempts": self.attempts, "pinned": list(self.pinned), "notes": self.notes,
-            "problems": self.problems, "warnings": self.warnings,
-        }  # fmt: skip
-
-
-@dataclass
-class ValidateReport:
-    asset: str
-    joint_movement: dict[str, MovementResult]
-    same_child_bodies: bool | None
-    same_child_detail: list[dict[str, Any]]
-    profile: list[Any]
-    strict: bool = False
-    unresolved: list[str] = field(default_factory=list)
-    """The stage's composition errors (references, payloads, sublayers that do not resolve), one line each."""
-
-    @property
-    def exit_code(self) -> int:
-        """1 when joint_movement fails on an engine or the engines disagree (or, ``strict``, on an error or warning
-        finding), else 0."""
-        failed = any(r.status == "fail" for r in self.joint_movement.values())
-        serious = any(f.severity in ("error", "warning") for f in self.profile)
-        return 1 if failed or self.engines_disagree or (self.strict and serious) else 0
-
-    @property
-    def joint_disagreements(self) -> list[dict[str, Any]]:
-        """The joints both engines moved when driven, but differently: see :func:`compare_joints`."""
-        results = [r for r in self.joint_movement.values() if r.status != "skip"]
-        if len(results) < 2 or any(r.status != "pass" for r in results):
-            return []
-        return compare_joints(results)
-
-    @property
-    def engines_disagree(self) -> str | None:
-        """One line when the engines' verdicts differ, a joint moved on one and stayed idle on the other, or a joint
-        driven on both moved another way or reached elsewhere (:attr:`joint_disagreements`)."""
-        results = {n: r for n, r in self.joint_movement.items() if r.status != "skip"}
-        if len(results) < 2:
-            return None
-        parts = []
-        if len({r.status for r in results.values()}) > 1:
-            parts.append(", ".join(f"{n} {r.status.upper()}" for n, r in results.items()))
-        moved = {n: {j.path for j in r.joints if j.moved} for n, r in results.items()}
-        acted = set.intersection(*({j.path for j in r.joints if not j.skipped} for r in results.values()))
-        for name in results:
-            only = sorted(p.rsplit("/", 1)[-1] for p in (moved[name] & acted) - set.union(*(
-                m for n, m in moved.items() if n != name)))  # fmt: skip
-            if only and all(r.status == "pass" for r in results.values()):
-                parts.append(f"moved on {name} only: {', '.join(only[:8])}{', ...' if len(only) > 8 else ''}")
-        found = self.joint_disagreements
-        parts += [d["line"] for d in found[:6]] + ([f"+{len(found) - 6} more (--json)"] if len(found) > 6 else [])
-        return f"engines disagree: {'; '.join(parts)}" if parts else None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "asset": self.asset,
-            "joint_movement": {name: r.to_dict() for name, r in self.joint_movement.items()},
-            "engines_disagree": self.engines_disagree,
-            "joint_disagreements": self.joint_disagreements,
-            "same_child_bodies": self.same_child_bodies,
-            "same_child_detail": self.same_child_detail,
-            "unresolved": self.unresolved,
-            "profile": [f.to_dict() for f in self.profile],
-        }
 
 
 # --- discovery and the plan ----------------------------------------------------------------------------------------
@@ -296,82 +177,6 @@ def _label(kind: str, sign: int, axis: int, joint: Any) -> str:
     return f"nudge {s}{'xyz'[axis]}"
 
 
-def closed_loops(edges: Sequence[tuple[str, str | None, str]], drivable: set[str]) -> dict[str, str | None]:
-    """``{joint: driver}`` for every joint on a closed loop of the body graph.
-
-    ``edges`` are ``(joint, parent, child)`` (``None``: the world), fixed joints included. A joint is on a loop when
-    its two bodies stay connected without it; loops that share a joint are one loop (a four-bar's four joints), loops
-    that share only a body are not. Each loop has one driver: of its ``drivable`` joints, the one whose parent is
-    nearest a base (the world, or a body that is no joint's child), then by path; ``None`` when none is drivable.
-    Driving every joint of a loop at once over-constrains it (a four-bar has one degree of freedom): the others follow
-    the driver."""
-    graph: dict[str, list[tuple[str, str]]] = {}
-    for joint, parent, child in edges:
-        graph.setdefault(parent or "", []).append((joint, child))
-        graph.setdefault(child, []).append((joint, parent or ""))
-
-    def search(start: str, without: str | None = None) -> dict[str, tuple[str, str] | None]:
-        """Breadth-first from ``start``: each node reached, with the joint and node it was reached from."""
-        came: dict[str, tuple[str, str] | None] = {start: None}
-        queue = [start]
-        for node in queue:
-            for joint, other in graph[node]:
-                if joint != without and other not in came:
-                    came[other] = (joint, node)
-                    queue.append(other)
-        return came
-
-    loops: dict[str, set[str]] = {}  # each loop joint's cycle: itself and the shortest way round without it
-    for joint, parent, child in edges:
-        came = search(parent or "", without=joint)
-        if child in came:
-            cycle, node = {joint}, child
-            while (step := came[node]) is not None:
-                cycle.add(step[0])
-                node = step[1]
-            loops[joint] = cycle
-    group = {j: j for j in loops}  # union-find: cycles that share a joint are one loop
-
-    def find(j: str) -> str:
-        while group[j] != j:
-            j = group[j]
-        return j
-
-    for cycle in loops.values():
-        first, *others = sorted(cycle & set(loops))
-        for other in others:
-            group[find(other)] = find(first)
-    children = {c for _, _, c in edges}
-    depth: dict[str, int] = {}
-    for base in sorted(n for n in graph if n == "" or n not in children):
-        came = search(base)
-        for node in came:
-            hops, at = 0, node
-            while (step := came[at]) is not None:
-                hops, at = hops + 1, step[1]
-            depth[node] = min(hops, depth.get(node, hops))
-    parents = {j: p or "" for j, p, _ in edges}
-    out: dict[str, str | None] = {}
-    for root in sorted({find(j) for j in loops}):
-        members = sorted(j for j in loops if find(j) == root)
-        driven = sorted((depth.get(parents[j], len(graph)), j) for j in members if j in drivable)
-        out.update(dict.fromkeys(members, driven[0][1] if driven else None))
-    return out
-
-
-def _loop_note(loops: dict[str, str | None], held: set[str]) -> list[str]:
-    drivers = sorted({d for d in loops.values() if d is not None})
-    notes = []
-    for driver in drivers:
-        follow = sorted(p.rsplit("/", 1)[-1] for p, d in loops.items() if d == driver and p in held)
-        if follow:
-            notes.append(
-                f"closed loop: {driver.rsplit('/', 1)[-1]} is driven first, {', '.join(follow)} follow it (driving "
-                "every joint of a loop at once over-constrains it)"
-            )
-    return notes
-
-
 # --- the test ------------------------------------------------------------------------------------------------------
 
 
@@ -424,7 +229,7 @@ def joint_movement(asset: str | Path, backend: str, *, duration: float = DURATIO
     edges = [(j.path, j.parent, j.child) for j in scan.joints if j.child is not None and j.enabled]
     loops = closed_loops(edges, {p for p, c in candidates.items() if c})
     held = {p for p, driver in loops.items() if p != driver and p in candidates}  # they follow their loop's driver
-    out.notes.extend(_loop_note(loops, held))
+    out.notes.extend(loop_note(loops, held))
     try:
         for k in range(max((len(c) for c in candidates.values()), default=0)):
             commands = [(p, *c[k]) for p, c in candidates.items()
@@ -664,45 +469,6 @@ def same_child_bodies(results: dict[str, MovementResult]) -> tuple[bool | None, 
     return (all(d["same"] for d in detail) if detail else None), detail
 
 
-def compare_joints(results: Sequence[MovementResult]) -> list[dict[str, Any]]:
-    """The joints every engine moved on a drive (``+`` or ``-``, not passively) but differently: ``"drives"`` (moved on
-    different drives: one on the first, another only on the retry), ``"direction"`` (opposite ways), or ``"reach"``
-    (the joint coordinates reached differ by more than :data:`REACH_FRACTION` of the larger travel and more than
-    :data:`REACH_FLOOR_DEG`, or :data:`REACH_FLOOR_PCT` of the child's diagonal). Each: ``joint``, ``kind``, per
-    engine its drive, direction, displacement and reach, and a ``line`` naming them."""
-    first, *rest = results
-    found = []
-    for r in first.joints:
-        rows = [r, *(next((o for o in res.joints if o.path == r.path), None) for res in rest)]
-        if any(x is None or not x.moved or x.commanded not in ("+", "-") or x.reached is None for x in rows):
-            continue
-        kind = _disagreement(rows)
-        if kind is None:
-            continue
-        unit = " deg" if r.type == "revolute" else ""
-        cells = [f"{res.backend} {x.reached:.4g}{unit} ({x.displacement:+.4g}, driven {x.commanded})"
-                 for res, x in zip(results, rows, strict=True)]  # fmt: skip
-        what = {"drives": "moved on different drives", "direction": "moved opposite ways", "reach": "reached apart"}
-        found.append({
-            "joint": r.path, "kind": kind,
-            **{res.backend: {"commanded": x.commanded, "direction": x.direction, "displacement": x.displacement,
-                             "reached": x.reached} for res, x in zip(results, rows, strict=True)},
-            "line": f"{r.name} {what[kind]}: {', '.join(cells)}",
-        })  # fmt: skip
-    return found
-
-
-def _disagreement(rows: Sequence[JointResult]) -> str | None:
-    if len({x.commanded for x in rows}) > 1:
-        return "drives"
-    if len({x.direction for x in rows}) > 1:
-        return "direction"
-    reached = [x.reached for x in rows if x.reached is not None]
-    travel = max(abs(x.displacement or 0.0) for x in rows)
-    floor = REACH_FLOOR_DEG if rows[0].type == "revolute" else REACH_FLOOR_PCT / 100.0 * rows[0].diagonal
-    return "reach" if max(reached) - min(reached) > max(floor, REACH_FRACTION * travel) else None
-
-
 def validate(
     asset: str | Path, backends: Sequence[str] | None = None, *, strict: bool = False, profile: bool = True
 ) -> ValidateReport:
@@ -734,34 +500,3 @@ def validate(
     same, detail = same_child_bodies(results)
     findings = profile_findings(asset) if profile else []
     return ValidateReport(given, results, same, detail, findings, strict, list(contents.unresolved))
-
-
-def plot(report: ValidateReport, path: str | Path) -> Path:
-    """Per joint, rotation (deg) and translation (% of the child's diagonal) over time, one row per backend."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    rows = list(report.joint_movement.values())
-    fig, axes = plt.subplots(max(len(rows), 1), 2, figsize=(11, 3.2 * max(len(rows), 1)), squeeze=False)
-    for (ax_r, ax_t), result in zip(axes, rows, strict=False):
-        for j in result.joints:
-            if j.series:
-                t, rotation, pct = j.series
-                style = "-" if j.moved else ":"
-                ax_r.plot(t, rotation, style, label=f"{j.name} {j.direction or ''}")
-                ax_t.plot(t, pct, style, label=j.name)
-        for ax, threshold in ((ax_r, ROTATION_DEG), (ax_t, TRANSLATION_PCT)):
-            ax.axhline(threshold, color="k", linestyle="--", linewidth=1)
-            ax.set_xlabel("time in the attempt (s)")
-        ax_r.set_ylabel(f"{result.backend}: rotation (deg)")
-        ax_t.set_ylabel("translation (% of diagonal)")
-        ax_r.set_title(f"{result.backend}: {result.status}", fontsize=9)
-        ax_r.legend(fontsize=6, ncol=2, loc="upper left")
-    fig.suptitle(f"transfer validate {Path(report.asset).name}: child motion relative to its parent")
-    fig.tight_layout()
-    out = Path(path)
-    fig.savefig(out, dpi=100)
-    plt.close(fig)
-    return out
