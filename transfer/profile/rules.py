@@ -1,163 +1,19 @@
-"""The USD side of ``transfer validate``, with pxr alone (no engine): joint discovery and the robot profile checks.
-
-- :func:`scan_joints`: every joint of a stage before any physics runs (type, path, parent and child bodies, axis,
-  limits, joint frames, the child's bounding box), and which bodies belong to an articulation. The joint_movement
-  test (:mod:`transfer.runs.validate`) plans its attempts from it.
-- :func:`profile_findings`: the Robot-Gripper-Isaac profile rules that ordering and transfer rely on (stage
-  metadata, rigid bodies, joint bodies, driven joints, mimic joints, the articulation root, ``IsaacRobotAPI`` with
-  complete ``isaac:physics:robotJoints`` / ``robotLinks``, gripper sites, naming, physics layer separation), and the
-  robot checks a policy needs (links of a floating base without collision geometry, movable joints without limits,
-  drives without an effort limit, the base kind and its Isaac Lab flag). Each :class:`Finding` names the rule, its
-  ``severity`` (``error`` / ``warning`` / ``info``), the prim, what was found and the fix.
-- :func:`stage_contents`: whether a stage defines anything to validate, and its composition errors.
-- :func:`read_asset_settings`: what a starting task file takes from the asset (``transfer task``): each driven joint's
-  gains, target, authored position, effort and velocity limits, armature (SI units: angular drive gains per radian),
-  and the scene and articulation settings (time step, gravity, solver iterations, self-collisions).
-
-The stage is only read: nothing here writes a layer.
-"""
+"""The robot profile rules of ``transfer validate`` (:func:`profile_findings`) and the stage contents check."""
 
 from __future__ import annotations
 
 import math
 import re
-import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from transfer.orders.graph import OrderingError
 from transfer.orders.usd import open_stage, read_physics, read_robot_schema, read_stage
+from transfer.profile.settings import authored
 
-__all__ = [
-    "FIXES",
-    "ROBOT_SCHEMA_RULES",
-    "SEVERITIES",
-    "SEVERITY",
-    "Finding",
-    "JointScan",
-    "ScannedJoint",
-    "AssetSettings",
-    "JointDrive",
-    "StageContents",
-    "profile_findings",
-    "read_asset_settings",
-    "scan_joints",
-    "stage_contents",
-]
-
-_IDENTITY = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)
-
-
-@dataclass(frozen=True)
-class ScannedJoint:
-    """One joint as the UsdPhysics parse gives it. Angles in degrees, lengths in stage units."""
-
-    path: str
-    type: str
-    parent: str | None
-    child: str | None
-    axis: str = "X"
-    lower: float | None = None
-    upper: float | None = None
-    """Authored limits of a revolute or prismatic joint (``None`` when unauthored or infinite)."""
-    frame0: tuple[float, ...] = _IDENTITY
-    frame1: tuple[float, ...] = _IDENTITY
-    extent: tuple[float, ...] | None = None
-    """The child body's bounding box in its own frame (geometry of nested rigid bodies left out)."""
-    excluded: bool = False
-    enabled: bool = True
-
-    @property
-    def name(self) -> str:
-        return self.path.rsplit("/", 1)[-1]
-
-
-@dataclass(frozen=True)
-class JointScan:
-    """Every joint and rigid body of a stage, and the bodies inside articulations."""
-
-    source: str
-    joints: tuple[ScannedJoint, ...]
-    bodies: tuple[str, ...]
-    articulated: frozenset[str]
-    """Bodies that belong to an articulation (a ``PhysicsArticulationRootAPI`` covers them)."""
-    kinematic: frozenset[str]
-
-
-def _frame(position: Any, orientation: Any) -> tuple[float, ...]:
-    imag = orientation.GetImaginary()
-    return (*(float(c) for c in position), float(imag[0]), float(imag[1]), float(imag[2]), float(orientation.GetReal()))
-
-
-def _extent(stage: Any, body: str, bodies: set[str], cache: Any) -> tuple[float, ...] | None:
-    """The bounding box of ``body``'s own geometry in its frame (prims under nested rigid bodies excluded)."""
-    from pxr import Gf, Usd, UsdGeom
-
-    root = stage.GetPrimAtPath(body)
-    box = Gf.Range3d()
-    it = iter(Usd.PrimRange(root, Usd.TraverseInstanceProxies()))
-    for prim in it:
-        if prim != root and str(prim.GetPath()) in bodies:
-            it.PruneChildren()
-            continue
-        if prim.IsA(UsdGeom.Gprim):
-            box.UnionWith(cache.ComputeRelativeBound(prim, root).ComputeAlignedRange())
-    if box.IsEmpty():
-        return None
-    lo, hi = box.GetMin(), box.GetMax()
-    return (*(float(c) for c in lo), *(float(c) for c in hi))
-
-
-def scan_joints(asset: Any) -> JointScan:
-    """Discover every joint of ``asset`` (a USD path or ``Usd.Stage``) before physics: see :class:`JointScan`."""
-    from pxr import Usd, UsdGeom, UsdPhysics
-
-    stage = open_stage(asset)
-    physics = read_physics(stage)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        parsed = UsdPhysics.LoadUsdPhysicsFromRange(stage, ["/"])
-    descs: dict[str, Any] = {}
-    for otype, (paths, items) in parsed.items():
-        if "Joint" in str(otype):
-            descs.update({str(p): d for p, d in zip(paths, items, strict=True)})
-    purposes = [UsdGeom.Tokens.default_, UsdGeom.Tokens.render, UsdGeom.Tokens.proxy, UsdGeom.Tokens.guide]
-    cache = UsdGeom.BBoxCache(Usd.TimeCode.Default(), purposes, useExtentsHint=False)
-    bodies = set(physics.bodies)
-    extents: dict[str, tuple[float, ...] | None] = {}
-    joints = []
-    for path, joint in sorted(physics.joints.items()):
-        desc = descs[path]
-        lower = upper = None
-        limit = getattr(desc, "limit", None)
-        if joint.type.value in ("revolute", "prismatic") and limit is not None and limit.enabled:
-            lower = float(limit.lower) if math.isfinite(limit.lower) else None
-            upper = float(limit.upper) if math.isfinite(limit.upper) else None
-        child = joint.body1
-        if child is not None and child not in extents:
-            extents[child] = _extent(stage, child, bodies, cache)
-        joints.append(
-            ScannedJoint(
-                path=path,
-                type=joint.type.value,
-                parent=joint.body0,
-                child=child,
-                axis=str(getattr(desc, "axis", "X") or "X").rsplit(".", 1)[-1],
-                lower=lower,
-                upper=upper,
-                frame0=_frame(desc.localPose0Position, desc.localPose0Orientation),
-                frame1=_frame(desc.localPose1Position, desc.localPose1Orientation),
-                extent=extents.get(child) if child else None,
-                excluded=joint.excluded,
-                enabled=joint.enabled,
-            )
-        )
-    articulated = frozenset(b for _, members, _ in physics.articulations for b in members)
-    kinematic = frozenset(p for p, b in physics.bodies.items() if b.kinematic)
-    source = stage.GetRootLayer().realPath or stage.GetRootLayer().identifier
-    return JointScan(source, tuple(joints), tuple(sorted(bodies)), articulated, kinematic)
-
+__all__ = ["FIXES", "ROBOT_SCHEMA_RULES", "SEVERITIES", "SEVERITY", "Finding", "StageContents", "profile_findings",
+           "stage_contents"]  # fmt: skip
 
 # --- the robot profile ---------------------------------------------------------------------------------------------
 
@@ -269,11 +125,6 @@ def _finding(rule: str, prim: Any, message: str, severity: str | None = None, **
     return Finding(rule, str(prim), message, FIXES[rule].format(prim=prim, **fix), severity or SEVERITY[rule])
 
 
-def _authored(prim: Any, name: str) -> Any:
-    attr = prim.GetAttribute(name)
-    return attr.Get() if attr and attr.HasAuthoredValue() else None
-
-
 def _schemas(prim: Any) -> list[str]:
     """Applied API schemas as composed (registered or not: PhysicsJointStateAPI and the Isaac ones are not in usd-core)."""
     return list(prim.GetPrimTypeInfo().GetAppliedAPISchemas())
@@ -326,7 +177,7 @@ def _driven_rules(stage: Any, joint_paths: list[str]) -> list[Finding]:
         prim = stage.GetPrimAtPath(path)
         if prim.GetTypeName() not in ("PhysicsRevoluteJoint", "PhysicsPrismaticJoint"):
             continue
-        if _authored(prim, "physics:excludeFromArticulation"):
+        if authored(prim, "physics:excludeFromArticulation"):
             continue
         kind, mimic = ("angular", "rotZ") if prim.GetTypeName() == "PhysicsRevoluteJoint" else ("linear", "transX")
         schemas = _schemas(prim)
@@ -338,7 +189,7 @@ def _driven_rules(stage: Any, joint_paths: list[str]) -> list[Finding]:
             )
         if not any(s.startswith("PhysicsJointStateAPI:") for s in schemas):
             out.append(_finding("driven-joint-state", path, "no PhysicsJointStateAPI", kind=kind))
-        velocity = _authored(prim, "physxJoint:maxJointVelocity")
+        velocity = authored(prim, "physxJoint:maxJointVelocity")
         if velocity is None or not float(velocity) > 0:
             found = "is not authored" if velocity is None else f"is {velocity}"
             out.append(_finding("driven-joint-max-velocity", path, f"physxJoint:maxJointVelocity {found}"))
@@ -355,11 +206,11 @@ def _mimic_rules(stage: Any, prim: Any, path: str, axis: str, drives: list[str])
     if len(targets) != 1 or not stage.GetPrimAtPath(targets[0]).IsValid():
         found = f"{len(targets)} target(s)" if len(targets) != 1 else f"{targets[0]}, which does not exist"
         out.append(_finding("mimic-reference", path, f"{base}:referenceJoint has {found}", base=base))
-    missing = [n for n in ("gearing", "naturalFrequency", "dampingRatio") if _authored(prim, f"{base}:{n}") is None]
+    missing = [n for n in ("gearing", "naturalFrequency", "dampingRatio") if authored(prim, f"{base}:{n}") is None]
     if missing:
         out.append(_finding("mimic-parameters", path, f"{', '.join(f'{base}:{n}' for n in missing)} not authored"))
     for inst in drives:
-        gains = {g: _authored(prim, f"drive:{inst}:physics:{g}") for g in ("stiffness", "damping")}
+        gains = {g: authored(prim, f"drive:{inst}:physics:{g}") for g in ("stiffness", "damping")}
         if any(v not in (None, 0.0) for v in gains.values()):
             out.append(
                 _finding("mimic-drive-gains", path, f"a mimic joint whose drive {inst} has gains {gains}", inst=inst)
@@ -383,7 +234,7 @@ def _robot_rules(stage: Any, roots: list[tuple[str, tuple[str, ...], tuple[str, 
     path = str(prim.GetPath())
     if "IsaacRobotAPI" not in _schemas(prim):
         return [_finding("robot-api", path, "the default prim does not apply IsaacRobotAPI")]
-    out = [] if _authored(prim, "isaac:namespace") else [_finding("robot-namespace", path, "isaac:namespace is unset")]
+    out = [] if authored(prim, "isaac:namespace") else [_finding("robot-namespace", path, "isaac:namespace is unset")]
     try:
         schema = read_robot_schema(stage, roots[0][0]) if roots else None
     except OrderingError as exc:
@@ -393,7 +244,7 @@ def _robot_rules(stage: Any, roots: list[tuple[str, tuple[str, ...], tuple[str, 
             j
             for _, _, js in roots
             for j in js
-            if not _authored(stage.GetPrimAtPath(j), "physics:excludeFromArticulation") and not _world_anchor(stage, j)
+            if not authored(stage.GetPrimAtPath(j), "physics:excludeFromArticulation") and not _world_anchor(stage, j)
         ],
         "robot-links": [b for _, bs, _ in roots for b in bs],
     }
@@ -416,10 +267,10 @@ def _gripper_rules(stage: Any) -> list[Finding]:
 
     out = []
     for prim in stage.Traverse(Usd.TraverseInstanceProxies()):
-        if _authored(prim, "simready:attactment:socketType") != "Gripper":
+        if authored(prim, "simready:attactment:socketType") != "Gripper":
             continue
         path = prim.GetPath()
-        opening = _authored(prim, "custom:maxOpening")
+        opening = authored(prim, "custom:maxOpening")
         if opening is None or not float(opening) > 0:
             out.append(_finding("gripper-max-opening", path, f"custom:maxOpening is {opening}"))
         for child in ("forward_axis", "grip_line"):
@@ -428,7 +279,7 @@ def _gripper_rules(stage: Any) -> list[Finding]:
             if points is None or len(points) < 2:
                 rule = f"gripper-{child.replace('_', '-')}"
                 out.append(_finding(rule, path, f"no BasisCurves {child} with two points"))
-        if "IsaacSiteAPI" not in _schemas(prim) or not _authored(prim, "isaac:Description"):
+        if "IsaacSiteAPI" not in _schemas(prim) or not authored(prim, "isaac:Description"):
             out.append(_finding("gripper-site-api", path, "IsaacSiteAPI or a non-empty isaac:Description is missing"))
     return out
 
@@ -490,7 +341,7 @@ def _has_collider(stage: Any, body: str, bodies: set[str]) -> bool:
         if prim != root and str(prim.GetPath()) in bodies:
             it.PruneChildren()
             continue
-        if prim.HasAPI(UsdPhysics.CollisionAPI) and _authored(prim, "physics:collisionEnabled") is not False:
+        if prim.HasAPI(UsdPhysics.CollisionAPI) and authored(prim, "physics:collisionEnabled") is not False:
             return True
     return False
 
@@ -556,20 +407,20 @@ def _joint_rules(stage: Any, root: str, joints: Any, anchors: list[str]) -> list
         kind = {"PhysicsRevoluteJoint": "angular", "PhysicsPrismaticJoint": "linear"}.get(prim.GetTypeName())
         if kind is None or path in anchors:
             continue
-        lower, upper = _authored(prim, "physics:lowerLimit"), _authored(prim, "physics:upperLimit")
+        lower, upper = authored(prim, "physics:lowerLimit"), authored(prim, "physics:upperLimit")
         if not (_finite(lower) and _finite(upper)):
             unlimited.append(path)
         elif float(upper) - float(lower) <= 0:
             locked.append(f"{path} [{float(lower):g}, {float(upper):g}]")
         else:
-            position = _authored(prim, f"state:{kind}:physics:position")
+            position = authored(prim, f"state:{kind}:physics:position")
             position = 0.0 if position is None else float(position)  # unauthored: the pose the joint is drawn in
             slack = 0.5 if kind == "angular" else 1e-3 * (float(upper) - float(lower))  # degrees / stage units
             if not float(lower) - slack <= position <= float(upper) + slack:
                 outside.append(f"{path} at {position:g}, limits [{float(lower):g}, {float(upper):g}]")
         for schema in _schemas(prim):
             if schema.startswith("PhysicsDriveAPI:"):
-                force = _authored(prim, f"drive:{schema.split(':', 1)[1]}:physics:maxForce")
+                force = authored(prim, f"drive:{schema.split(':', 1)[1]}:physics:maxForce")
                 if not (_finite(force) and float(force) > 0):
                     uncapped.append(path)
     out = []
@@ -610,121 +461,3 @@ def profile_findings(asset: Any) -> list[Finding]:
     return sorted(out, key=lambda f: order[f.severity])  # errors first; the rules' own order within a severity
 
 
-# --- what a starting task file takes from the asset -----------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class JointDrive:
-    """A revolute or prismatic articulation joint as authored, in SI units: radians (revolute) or metres; angular
-    drive gains per radian (USD authors them per degree: N·m/deg -> x 180/pi). ``None``: not authored."""
-
-    path: str
-    type: str
-    stiffness: float | None = None
-    damping: float | None = None
-    target: float | None = None
-    """``drive:*:physics:targetPosition``."""
-    position: float | None = None
-    """``state:*:physics:position`` (PhysicsJointStateAPI): the authored pose."""
-    max_force: float | None = None
-    """``drive:*:physics:maxForce`` (N·m or N; finite and positive only)."""
-    max_velocity: float | None = None
-    """``physxJoint:maxJointVelocity`` (rad/s or m/s)."""
-    armature: float | None = None
-    friction: float | None = None
-    lower: float | None = None
-    upper: float | None = None
-
-    @property
-    def name(self) -> str:
-        return self.path.rsplit("/", 1)[-1]
-
-
-@dataclass(frozen=True)
-class AssetSettings:
-    """The settings a stage authors for simulation: per joint (:class:`JointDrive`, by joint name) and for the scene
-    (``None``: not authored; the engine's or the task's default applies)."""
-
-    source: str
-    joints: dict[str, JointDrive]
-    time_step: float | None = None
-    """``1 / physxScene:timeStepsPerSecond`` of the first PhysicsScene (s)."""
-    gravity: tuple[float, float, float] | None = None
-    position_iterations: int | None = None
-    """``physxArticulation:solverPositionIterationCount`` on the articulation root."""
-    velocity_iterations: int | None = None
-    self_collisions: bool | None = None
-    """``physxArticulation:enabledSelfCollisions``."""
-    meters_per_unit: float = 1.0
-    root: str | None = None
-
-
-def _value(prim: Any, name: str, scale: float = 1.0) -> float | None:
-    value = _authored(prim, name)
-    if value is None or not math.isfinite(float(value)):
-        return None
-    return float(value) * scale
-
-
-def read_asset_settings(asset: Any, root: str | None = None) -> AssetSettings:
-    """:class:`AssetSettings` of ``asset`` (a USD path or ``Usd.Stage``): the joints of the articulation at ``root``
-    (default: the first articulation) and the stage's first PhysicsScene."""
-    from pxr import UsdGeom, UsdPhysics
-
-    stage = open_stage(asset)
-    physics = read_physics(stage)
-    articulations = [a for a in physics.articulations if root is None or a[0] == root]
-    if not articulations:
-        raise OrderingError(
-            f"No articulation{f' at {root}' if root else ''} in {stage.GetRootLayer().identifier}: a task file needs "
-            "a robot (apply PhysicsArticulationRootAPI to its root prim)"
-        )
-    art_root, _, member_joints = articulations[0]
-    mpu = float(UsdGeom.GetStageMetersPerUnit(stage) or 1.0)
-    joints = {}
-    for path in member_joints:
-        prim = stage.GetPrimAtPath(path)
-        kind = {"PhysicsRevoluteJoint": "angular", "PhysicsPrismaticJoint": "linear"}.get(prim.GetTypeName())
-        if kind is None or _authored(prim, "physics:excludeFromArticulation"):
-            continue
-        angle = math.pi / 180.0 if kind == "angular" else mpu  # the joint coordinate: deg -> rad, units -> m
-        per = 180.0 / math.pi if kind == "angular" else 1.0 / mpu  # gains per coordinate unit -> per rad (per m)
-        drive = f"drive:{kind}:physics"
-        force = _value(prim, f"{drive}:maxForce")
-        joints[prim.GetName()] = JointDrive(
-            path=path,
-            type="revolute" if kind == "angular" else "prismatic",
-            stiffness=_value(prim, f"{drive}:stiffness", per),
-            damping=_value(prim, f"{drive}:damping", per),
-            target=_value(prim, f"{drive}:targetPosition", angle),
-            position=_value(prim, f"state:{kind}:physics:position", angle),
-            max_force=force if force is not None and force > 0 else None,
-            max_velocity=_value(prim, "physxJoint:maxJointVelocity", angle),
-            armature=_value(prim, "physxJoint:armature"),
-            friction=_value(prim, "physxJoint:jointFriction"),
-            lower=_value(prim, "physics:lowerLimit", angle),
-            upper=_value(prim, "physics:upperLimit", angle),
-        )
-    scene = next((p for p in stage.Traverse() if p.IsA(UsdPhysics.Scene)), None)
-    time_step = gravity = None
-    if scene is not None:
-        steps = _value(scene, "physxScene:timeStepsPerSecond")
-        time_step = 1.0 / steps if steps else None
-        direction, magnitude = _authored(scene, "physics:gravityDirection"), _value(scene, "physics:gravityMagnitude")
-        if magnitude is not None and direction is not None and any(direction):
-            norm = math.sqrt(sum(float(c) ** 2 for c in direction))
-            gravity = tuple(float(c) / norm * magnitude * mpu for c in direction)
-    root_prim = stage.GetPrimAtPath(art_root)
-    iterations = [_authored(root_prim, f"physxArticulation:solver{k}IterationCount") for k in ("Position", "Velocity")]
-    collisions = _authored(root_prim, "physxArticulation:enabledSelfCollisions")
-    return AssetSettings(
-        source=stage.GetRootLayer().realPath or stage.GetRootLayer().identifier,
-        joints=joints,
-        time_step=time_step,
-        gravity=gravity,  # type: ignore[arg-type]
-        position_iterations=None if iterations[0] is None else int(iterations[0]),
-        velocity_iterations=None if iterations[1] is None else int(iterations[1]),
-        self_collisions=None if collisions is None else bool(collisions),
-        meters_per_unit=mpu,
-        root=art_root,
-    )
