@@ -68,6 +68,7 @@ PXR_HOMES = (
     "transfer.backends",
     "transfer.orders.usd",
     "transfer.orders.usd_schema",
+    "transfer.orders.usd_cache",
     "transfer.profile",
     "transfer.assets.chains",
 )

@@ -10,7 +10,7 @@
   the backend contract). Only reading another project's document by its own words is allowed: a key looked up
   (``sim["physx"]``, ``sim.get("physx")``) or a word searched for in its text (``"physx" in class_name``);
   docstrings are prose;
-- no function longer than :data:`MAX_FUNCTION_LINES` lines;
+- no function longer than :data:`MAX_FUNCTION_LINES` lines, no module longer than :data:`MAX_MODULE_LINES`;
 - ``ArticulationData`` reads its articulation only through the :class:`StateFeed` contract: no underscore attribute
   of another object (``art._backend``) in ``articulation/data.py``.
 """
@@ -253,6 +253,15 @@ def test_the_backend_name_check_sees_every_spelling():
     found = [f.split(" ", 1)[1] for f in backend_names_named({"transfer.runs.synthetic": ast.parse(named)})]
     assert found.count("'physx'") == 4 and found.count("'newton'") == 5, found
     assert backend_names_named({"transfer.backends.synthetic": ast.parse(named)}) == []
+
+
+MAX_MODULE_LINES = 600
+
+
+def test_no_module_over_600_lines():
+    """A module over :data:`MAX_MODULE_LINES` lines does several jobs: split it where they part."""
+    long = {m: n for m, (path, _) in MODULES.items() if (n := len(path.read_text().splitlines())) > MAX_MODULE_LINES}
+    assert long == {}, long
 
 
 def test_no_function_over_80_lines():
