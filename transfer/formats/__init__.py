@@ -5,83 +5,72 @@
 - :mod:`transfer.formats.mjlab`: the ONNX policies mjlab exports, which describe their task in ``metadata_props``;
 - :mod:`transfer.formats.rsl_rl`: RSL-RL training checkpoints (``OnPolicyRunner.save``).
 
-Each format module owns: ``detect``, safe load into the :class:`~transfer.policy.Policy` interface, metadata
+Each format module holds one :class:`~transfer.formats.base.CheckpointFormat` subclass (the plug-in point: one
+class, one entry in :data:`FORMATS`) and owns: ``detect``, safe load into the :class:`~transfer.policy.Policy` interface, metadata
 ``read_metadata`` / ``write_metadata`` (the document's schema is :mod:`transfer.checkpoint`'s), the atomic save,
 and the weight permutation ``transfer convert`` applies (:mod:`transfer.formats.permutation` says what they share).
 :mod:`transfer.formats.info` is what ``transfer info`` prints.
 
 Here: :func:`detect_format`, :func:`load_policy`, :func:`read_metadata`, :func:`write_metadata` and
-:func:`format_module`, :func:`permutation_class`. torch, onnx and onnxruntime load inside the functions that need them.
+:func:`checkpoint_format`, :func:`permutation_class`. torch, onnx and onnxruntime load inside the functions that need them.
 """
 
 from __future__ import annotations
 
-import zipfile
 from collections.abc import Mapping
 from pathlib import Path
-from types import ModuleType
+from types import MappingProxyType
 from typing import Any
 
 from transfer.checkpoint import check_metadata, check_output
 from transfer.formats import onnx, rsl_rl, torchscript
+from transfer.formats.base import CheckpointFormat, Probe
 from transfer.policy import Policy, PolicyError
 
 __all__ = [
+    "FORMATS",
     "POLICY_FORMATS",
+    "CheckpointFormat",
+    "checkpoint_format",
     "detect_format",
-    "format_module",
     "load_policy",
     "permutation_class",
     "read_metadata",
     "write_metadata",
 ]
 
-_MODULES: dict[str, ModuleType] = {"torchscript": torchscript, "onnx": onnx, "rsl_rl": rsl_rl}
-POLICY_FORMATS: tuple[str, ...] = tuple(_MODULES)
+FORMATS: Mapping[str, type[CheckpointFormat]] = MappingProxyType({
+    f.name: f for f in (torchscript.TorchScriptFormat, rsl_rl.RslRlFormat, onnx.OnnxFormat)
+})  # fmt: skip
+"""Every checkpoint format, in the order detection asks them (a new format: one class, one entry)."""
+POLICY_FORMATS: tuple[str, ...] = tuple(FORMATS)
 
 
-def format_module(fmt: str) -> ModuleType:
-    """The module of format ``fmt`` (``torchscript`` / ``onnx`` / ``rsl_rl``). Raises ``ValueError`` for another."""
+def checkpoint_format(fmt: str) -> type[CheckpointFormat]:
+    """The :class:`~transfer.formats.base.CheckpointFormat` named ``fmt``. Raises ``ValueError`` for another."""
     try:
-        return _MODULES[fmt]
+        return FORMATS[fmt]
     except KeyError:
-        raise ValueError(f"Unknown checkpoint format {fmt!r}; expected one of {list(POLICY_FORMATS)}") from None
+        raise ValueError(f"Unknown checkpoint format {fmt!r}; expected one of {list(FORMATS)}") from None
 
 
 def permutation_class(fmt: str) -> type:
     """The class that permutes the weights of a checkpoint of format ``fmt`` for ``transfer convert``
     (:mod:`transfer.formats.permutation` says its methods)."""
-    classes = {
-        "torchscript": torchscript.TorchScriptPermutation,
-        "onnx": onnx.OnnxPermutation,
-        "rsl_rl": rsl_rl.RslRlPermutation,
-    }
-    format_module(fmt)  # refuses an unknown format
-    return classes[fmt]
+    return checkpoint_format(fmt).permutation
 
 
 def detect_format(path: str | Path) -> str:
-    """The policy format of a file, from its content (and the ``.onnx`` suffix). Raises :class:`PolicyError`."""
+    """The policy format of a file, from its content (and the ``.onnx`` suffix): the first of :data:`FORMATS` whose
+    ``detect`` says so. Raises :class:`PolicyError`."""
     path = Path(path)
-    with open(path, "rb") as fh:
-        head = fh.read(4)
-    if not head:
-        raise PolicyError(f"{path}: an empty file (0 bytes), not a policy; was it written completely?")
-    if zipfile.is_zipfile(path):
-        try:
-            names = zipfile.ZipFile(path).namelist()
-        except (zipfile.BadZipFile, OSError) as exc:
-            raise PolicyError(f"{path}: a damaged zip archive ({exc})") from None
-        if torchscript.detect(names):
-            return "torchscript"
-        if rsl_rl.detect(names, head):
-            return "rsl_rl"
+    probe = Probe.of(path)
+    for name, fmt in FORMATS.items():
+        if fmt.detect(probe):
+            return name
+    if probe.names is not None:
         raise PolicyError(f"{path}: a zip archive, but neither a TorchScript module nor a torch.save checkpoint")
-    if onnx.detect(path):
-        return "onnx"
-    if rsl_rl.detect(None, head):  # a pickle stream: torch.save's legacy (non-zip) format
-        return "rsl_rl"
-    if head == b"PK\x03\x04":  # a zip archive's first entry without the directory at its end
+    if probe.head == b"PK\x03\x04":  # a zip archive's first entry without the directory at its end
         raise PolicyError(
             f"{path}: truncated or corrupt: it starts as a zip archive (TorchScript and torch.save write those) but "
             f"its end is missing or damaged ({path.stat().st_size} bytes). Copy or export the file again."
@@ -116,15 +105,9 @@ def load_policy(path: str | Path, *, device: str = "cpu", format: str | None = N
             "(policy.pt, policy.onnx, model_<iter>.pt), or a run folder that holds params/env.yaml"
         )
     fmt = detect_format(path) if format is None else format
-    if fmt not in POLICY_FORMATS:
-        raise ValueError(f"Unknown policy format {format!r}; expected one of {list(POLICY_FORMATS)} or None")
-    if options and fmt != "rsl_rl":
-        raise TypeError(f"{path}: options {sorted(options)} apply to RSL-RL checkpoints only, not {fmt}")
-    if fmt == "torchscript":
-        return torchscript.TorchScriptPolicy(path, device)
-    if fmt == "onnx":
-        return onnx.OnnxPolicy(path, device)
-    return rsl_rl.RslRlPolicy(path, device, **options)
+    if fmt not in FORMATS:
+        raise ValueError(f"Unknown policy format {format!r}; expected one of {list(FORMATS)} or None")
+    return FORMATS[fmt].load(path, device, **options)
 
 
 def read_metadata(path: str | Path, format: str | None = None) -> dict[str, Any] | None:
@@ -135,7 +118,7 @@ def read_metadata(path: str | Path, format: str | None = None) -> dict[str, Any]
     """
     path = Path(path)
     fmt = detect_format(path) if format is None else format
-    return format_module(fmt).read_metadata(path)
+    return checkpoint_format(fmt).read_metadata(path)
 
 
 def write_metadata(
@@ -158,4 +141,4 @@ def write_metadata(
     fmt = detect_format(checkpoint) if format is None else format
     out = check_output(checkpoint, out, force=force, format=fmt)
     check_metadata(metadata)
-    return format_module(fmt).write_metadata(checkpoint, out, metadata)
+    return checkpoint_format(fmt).write_metadata(checkpoint, out, metadata)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from transfer.checkpoint import METADATA_KEY, atomic_write, decode_metadata, encode_metadata
+from transfer.formats.base import CheckpointFormat, Probe
 from transfer.formats.mjlab import is_mjlab, mjlab_metadata
 from transfer.formats.permutation import Permutation, output_index, refuse, size_mismatch
 from transfer.policy import Policy, PolicyError
@@ -24,7 +25,8 @@ from transfer.policy import Policy, PolicyError
 if TYPE_CHECKING:
     import onnx
 
-__all__ = ["OnnxPermutation", "OnnxPolicy", "detect", "props_metadata", "read_metadata", "save_onnx", "write_metadata"]
+__all__ = [
+    "OnnxFormat","OnnxPermutation", "OnnxPolicy", "detect", "props_metadata", "read_metadata", "save_onnx", "write_metadata"]
 
 FORMAT = "onnx"
 
@@ -438,3 +440,23 @@ class OnnxPermutation:
 
     def save(self, out: Path, metadata: Mapping[str, Any]) -> None:
         save_onnx(self.model, out, metadata)
+
+
+class OnnxFormat(CheckpointFormat):
+    """ONNX models run by onnxruntime (Isaac Lab's and rsl_rl's ``policy.onnx``, mjlab's exports)."""
+
+    name = "onnx"
+    policy = OnnxPolicy
+    permutation = OnnxPermutation
+
+    @classmethod
+    def detect(cls, probe: Probe) -> bool:
+        return probe.names is None and detect(probe.path)
+
+    @classmethod
+    def read_metadata(cls, path: Path) -> dict[str, Any] | None:
+        return read_metadata(path)
+
+    @classmethod
+    def write_metadata(cls, checkpoint: Path, out: Path, metadata: Mapping[str, Any]) -> Path:
+        return write_metadata(checkpoint, out, metadata)

@@ -19,10 +19,12 @@ from typing import Any
 import numpy as np
 
 from transfer.checkpoint import METADATA_KEY, CheckpointError, atomic_write, decode_metadata, encode_metadata
+from transfer.formats.base import CheckpointFormat, Probe
 from transfer.formats.permutation import Permutation, output_index, refuse, size_mismatch
 from transfer.policy import Policy, PolicyError
 
 __all__ = [
+    "RslRlFormat",
     "ACTIVATIONS",
     "RSL_RL_NORMALIZER_EPS",
     "RslRlPermutation",
@@ -403,3 +405,24 @@ class RslRlPermutation:
 
     def save(self, out: Path, metadata: Mapping[str, Any]) -> None:
         save_rsl_rl(self.ckpt, out, metadata)
+
+
+class RslRlFormat(CheckpointFormat):
+    """RSL-RL training checkpoints (``OnPolicyRunner.save``: ``model_<iter>.pt``), read with ``weights_only``."""
+
+    name = "rsl_rl"
+    policy = RslRlPolicy
+    permutation = RslRlPermutation
+    options = frozenset({"activation", "distribution", "action_range"})
+
+    @classmethod
+    def detect(cls, probe: Probe) -> bool:
+        return detect(probe.names, probe.head)
+
+    @classmethod
+    def read_metadata(cls, path: Path) -> dict[str, Any] | None:
+        return read_metadata(path)
+
+    @classmethod
+    def write_metadata(cls, checkpoint: Path, out: Path, metadata: Mapping[str, Any]) -> Path:
+        return write_metadata(checkpoint, out, metadata)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from transfer.checkpoint import TORCHSCRIPT_EXTRA_FILE, atomic_write, decode_metadata, encode_metadata
+from transfer.formats.base import CheckpointFormat, Probe
 from transfer.formats.permutation import Permutation, output_index, refuse, size_mismatch
 from transfer.policy import Policy, PolicyError
 
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     import torch
 
 __all__ = [
+    "TorchScriptFormat",
     "TorchScriptPermutation",
     "TorchScriptPolicy",
     "detect",
@@ -284,3 +286,23 @@ class TorchScriptPermutation:
 
     def save(self, out: Path, metadata: Mapping[str, Any]) -> None:
         save_torchscript(self.module, out, metadata, self.extra)
+
+
+class TorchScriptFormat(CheckpointFormat):
+    """TorchScript modules (``torch.jit.save``; Isaac Lab's and rsl_rl's ``policy.pt``, legged_gym's exports)."""
+
+    name = "torchscript"
+    policy = TorchScriptPolicy
+    permutation = TorchScriptPermutation
+
+    @classmethod
+    def detect(cls, probe: Probe) -> bool:
+        return probe.names is not None and detect(probe.names)
+
+    @classmethod
+    def read_metadata(cls, path: Path) -> dict[str, Any] | None:
+        return read_metadata(path)
+
+    @classmethod
+    def write_metadata(cls, checkpoint: Path, out: Path, metadata: Mapping[str, Any]) -> Path:
+        return write_metadata(checkpoint, out, metadata)

@@ -40,7 +40,7 @@ import numpy as np
 
 from transfer.backends import native_backend
 from transfer.checkpoint import build_metadata, check_metadata, check_output, merge_config, metadata_to_task
-from transfer.formats import detect_format, format_module, permutation_class, read_metadata
+from transfer.formats import checkpoint_format, detect_format, permutation_class, read_metadata
 from transfer.ordering import OrderingConvention
 from transfer.runs.convert.order import RUNTIME_HINT, ConvertError, Reorder, in_order
 from transfer.task import Task
@@ -321,7 +321,7 @@ def _reorder(
     names = tuple(metadata["joint_names"])
     label = metadata.get("convention") or "explicit list"
     if reorder.identity:
-        format_module(fmt).write_metadata(checkpoint, out, metadata)
+        checkpoint_format(fmt).write_metadata(checkpoint, out, metadata)
         return ConvertResult(out, fmt, source, label, names, (), 0, 0.0, dict(metadata))
     handler = permutation_class(fmt)(checkpoint, reorder)
     edits = handler.edit()
