@@ -55,6 +55,7 @@ FLOORS: dict[str, int] = {
     # 6 environment
     "transfer.env": 6,
     "transfer.spawn": 6,
+    "transfer.perturbations": 6,
     # 7 replay / verify / train / validate
     "transfer.runs": 7,
     # 8 command line

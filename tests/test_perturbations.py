@@ -19,8 +19,9 @@ import re
 import numpy as np
 import pytest
 
-from transfer.env import Perturbation, PolicyEnv
+from transfer.env import PolicyEnv
 from transfer.ordering import parse_ordering
+from transfer.perturbations import Perturbation
 from transfer.task import load_task, resolve_asset
 
 pytest.importorskip("ovphysx")
@@ -183,3 +184,47 @@ def test_push_adds_velocity_in_the_base_s_yaw_frame(engine):
         env.push((1.5, 0.0, 0.0))
         after = env.art.data.root_lin_vel_w.numpy().copy()
     np.testing.assert_allclose(after - before, [[0.0, 1.5, 0.0]], atol=1e-5)
+
+
+class _Gravity:
+    """A kind of disturbance the project does not have, plugged in as one class and one registry entry: gravity
+    scaled (the engine's side, through the scene) and a count of the policy steps it saw (the run's side)."""
+
+    from transfer.perturbations import PerturbationKind as _Base
+
+    class Kind(_Base):
+        name = "gravity_scale"
+        meaning = "scale of gravity"
+        neutral, minimum = 1.0, 0.0
+        seen: list[int] = []
+
+        def scene(self, value, scene):
+            import dataclasses
+
+            return dataclasses.replace(scene, gravity=(0.0, 0.0, -9.81 * value))
+
+        def step(self, value, env, step, steps):
+            self.seen.append(step)
+
+
+def test_a_new_kind_is_one_class_and_one_entry_and_every_run_honours_it(monkeypatch):
+    """Issue 29: the env applies a registered kind in one place; a replay drives its run hooks."""
+    from types import MappingProxyType
+
+    import transfer.perturbations as perturbations
+    from transfer.runs.replay import replay
+
+    kind = _Gravity.Kind()
+    monkeypatch.setattr(perturbations, "PERTURBATIONS", MappingProxyType({**perturbations.PERTURBATIONS,
+                                                                           kind.name: kind}))  # fmt: skip
+    assert Perturbation(gravity_scale=0.5).active() == [(kind, 0.5)] and Perturbation().neutral
+    env = _env("physx", gravity_scale=0.5)
+    try:
+        assert env.scene.gravity == pytest.approx((0.0, 0.0, -4.905))
+    finally:
+        env.close()
+    result = replay("checkpoints/ant_flat_physx/exported/policy.pt", "physx", seconds=0.2, progress=False,
+                    perturbation={"gravity_scale": 0.5})  # fmt: skip
+    assert kind.seen == list(range(10)) and result.seconds == pytest.approx(0.2)  # 10 policy steps of 0.02 s
+    with pytest.raises(ValueError, match=r"perturbation gravity_scale: expected a value >= 0, got -1"):
+        Perturbation(gravity_scale=-1)

@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from transfer.cli import main
-from transfer.env import PERTURBATIONS, Perturbation
+from transfer.perturbations import PERTURBATIONS, Perturbation
 from transfer.runs.sweep import RayUnavailable, cell_key, expand, read_records, sweep
 from transfer.runs.sweep.run import check_out
 from transfer.runs.sweep.spec import KEY_FIELDS, Checkpoint, SpecError, canonical_cell, load_spec
@@ -139,7 +139,7 @@ BAD = [
     ({"num_envs": 2.5}, "num_envs: expected an integer >= 1"),
     ({"seeds": [-1]}, "seeds[0]: expected an integer >= 0"),
     ({"seeds": []}, "seeds: expected a non-empty list"),
-    ({"targets": ["bullet"]}, "targets[0]: 'bullet' is not a backend; give physx or newton"),
+    ({"targets": ["bullet"]}, "targets[0]: 'bullet' is not a backend; give one of physx, newton"),
     ({"targets": ["physx", "physx"]}, "names a backend twice"),
     ({"commands": [[1, 0]]}, "commands[0]: expected [vx, vy, wz]"),
     ({"commands": [[1, 0, 1e9]]}, "commands[0]: expected a number >= -100"),

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,12 +20,13 @@ from typing import Any
 import numpy as np
 
 from transfer._rotations import yaw
+from transfer.perturbations import Perturbation
 from transfer.spawn import SPAWN_MARGIN, default_pose, lowest, spawn_heights, training_base
 from transfer.task import Task
 from transfer.task.observation import ObservationBuffer
 from transfer.task.terms import OBS_TERMS
 
-__all__ = ["EXPLICIT_EFFORT_LIMIT", "FALL_CAUSES", "PERTURBATIONS", "Measure", "Perturbation", "PolicyEnv", "fallen",
+__all__ = ["EXPLICIT_EFFORT_LIMIT", "FALL_CAUSES", "Measure", "PolicyEnv", "fallen",
            "training_base"]
 
 log = logging.getLogger("transfer")
@@ -46,65 +46,6 @@ base with no collision geometry), it tilted past 60°, or its state stopped bein
 def fallen(causes: Mapping[str, np.ndarray]) -> np.ndarray:
     """The one fall rule (replay, training, verify): per env, any of :meth:`PolicyEnv.fall_causes`."""
     return np.logical_or.reduce([np.asarray(c, bool) for c in causes.values()])
-
-
-PERTURBATIONS: dict[str, str] = {
-    "ground_friction": "scale of the friction at the ground contact (1: as the task says)",
-    "added_base_mass": "kg added to the base (root link); its inertia scales with its mass",
-    "gain_scale": "scale of every joint's stiffness and damping (engine drives and explicit actuators alike)",
-    "action_delay": "physics steps between the policy's action and its target reaching the joints",
-    "push": "m/s added once to the base velocity, sideways (left of the command), at mid-run",
-}
-"""The disturbances a run can be put under (:class:`Perturbation`), and what each value means."""
-
-
-@dataclass(frozen=True)
-class Perturbation:
-    """Disturbances a run is put under, each at its neutral value by default (:data:`PERTURBATIONS` says what each
-    means). :class:`PolicyEnv` applies the first four; the runner applies ``push`` (:meth:`PolicyEnv.push`) at the
-    moment it chooses (a replay: after half its policy steps)."""
-
-    ground_friction: float = 1.0
-    added_base_mass: float = 0.0
-    gain_scale: float = 1.0
-    action_delay: int = 0
-    push: float = 0.0
-
-    def __post_init__(self) -> None:
-        for name in ("ground_friction", "added_base_mass", "gain_scale", "push"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-                raise ValueError(
-                    f"perturbation {name}: expected a finite number ({PERTURBATIONS[name]}), got {value!r}"
-                )
-            object.__setattr__(self, name, float(value))
-        for name in ("ground_friction", "gain_scale"):
-            if getattr(self, name) < 0:
-                raise ValueError(
-                    f"perturbation {name}: expected a scale >= 0 (1 changes nothing), got {getattr(self, name)}"
-                )
-        delay = self.action_delay
-        if isinstance(delay, float) and delay.is_integer():
-            delay = int(delay)
-        if isinstance(delay, bool) or not isinstance(delay, int) or delay < 0:
-            raise ValueError(f"perturbation action_delay: expected a whole number of physics steps >= 0, got {delay!r}")
-        object.__setattr__(self, "action_delay", delay)
-
-    @classmethod
-    def from_dict(cls, values: Mapping[str, Any] | None) -> Perturbation:
-        """A perturbation from ``{name: value}`` (names of :data:`PERTURBATIONS`; missing ones neutral)."""
-        unknown = sorted(set(values or {}) - set(PERTURBATIONS))
-        if unknown:
-            raise ValueError(f"perturbation: unknown {unknown}; known: {', '.join(PERTURBATIONS)}")
-        return cls(**dict(values or {}))
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-    @property
-    def neutral(self) -> bool:
-        """Whether nothing is disturbed."""
-        return self == Perturbation()
 
 
 EXPLICIT_EFFORT_LIMIT = 1.0e9
@@ -187,10 +128,10 @@ class PolicyEnv:
         seed: Seeds the initial joint-position noise (uniform, ``init_noise`` rad) that makes envs differ.
         backend_overrides: Extra :func:`~transfer.open_articulation` keyword arguments (they win over the task's
             scene description, :meth:`~transfer.Task.scene`).
-        perturbation: Disturbances to run under (:class:`Perturbation`): the ground friction reaches the scene
-            (:attr:`~transfer.backends.scene.SceneDescription.friction_scale`), the added base mass and the gain scale
-            are written once the articulation is open, the action delay holds each target back that many physics
-            steps; ``push`` is the runner's to apply (:meth:`push`).
+        perturbation: Disturbances to run under (:class:`~transfer.perturbations.Perturbation`): each kind acts
+            through its hooks (:mod:`transfer.perturbations`), called here in one place each: on the scene before the
+            world is built, once the robot is up, on the joint gains, and during a run (:meth:`begin_run`,
+            :meth:`before_policy_step`).
 
     The world is the task's (:meth:`~transfer.Task.scene`: ground, spawn, gravity, self-collisions, solver
     settings), the same value on every backend, with the base the training engine builds (:func:`training_base`).
@@ -222,8 +163,8 @@ class PolicyEnv:
         self.spawn_height, root_z = spawn_heights(task, asset, fixed_base)
         self.scene = dataclasses.replace(task.scene(self.spawn_height, root_z), fixed_base=fixed_base,
                                          joint_positions=default_pose(task, asset))  # fmt: skip
-        if self.perturbation.ground_friction != 1.0:
-            self.scene = dataclasses.replace(self.scene, friction_scale=self.perturbation.ground_friction)
+        for kind, value in self.perturbation.active():  # the engine's side: the world every backend builds
+            self.scene = kind.scene(value, self.scene)
         opts = {"scene": self.scene, **dict(backend_overrides or {})}
         body_ordering = joint_ordering if not isinstance(joint_ordering, (list, tuple)) else None
         import warnings
@@ -247,8 +188,6 @@ class PolicyEnv:
         self.num_envs, names = num_envs, art.joint_names
         self.default_joint_pos = np.array([[t.default_joint_pos.get(n, 0.0) for n in names]] * num_envs, np.float32)
         self._write_joint_properties(t, seed)
-        if self.perturbation.added_base_mass:
-            self._add_base_mass(self.perturbation.added_base_mass)
         action_joints = t.action.joints if t.action.joints is not None else names
         self.action_ids = [names.index(n) for n in action_joints]
         self.action_size = len(self.action_ids)
@@ -268,11 +207,11 @@ class PolicyEnv:
         self.episode_steps = np.zeros(num_envs, np.int64)
         self._rng = np.random.default_rng(seed)
         self._noise = noise
-        delay = self.perturbation.action_delay
-        _check_memory({"the action delay": (delay + 1) * self.action_size if delay else 0,
-                       "the observation histories": self.observation_size}, num_envs)  # fmt: skip
-        self._delayed = np.zeros((delay + 1, num_envs, self.action_size), np.float32) if delay else None
+        _check_memory({"the observation histories": self.observation_size}, num_envs)
+        self._delayed: np.ndarray | None = None
         self._head = 0
+        for kind, value in self.perturbation.active():  # the robot's side, once it is up
+            kind.start(value, self)
         self.steps = 0
         self._spawn_pose: np.ndarray | None = None
         self._corners = self._body_corners()
@@ -338,11 +277,8 @@ class PolicyEnv:
         if t.effort_limit:
             values["effort_limit"] = t.effort_limit
         rows = {k: np.array([v[j] for j in names], np.float32) for k, v in values.items() if v}
-        scale = self.perturbation.gain_scale
-        if scale != 1.0:  # the task's gains, else the asset's as the engine holds them
-            d = art.data
-            for key, engine in (("stiffness", d.joint_stiffness), ("damping", d.joint_damping)):
-                rows[key] = (rows[key] if key in rows else engine.numpy()[0].astype(np.float32)) * np.float32(scale)
+        for kind, value in self.perturbation.active():
+            rows = kind.gains(value, rows, self)
         explicit = [g for g in t.actuators if g.explicit]
         if explicit:
             from transfer.actuators import Actuators
@@ -361,17 +297,22 @@ class PolicyEnv:
         if rows:
             art.write_joint_properties(**{k: np.tile(v, (n, 1)) for k, v in rows.items()})
 
-    def _add_base_mass(self, kg: float) -> None:
-        """Add ``kg`` to the root link's mass in every env (its inertia scales with it)."""
-        art = self.art
-        root = art.body_names.index(art.backend_body_names[0])
-        mass = art.body_masses()[:, [root]]
-        if (mass + kg <= 0).any():
-            raise ValueError(
-                f"perturbation added_base_mass {kg:g} kg: the base ({art.body_names[root]}) weighs {float(mass.min()):g} "
-                "kg; the sum must stay above 0"
-            )
-        art.write_body_masses(mass + np.float32(kg), body_ids=[root])
+    def delay_actions(self, physics_steps: int) -> None:
+        """Hold every target back ``physics_steps`` physics steps before it reaches the joints (the action delay)."""
+        _check_memory({"the action delay": (physics_steps + 1) * self.action_size}, self.num_envs)
+        self._delayed = np.zeros((physics_steps + 1, self.num_envs, self.action_size), np.float32)
+        self._head = 0
+
+    def begin_run(self, steps: int) -> None:
+        """A run of ``steps`` policy steps begins: each perturbation refuses one it makes meaningless
+        (``ValueError``)."""
+        for kind, value in self.perturbation.active():
+            kind.check_run(value, self, steps)
+
+    def before_policy_step(self, step: int, steps: int) -> None:
+        """Policy step ``step`` of ``steps`` is next: the perturbations that act during a run act (a push)."""
+        for kind, value in self.perturbation.active():
+            kind.step(value, self, step, steps)
 
     def push(self, velocity: Any) -> None:
         """Add ``velocity`` (m/s; ``(3,)`` or ``(num_envs, 3)``) to every env's base linear velocity at once, given in

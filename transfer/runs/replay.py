@@ -118,7 +118,8 @@ def replay(
     (:data:`~transfer.env.PERTURBATIONS`); the push is applied after half the policy steps. ``device``: where the
     engines run (``"cpu"``, ``"cuda:0"``).
     """
-    from transfer.env import Perturbation, PolicyEnv
+    from transfer.env import PolicyEnv
+    from transfer.perturbations import Perturbation
 
     if not isinstance(perturbation, Perturbation):
         perturbation = Perturbation.from_dict(perturbation)
@@ -158,10 +159,10 @@ def _run(env: Any, policy: Any, inputs: Inputs, target: str, reorder: bool, seco
     direction = planar / norm if norm > 1e-6 else np.array([1.0, 0.0])
     measure = Measure(env.num_envs, direction)
     steps = max(1, round(seconds / env.policy_dt))
-    delay = env.perturbation.action_delay
-    if delay >= steps * env.task.decimation:
-        raise ReplayError(f"perturbation action_delay: {delay} physics steps, but the run has {steps * env.task.decimation}: "
-                          "no action would ever reach the joints; give a shorter delay or a longer run")  # fmt: skip
+    try:
+        env.begin_run(steps)
+    except ValueError as exc:
+        raise ReplayError(str(exc)) from None
     policy.reset()
     obs = env.observe()
     one_torch_thread()
@@ -169,10 +170,8 @@ def _run(env: Any, policy: Any, inputs: Inputs, target: str, reorder: bool, seco
     stream = progress if hasattr(progress, "write") else sys.stderr
     terminal = progress is not False and is_terminal(stream)  # a bar on a terminal, one plain line elsewhere
     bar = progress_bar(range(steps), progress, label or target, "step", delay=2.0)
-    push = env.perturbation.push
     for step in bar:
-        if push and step == steps // 2:  # a shove sideways, left of the commanded direction
-            env.push((-direction[1] * push, direction[0] * push, 0.0))
+        env.before_policy_step(step, steps)  # the perturbations that act during a run (a push at mid-run)
         actions = policy(obs)
         obs, nonfinite = env.step(actions)
         measure.nonfinite |= nonfinite

@@ -14,7 +14,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from transfer.env import PERTURBATIONS
+from transfer.perturbations import PERTURBATIONS
 
 __all__ = ["METRICS", "record_of", "run_cell"]
 

@@ -17,7 +17,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from transfer._console import aligned
-from transfer.env import PERTURBATIONS
+from transfer.perturbations import PERTURBATIONS
 
 __all__ = ["heatmap", "print_table", "ratio_of", "summarize"]
 
@@ -94,7 +94,7 @@ def _row(checkpoint: Any, target: str, entries: list[tuple[dict, Mapping | None,
 
 def _baseline(checkpoint: Any, cells: Sequence[Mapping[str, Any]], records: Mapping[str, Mapping]) -> str | None:
     """Why ``checkpoint``'s native references are no baseline (the first that falls or crawls), else ``None``."""
-    from transfer.env import Perturbation
+    from transfer.perturbations import Perturbation
     from transfer.runs.replay import baseline_failure
 
     neutral = Perturbation().to_dict()

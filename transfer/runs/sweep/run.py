@@ -263,7 +263,7 @@ class _Progress:
 
 
 def _describe(record: Mapping[str, Any]) -> str:
-    from transfer.env import PERTURBATIONS, Perturbation
+    from transfer.perturbations import PERTURBATIONS, Perturbation
 
     neutral = Perturbation().to_dict()
     changed = [f"{k} {record[k]:g}" for k in PERTURBATIONS if record.get(k) != neutral[k]]

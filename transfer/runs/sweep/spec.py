@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from transfer.backends import backend_names
-from transfer.env import PERTURBATIONS, Perturbation
 from transfer.errors import read_yaml_mapping
+from transfer.perturbations import PERTURBATIONS, Perturbation
 
 __all__ = [
     "CHECKPOINT_KEYS",
