@@ -12,28 +12,18 @@ from typing import Annotated, Any
 import tyro
 
 from transfer._console import aligned, engine_output
-from transfer.cli._checks import ASSET, BACKEND_METAVAR, CONFIG, DURATION, ENVS, ORDER, PLOT, SEED, VELOCITY, Backend
+from transfer.cli._checks import BACKEND_METAVAR, DURATION, ENVS, PLOT, SEED, VELOCITY, Backend
+from transfer.cli._inputs import CheckpointInputs
 
 
-@dataclass(frozen=True)
-class Replay:
+@dataclass(frozen=True, kw_only=True)
+class Replay(CheckpointInputs):
     """Run CHECKPOINT closed-loop on --target in the checkpoint's own joint order (found by name on the asset)
     and report how it walks: forward velocity along the command, falls, survival, throughput. --compare runs
     three replays (native on the training backend, reordered and naive on the target) and prints one table."""
 
-    checkpoint: Annotated[tyro.conf.Positional[Path], tyro.conf.arg(metavar="CHECKPOINT|RUN_DIR")]
-    """TorchScript (.pt), ONNX (.onnx), RSL-RL training checkpoint (model_<iter>.pt), or an Isaac Lab run folder
-    (params/env.yaml gives the task, the training engine's joint order and the asset path; docs/isaaclab.md)."""
     target: Annotated[Backend, tyro.conf.arg(metavar=BACKEND_METAVAR)]  # type: ignore[valid-type]
     """The backend to run on."""
-    source: Annotated[str | None, tyro.conf.arg(metavar="CONVENTION"), ORDER] = None
-    """The checkpoint's joint order: physx, mjwarp, robot_schema, mujoco (the MJCF's), or a file listing its joint names (default: the
-    checkpoint's metadata, the config's, or a run folder's training engine)."""
-    config: Annotated[Path | None, tyro.conf.arg(metavar="FILE.yaml"), CONFIG] = None
-    """Task file (presets/tasks/*.yaml) or Newton policy YAML: observation, action, defaults and gains by name."""
-    asset: Annotated[Path | None, tyro.conf.arg(metavar="ROBOT.usd"), ASSET] = None
-    """The robot's USD, MJCF (.xml) or URDF (.urdf) file (docs/import.md; default: the task's asset; for a run
-    folder, its usd_path when that is a local file)."""
     num_envs: Annotated[int, ENVS] = 1
     """Environments run at once."""
     seconds: Annotated[float, DURATION] = 10.0

@@ -13,28 +13,18 @@ from typing import Annotated, Any
 import tyro
 
 from transfer._console import aligned, engine_output
-from transfer.cli._checks import ASSET, CONFIG, ORDER, PLOT, SAMPLES, SEED, TRACE, UsageError
+from transfer.cli._checks import PLOT, SAMPLES, SEED, TRACE, UsageError
+from transfer.cli._inputs import CheckpointInputs
 
 
-@dataclass(frozen=True)
-class Verify:
+@dataclass(frozen=True, kw_only=True)
+class Verify(CheckpointInputs):
     """Check that CHECKPOINT sees the same thing on PhysX and on Newton: (1) its input/output sizes match the
     config on the asset and every joint the config names exists there; (2) the same named states (random joint
     configurations, root poses and velocities) written into both give the same observation term by term and the
     same action per joint; (3) with --trace, how far the two closed-loop trajectories drift apart by joint.
     Exit 0 when 1-2 hold, 1 when not, 2 for bad input."""
 
-    checkpoint: Annotated[tyro.conf.Positional[Path], tyro.conf.arg(metavar="CHECKPOINT|RUN_DIR")]
-    """TorchScript (.pt), ONNX (.onnx), RSL-RL training checkpoint (model_<iter>.pt), or an Isaac Lab run folder
-    (params/env.yaml gives the task, the training engine's joint order and the asset path; docs/isaaclab.md)."""
-    source: Annotated[str | None, tyro.conf.arg(metavar="CONVENTION"), ORDER] = None
-    """The checkpoint's joint order: physx, mjwarp, robot_schema, mujoco (the MJCF's), or a file listing its joint names (default: the
-    checkpoint's metadata, the config's, or a run folder's training engine)."""
-    config: Annotated[Path | None, tyro.conf.arg(metavar="FILE.yaml"), CONFIG] = None
-    """Task file (presets/tasks/*.yaml) or Newton policy YAML: observation, action, defaults and gains by name."""
-    asset: Annotated[Path | None, tyro.conf.arg(metavar="ROBOT.usd"), ASSET] = None
-    """The robot's USD, MJCF (.xml) or URDF (.urdf) file (docs/import.md; default: the task's asset; for a run
-    folder, its usd_path when that is a local file)."""
     json: bool = False
     """Print one JSON object on stdout ({"ok": ..., "largest": ..., ...}) instead of the report."""
     trace: Annotated[float, tyro.conf.arg(metavar="SECONDS"), TRACE] = 0.0
