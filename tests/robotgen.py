@@ -62,11 +62,13 @@ def _leg(side: str, y: float, *, two_joints: bool) -> str:
       </body>"""
 
 
-def mjcf_robot(folder: Path, *, floating: bool = True, name: str = "mjbot", walker: bool = False) -> Path:
+def mjcf_robot(folder: Path, *, floating: bool = True, name: str = "mjbot", walker: bool = False,
+               motors: bool = False) -> Path:  # fmt: skip
     """An MJCF robot: a base with two legs (:func:`_leg`; the left hip has two joints unless ``walker``), a head
     on a ball joint and a tail on a slide joint (both left out when ``walker``: only hinges, the same joint names on
     both engines). ``floating``: a free joint on the base; else the base is welded to the world. Meshes go to
-    ``folder/meshes`` (``<compiler meshdir>``)."""
+    ``folder/meshes`` (``<compiler meshdir>``). ``motors``: a motor on every hinge and slide joint (gear 1, +-30),
+    as vendors' MJCFs have (what the MuJoCo backend drives)."""
     write_obj(folder / "meshes" / "foot.obj")
     free = '<freejoint name="root"/>' if floating else ""
     extras = (
@@ -98,9 +100,19 @@ def mjcf_robot(folder: Path, *, floating: bool = True, name: str = "mjbot", walk
   </worldbody>
 </mujoco>
 """
+    if motors:
+        text = text.replace("</worldbody>\n", f"</worldbody>{_motors(text)}\n")
     path = folder / f"{name}.xml"
     path.write_text(text)
     return path
+
+
+def _motors(body: str) -> str:
+    import re
+
+    joints = [m.group(1) for m in re.finditer(r'<joint name="([^"]+)"(?![^>]*type="ball")', body)]
+    motors = "".join(f'\n    <motor joint="{j}" gear="1" ctrlrange="-30 30"/>' for j in joints)
+    return f"\n  <actuator>{motors}\n  </actuator>"
 
 
 def _inertial(mass: float) -> str:

@@ -376,6 +376,12 @@ def test_the_mujoco_order_of_the_robots_the_tests_hold(tmp_path, name):
         if kind != mujoco.mjtJoint.mjJNT_FREE:
             expected += [f"{joint}:{i}" for i in range(3)] if kind == mujoco.mjtJoint.mjJNT_BALL else [joint]
     assert list(mujoco_joint_names(path)) == expected and expected
+    from transfer.backends.mujoco.backend import MujocoBackend
+
+    (order,) = MujocoBackend.engine_orders(path)  # the MuJoCo backend's own order is the engine's
+    assert list(order.joints) == expected
+    bodies = [mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, b) for b in range(1, model.nbody)]
+    assert list(order.bodies) == [b for b in bodies if b in order.bodies] and order.bodies[0] == bodies[0]
 
 
 def test_info_reads_a_checkpoint_with_its_deploy_yaml_naming_each_source(tmp_path, capsys):

@@ -313,5 +313,5 @@ def test_the_registry_declares_what_each_backend_class_does():
         assert cls.name == name and str(cls.native_convention) == native_convention(name)
         assert native_backend(cls.native_convention) == name
     assert native_backend("mjwarp") == "newton" and native_backend("physx") == "physx"
-    assert native_backend("mujoco") == "newton"  # stands in for mjlab's MuJoCo-Warp on the MJCF
+    assert native_backend("mujoco") == "mujoco"  # MuJoCo on the MJCF: an mjlab policy's native engine
     assert native_backend("robot_schema") is None and native_backend("x") is None

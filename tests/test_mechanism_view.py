@@ -47,6 +47,7 @@ def fourbar_path() -> Path:
 def write_rootless_fourbar(dst: Path, *, floating: bool) -> Path:
     """The shared four-bar pole without its articulation root (and without ``root_joint`` when floating)."""
     stage = Usd.Stage.Open(str(fourbar_path()))
+    stage.SetEditTarget(stage.GetSessionLayer())  # never the shared file's own layer, which other stages hold open
     stage.GetPrimAtPath("/fourbar_pole").RemoveAPI(UsdPhysics.ArticulationRootAPI)
     if floating:
         stage.RemovePrim("/fourbar_pole/root_joint")

@@ -6,6 +6,10 @@ LF_HFE, ...) and Newton depth-first (LF_HAA, LF_HFE, LF_KFE, LH_HAA, ...), so a 
 order drives a hip with a knee's command. Proportions follow Newton's ``examples/assets/quadruped.urdf`` (0.6 m
 body, 0.25 m thigh and shank), with capsule legs and sphere feet, explicit masses and inertias, angular drives,
 self-collisions off. Regenerate with ``.venv/bin/python presets/robots/make_quadruped.py``.
+
+It also writes ``transfer/data/quadruped.xml``, the same robot as MJCF (``transfer:quadruped.xml``): the same
+bodies, joints, masses, inertias and colliders, the drives as position actuators (kp, kv, force range), for the
+MuJoCo backend, which steps a robot's own MJCF.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from pathlib import Path
 from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics
 
 OUT = Path(__file__).resolve().parents[2] / "transfer" / "data" / "quadruped.usda"
+MJCF = OUT.with_suffix(".xml")
 LEGS = {"LF": (0.3, 0.12), "LH": (-0.3, 0.12), "RF": (0.3, -0.12), "RH": (-0.3, -0.12)}
 THIGH, SHANK = 0.25, 0.25
 LIMITS_DEG = {"HAA": (-35.0, 35.0), "HFE": (-85.0, 85.0), "KFE": (-140.0, 0.0)}
@@ -112,5 +117,62 @@ def build(out: Path = OUT) -> Path:
     return out
 
 
+def _mjcf_leg(leg: str, x: float, y: float) -> str:
+    side = 1.0 if y > 0 else -1.0
+    knee = side * 0.06
+    lo = {k: v[0] for k, v in LIMITS_DEG.items()}
+    hi = {k: v[1] for k, v in LIMITS_DEG.items()}
+    thigh_i = " ".join(f"{v:.6g}" for v in _capsule_inertia(1.0, THIGH, 0.03))
+    shank_i = " ".join(f"{v:.6g}" for v in _capsule_inertia(0.4, SHANK, 0.02))
+    cap = f"0 0 -0.03 0 0 -{THIGH - 0.03:g}"
+    return f"""
+      <body name="{leg}_HIP" pos="{x:g} {y:g} 0">
+        <joint name="{leg}_HAA" axis="1 0 0" range="{lo['HAA']:g} {hi['HAA']:g}"/>
+        <inertial pos="0 0 0" mass="0.6" diaginertia="4e-4 4e-4 4e-4"/>
+        <geom name="{leg}_HIP_collision" type="sphere" size="0.045"/>
+        <body name="{leg}_THIGH" pos="0 {knee:g} 0">
+          <joint name="{leg}_HFE" axis="0 1 0" range="{lo['HFE']:g} {hi['HFE']:g}"/>
+          <inertial pos="0 0 {-THIGH / 2:g}" mass="1" diaginertia="{thigh_i}"/>
+          <geom name="{leg}_THIGH_collision" type="capsule" size="0.03" fromto="{cap}"/>
+          <body name="{leg}_SHANK" pos="0 0 {-THIGH:g}">
+            <joint name="{leg}_KFE" axis="0 1 0" range="{lo['KFE']:g} {hi['KFE']:g}"/>
+            <inertial pos="0 0 {-SHANK * 0.6:g}" mass="0.4" diaginertia="{shank_i}"/>
+            <geom name="{leg}_SHANK_collision" type="capsule" size="0.02" fromto="{cap}"/>
+            <geom name="{leg}_foot" type="sphere" size="0.03" pos="0 0 {-SHANK:g}"/>
+          </body>
+        </body>
+      </body>"""
+
+
+def build_mjcf(out: Path = MJCF) -> Path:
+    """The same robot as MJCF: every geom collides with the world, none with another of the robot's."""
+    legs = "".join(_mjcf_leg(leg, x, y) for leg, (x, y) in LEGS.items())
+    joints = [f"{leg}_{kind}" for leg in LEGS for kind in ("HAA", "HFE", "KFE")]
+    actuators = "".join(f"""
+    <position name="{j}" joint="{j}" kp="{STIFFNESS:g}" kv="{DAMPING:g}" forcerange="-{MAX_FORCE:g} {MAX_FORCE:g}"/>"""
+                        for j in joints)  # fmt: skip
+    out.write_text(f"""<!-- Written by presets/robots/make_quadruped.py: the demo quadruped of quadruped.usda as MJCF. -->
+<mujoco model="quadruped">
+  <compiler angle="degree" autolimits="true"/>
+  <option timestep="0.005"/>
+  <default>
+    <geom contype="1" conaffinity="0"/>
+    <joint type="hinge" damping="0"/>
+  </default>
+  <worldbody>
+    <body name="base" pos="0 0 0.5">
+      <freejoint name="root_joint"/>
+      <inertial pos="0 0 0" mass="6" diaginertia="0.04 0.2 0.22"/>
+      <geom name="base_collision" type="box" size="0.35 0.11 0.06"/>{legs}
+    </body>
+  </worldbody>
+  <actuator>{actuators}
+  </actuator>
+</mujoco>
+""")
+    return out
+
+
 if __name__ == "__main__":
     print(build())
+    print(build_mjcf())

@@ -32,6 +32,8 @@ def resolve_public_order(
     joint_ordering: Any = None,
     body_ordering: Any = None,
     root: str | None = None,
+    *,
+    native_from_usd: bool = True,
 ) -> PublicOrder:
     """The public joint and body names that ``joint_ordering`` / ``body_ordering`` stand for on the asset, checked
     against the order of a backend whose own order follows ``native`` (``None`` where the public order is it).
@@ -50,7 +52,7 @@ def resolve_public_order(
 
     topology = read_topology(usd_path, root)
     try:
-        own = resolve_ordering(topology, native, root)
+        own = resolve_ordering(topology, native, root) if native_from_usd else None
     except OrderingError:
         if any(isinstance(w, OrderingConvention) for w in wanted.values()):
             raise
@@ -99,10 +101,14 @@ def open_articulation(
     from transfer.backends import backend_class, default_backend
 
     cls = backend_class(default_backend() if backend is None else backend)
-    path = Path(usd_path)
-    if not path.is_file():
-        raise FileNotFoundError(f"USD file not found: {path}")
-    path = resolve_asset(path)  # an MJCF/URDF file: its converted USD (transfer.assets)
+    given = Path(usd_path)
+    if not given.is_file():
+        raise FileNotFoundError(f"USD file not found: {given}")
+    wanted = (parse_ordering(joint_ordering), parse_ordering(body_ordering))
+    if not cls.native_from_usd and not any(isinstance(w, OrderingConvention) for w in wanted):
+        path = given  # an engine on the robot's own file, and no convention to read from a USD: no conversion
+    else:
+        path = resolve_asset(given)  # an MJCF/URDF file: its converted USD (transfer.assets)
     if (joint_ordering is None) != (body_ordering is None):
         have, lack = (
             ("joint_ordering", "body_ordering") if body_ordering is None else ("body_ordering", "joint_ordering")
@@ -113,7 +119,11 @@ def open_articulation(
             OrderingOverrideWarning,
             stacklevel=2,
         )
-    joints, bodies = resolve_public_order(path, cls.native_convention, joint_ordering, body_ordering, root)
+    if path is given and not cls.native_from_usd:
+        joints, bodies = (w if isinstance(w, tuple) else None for w in wanted)  # checked by the engine's names
+    else:
+        joints, bodies = resolve_public_order(path, cls.native_convention, joint_ordering, body_ordering, root,
+                                              native_from_usd=cls.native_from_usd)  # fmt: skip
     options = dict(backend_options)
     if cls.orders_natively:
         options.update(joint_order=joints, body_order=bodies)

@@ -55,6 +55,7 @@ __all__ = [
     "locate_asset",
     "package_hint",
     "resolve_asset",
+    "source_of",
 ]
 
 USD_SUFFIXES = (".usd", ".usda", ".usdc")
@@ -265,6 +266,23 @@ def resolve_asset(asset: str | os.PathLike) -> Path:
     if source_format(path) is None:
         return path
     return convert_source(path).usd
+
+
+def source_of(usd: str | os.PathLike) -> Path | None:
+    """The MJCF/URDF file a converted USD in the cache was made from, while that file still has the content it was
+    converted from (its sha256); ``None`` for any other USD (an engine that steps the robot's own file asks)."""
+    path = Path(os.fspath(usd)).resolve()
+    cache = _cache_dir().resolve()
+    entry = next((p for p in path.parents if p.is_relative_to(cache) and p != cache and (p / _RECORD).is_file()), None)
+    if entry is None:
+        return None
+    record = _read_record(entry)
+    if record is None or not record.get("file") or (entry / str(record.get("usd", ""))).resolve() != path:
+        return None
+    source = Path(record["file"])
+    if not source.is_file() or file_sha256(source) != record.get("sha256"):
+        return None
+    return source
 
 
 def asset_source(asset: str | os.PathLike | None) -> dict[str, Any] | None:

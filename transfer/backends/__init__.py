@@ -38,6 +38,7 @@ __all__ = [
     "movement_probe",
     "native_backend",
     "native_convention",
+    "probed_backends",
     "starting_settings",
     "training_settings",
 ]
@@ -50,7 +51,8 @@ class BackendEntry:
     Attributes:
         module, cls: Where its :class:`~transfer.backends.base.Backend` class lives.
         extra: The pip extra that installs its engine (``pip install 'transfer[<extra>]'``).
-        movement_probe: A module with ``probe(asset, joints, plan)`` (:mod:`transfer.backends.probes`).
+        movement_probe: A module with ``probe(asset, joints, plan)`` (:mod:`transfer.backends.probes`), or ``None``
+            for an engine ``transfer validate`` does not probe (:func:`probed_backends`).
         settings: Its settings module: ``check(value, where) -> Mapping`` (raises ``ValueError``),
             ``describe(value) -> str``, ``training(setup, facts) -> Mapping`` (the settings a training setup
             such as ``isaaclab``, ``isaaclab_legged``, ``legged_gym`` or ``mjlab`` implies for this engine) and
@@ -63,7 +65,7 @@ class BackendEntry:
     module: str
     cls: str
     extra: str
-    movement_probe: str
+    movement_probe: str | None
     settings: str
     native_convention: str | None = None
     stands_in_for: tuple[str, ...] = ()
@@ -74,6 +76,8 @@ REGISTRY: Mapping[str, BackendEntry] = MappingProxyType({
                           "transfer.backends.physx.settings", "physx"),
     "newton": BackendEntry("transfer.backends.newton", "NewtonBackend", "newton", "transfer.backends.newton.movement",
                            "transfer.backends.newton.settings", "mjwarp", stands_in_for=("mujoco",)),
+    "mujoco": BackendEntry("transfer.backends.mujoco", "MujocoBackend", "mujoco", None,
+                           "transfer.backends.mujoco.settings", "mujoco"),
 })  # fmt: skip
 """Every backend, by name; the first is the default (:func:`default_backend`)."""
 
@@ -160,12 +164,17 @@ def starting_settings(asset: Any) -> dict[str, tuple[Mapping[str, Any], str, boo
     return {name: _settings(name).starting(asset) for name in REGISTRY}
 
 
+def probed_backends() -> tuple[str, ...]:
+    """The backends with a joint movement probe (what ``transfer validate`` runs on)."""
+    return tuple(name for name, entry in REGISTRY.items() if entry.movement_probe is not None)
+
+
 def movement_probe(name: str) -> Any:
     """The joint movement probe of backend ``name`` (``probe(asset, joints, plan) -> MovementTrace``; imports its
     engine on first use)."""
     key = str(name).strip().lower()
-    if key not in REGISTRY:
-        raise ValueError(f"No joint movement probe for backend {name!r}; probes: {', '.join(REGISTRY)}")
+    if key not in REGISTRY or REGISTRY[key].movement_probe is None:
+        raise ValueError(f"No joint movement probe for backend {name!r}; probes: {', '.join(probed_backends())}")
     return _import(key, REGISTRY[key].movement_probe).probe
 
 

@@ -70,7 +70,7 @@ class EngineOrder:
     """One articulation as an engine orders it (the engine's own answer, not an emulation)."""
 
     engine: str
-    """The convention the engine follows: ``"physx"`` or ``"mjwarp"``."""
+    """The convention the engine follows (its backend's :attr:`Backend.native_convention`)."""
     root: str
     """USD path of the prim carrying ``PhysicsArticulationRootAPI``, as the engine labels the articulation."""
     joints: tuple[str, ...]
@@ -125,9 +125,9 @@ class Backend(ABC):
     """A physics engine driving one articulation type in ``num_envs`` environments, in backend order."""
 
     name: ClassVar[str]
-    """Backend name in :data:`transfer.backends.REGISTRY`: ``"physx"`` or ``"newton"``."""
+    """Backend name in :data:`transfer.backends.REGISTRY`."""
     native_convention: ClassVar[OrderingConvention]
-    """The ordering convention the engine's own joint and body order follows (``physx`` or ``mjwarp``)."""
+    """The ordering convention the engine's own joint and body order follows."""
 
     @classmethod
     @abstractmethod
@@ -155,6 +155,12 @@ class Backend(ABC):
     """The public layer republishes state and applies commands inside each step (one CUDA graph on GPU) rather
     than reading lazily on access and applying commands when written. For engines whose reads are kernel
     launches (Newton); an engine whose reads are host calls (PhysX tensor bindings) keeps them lazy."""
+
+    native_from_usd: ClassVar[bool] = True
+    """Its own order can be read from the USD asset (the emulation of :attr:`native_convention` on the stage). An
+    engine that steps the robot's source file instead (MuJoCo on the MJCF) says ``False``: the public layer then
+    checks name lists against the engine once it is built, and opens it on the file given when no ordering needs
+    the USD."""
 
     orders_natively: ClassVar[bool] = False
     """The constructor takes ``joint_order`` / ``body_order`` (public DoF and link names) and then lists

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 import tyro
 
 from transfer._console import aligned, engine_output
-from transfer.backends import backend_names
+from transfer.backends import probed_backends
 from transfer.cli._checks import PLOT, ROBOT
 
 
@@ -29,8 +29,8 @@ class Validate:
     asset: Annotated[tyro.conf.Positional[Path], tyro.conf.arg(metavar="ASSET"), ROBOT]
     """The USD file, or an MJCF (.xml) or URDF (.urdf) file (converted; docs/import.md). Never written: every change
     lives in an in-memory layer or the engine's builder."""
-    backend: Annotated[Literal[(*backend_names(), "all", "both")],  # type: ignore[valid-type]
-                       tyro.conf.arg(metavar="{" + ",".join((*backend_names(), "all")) + "}")] = "all"  # fmt: skip
+    backend: Annotated[Literal[(*probed_backends(), "all", "both")],  # type: ignore[valid-type]
+                       tyro.conf.arg(metavar="{" + ",".join((*probed_backends(), "all")) + "}")] = "all"  # fmt: skip
     """The engine(s) to run joint_movement on (all: every registered backend; both is the same); same_child_bodies
     needs two."""
     json: bool = False
@@ -114,7 +114,7 @@ def run_validate(cmd: Validate) -> int:
     from transfer.orders import OrderingError
     from transfer.runs.validate import ValidateInputError, plot, validate
 
-    backends = backend_names() if cmd.backend in ("all", "both") else (cmd.backend,)
+    backends = probed_backends() if cmd.backend in ("all", "both") else (cmd.backend,)
     try:
         with engine_output(cmd.verbose) as terminal:
             if cmd.verbose:

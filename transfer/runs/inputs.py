@@ -357,12 +357,14 @@ def native_backend(inputs: Inputs) -> str:
     trained = inputs.task.trained_on
     if trained in backend_names():
         return trained
-    if isinstance(inputs.source, OrderingConvention) and convention_backend(inputs.source) is not None:
-        return convention_backend(inputs.source)
+    convention = inputs.source  # a convention, or the names one gave (MuJoCo's order, read from the MJCF)
+    if not isinstance(convention, OrderingConvention):
+        convention = next((c for c in OrderingConvention if c.value == inputs.source_label), None)
+    if convention is not None and convention_backend(convention) is not None:
+        return convention_backend(convention)
     raise ReplayError(
         f"Cannot tell which backend {inputs.policy.path.name} was trained on from a {inputs.source_label} order: "
-        f"pass --set trained_on=ENGINE ({', '.join(backend_names())}; an mjlab policy trained on MuJoCo-Warp, which "
-        "Newton runs: newton), or set trained_on in the task file."
+        f"pass --set trained_on=ENGINE ({', '.join(backend_names())}), or set trained_on in the task file."
     )
 
 

@@ -494,9 +494,9 @@ def validate(
             + why
         )
     scan = scan_joints(asset)
-    from transfer.backends import backend_names
+    from transfer.backends import probed_backends
 
-    results = {b: joint_movement(asset, b, scan=scan) for b in (backend_names() if backends is None else backends)}
+    results = {b: joint_movement(asset, b, scan=scan) for b in (probed_backends() if backends is None else backends)}
     same, detail = same_child_bodies(results)
     findings = profile_findings(asset) if profile else []
     return ValidateReport(given, results, same, detail, findings, strict, list(contents.unresolved))

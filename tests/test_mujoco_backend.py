@@ -1,0 +1,223 @@
+"""The MuJoCo backend (issue 30) against the backend contract, on generated MJCF robots: MuJoCo C itself, no mocks.
+
+- its own order is ``mujoco.MjModel``'s (and the ``mujoco`` convention's emulation of it);
+- arrays follow the public order it is given; root and body states are the contract's (COM velocities, world
+  frame, xyzw), written and read back;
+- a motor becomes ideal PD with the motor's force range; a position actuator takes the task's gains; a joint
+  with no actuator is refused, naming it; a USD file with no robot source is refused;
+- the scene: a ground plane added when the file has none, the spawn height and pose, a fixed base;
+- environments stepped on threads give the same run as one thread.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+mujoco = pytest.importorskip("mujoco")
+pytest.importorskip("warp")
+
+from transfer.backends.scene import DEFAULT_GROUND, SceneDescription  # noqa: E402
+
+LEGS = ("LF", "RF", "LH", "RH")
+
+
+def quadruped(tmp_path: Path, *, position_actuators: bool = False, unactuated: str | None = None,
+              com_offset: float = 0.0, plane: bool = False) -> Path:  # fmt: skip
+    """A small quadruped MJCF: a free box base, four legs of hip and knee hinges driven by motors (gear 10,
+    ctrlrange +-2: 20 N·m) or by position actuators (kp 30, kv 1)."""
+    legs, acts = [], []
+    for leg in LEGS:
+        x, y = (0.25 if leg[1] == "F" else -0.25), (0.12 if leg[0] == "L" else -0.12)
+        legs.append(f"""
+        <body name="{leg}_thigh" pos="{x} {y} 0">
+          <joint name="{leg}_hip" type="hinge" axis="0 1 0" range="-1.5 1.5"/>
+          <geom type="capsule" fromto="0 0 -0.08 0 0 -0.2" size="0.02" mass="0.5"/>
+          <body name="{leg}_shank" pos="0 0 -0.2">
+            <joint name="{leg}_knee" type="hinge" axis="0 1 0" range="-2.5 0"/>
+            <geom type="capsule" fromto="0 0 0 0 0 -0.2" size="0.02" mass="0.3"/>
+          </body>
+        </body>""")
+        for j in ("hip", "knee"):
+            name = f"{leg}_{j}"
+            if name == unactuated:
+                continue
+            acts.append(f'<position joint="{name}" kp="30" kv="1"/>' if position_actuators
+                        else f'<motor joint="{name}" gear="10" ctrlrange="-2 2"/>')  # fmt: skip
+    ground = '<geom name="floor" type="plane" size="5 5 0.1"/>' if plane else ""
+    xml = f"""<mujoco model="quad">
+  <compiler angle="radian"/>
+  <option timestep="0.005"/>
+  <worldbody>{ground}
+    <body name="base" pos="0 0 0.5">
+      <freejoint name="root"/>
+      <geom type="box" size="0.3 0.15 0.05" pos="{com_offset} 0 0" mass="6"/>{"".join(legs)}
+    </body>
+  </worldbody>
+  <actuator>{"".join(acts)}</actuator>
+</mujoco>"""
+    path = tmp_path / "quad.xml"
+    path.write_text(xml)
+    return path
+
+
+def _backend(path, **kwargs):
+    from transfer.backends.mujoco.backend import MujocoBackend
+
+    return MujocoBackend(path, **kwargs)
+
+
+def test_its_own_order_is_mjmodel_order_and_the_mujoco_conventions(tmp_path):
+    from transfer.assets.mjcf import mujoco_joint_names
+
+    path = quadruped(tmp_path)
+    m = mujoco.MjModel.from_xml_path(str(path))
+    truth = tuple(m.joint(j).name for j in range(m.njnt) if m.jnt_type[j] != 0)
+    b = _backend(path)
+    try:
+        assert b.joint_names == truth == mujoco_joint_names(path)
+        assert b.body_names == tuple(m.body(i).name for i in range(1, m.nbody))
+        (order,) = type(b).engine_orders(path)
+        assert order.joints == truth and order.fixed_base is False and order.engine == "mujoco"
+    finally:
+        b.close()
+
+
+def test_arrays_follow_the_public_order_and_states_round_trip(tmp_path):
+    path = quadruped(tmp_path, com_offset=0.1)
+    order = ("RH_knee", "LF_hip", "RF_knee", "LH_hip", "LF_knee", "RH_hip", "LH_knee", "RF_hip")
+    bodies = ("base", "RH_shank", "LF_thigh", "RF_shank", "LH_thigh", "LF_shank", "RH_thigh", "LH_shank", "RF_thigh")
+    b = _backend(path, num_envs=2, joint_order=order, body_order=bodies)
+    try:
+        assert b.joint_names == order and b.body_names == bodies
+        q = np.array([[0.1 * (i + 1) * (-1) ** i for i in range(8)]] * 2, np.float32)
+        q[:, [0, 2, 4, 6]] = -np.abs(q[:, [0, 2, 4, 6]])  # knees within [-2.5, 0]
+        v = np.arange(16, dtype=np.float32).reshape(2, 8) / 10
+        b.write_joint_state(q, v)
+        np.testing.assert_allclose(b.joint_positions().numpy(), q, atol=1e-6)
+        np.testing.assert_allclose(b.joint_velocities().numpy(), v, atol=1e-6)
+        d = b.datas[1]
+        assert d.qpos[7 + 2 * LEGS.index("RH") + 1] == pytest.approx(q[1, 0])  # RH_knee in MuJoCo's own column
+        half = np.sqrt(0.5)
+        pose = np.array([[0.0, 0.0, 0.6, 0.0, 0.0, half, half], [1.0, 2.0, 0.7, 0.0, 0.0, 0.0, 1.0]], np.float32)
+        vel = np.array([[0.5, -0.2, 0.1, 0.0, 0.0, 1.5], [0.0, 0.3, 0.0, 0.4, 0.0, -0.2]], np.float32)
+        b.write_root_pose(pose)
+        b.write_root_velocity(vel)
+        np.testing.assert_allclose(b.root_pose().numpy(), pose, atol=1e-6)
+        np.testing.assert_allclose(b.root_velocity().numpy(), vel, atol=1e-5)  # COM velocity, world frame
+        np.testing.assert_allclose(b.body_poses().numpy()[:, 0], pose, atol=1e-6)
+        np.testing.assert_allclose(b.body_velocities().numpy()[:, 0], vel, atol=1e-5)
+    finally:
+        b.close()
+
+
+def test_a_motor_is_ideal_pd_within_its_force_range(tmp_path):
+    path = quadruped(tmp_path)
+    b = _backend(path, scene=SceneDescription(fixed_base=True))
+    try:
+        props = b.joint_properties()
+        np.testing.assert_allclose(props.effort_limit.numpy(), 20.0)  # gear 10 x ctrlrange 2
+        n = b.num_joints
+        b.write_joint_properties(stiffness=np.full((1, n), 40.0, np.float32), damping=np.full((1, n), 2.0, np.float32))
+        target = np.zeros((1, n), np.float32)
+        target[0, list(b.joint_names).index("LF_hip")] = -0.5  # swung forward, clear of the base
+        b.set_joint_position_target(target)
+        for _ in range(400):
+            b.step(0.005)
+        q = b.joint_positions().numpy()[0]
+        assert q[list(b.joint_names).index("LF_hip")] == pytest.approx(-0.5, abs=0.05)  # gravity sags it a little
+        d, m = b.datas[0], b.models[0]
+        assert np.abs(d.actuator_force).max() <= 20.0 + 1e-6
+        assert b.joint_properties().stiffness.numpy()[0] == pytest.approx([40.0] * n)
+        assert b.fixed_base and m.njnt == n  # the free joint is gone: a fixed base
+    finally:
+        b.close()
+
+
+def test_position_actuators_take_the_gains_written(tmp_path):
+    b = _backend(quadruped(tmp_path, position_actuators=True))
+    try:
+        np.testing.assert_allclose(b.joint_properties().stiffness.numpy(), 30.0)
+        np.testing.assert_allclose(b.joint_properties().damping.numpy(), 1.0)
+        b.write_joint_properties(stiffness=np.full((1, 8), 55.0, np.float32))
+        m = b.models[0]
+        assert m.actuator_gainprm[:, 0] == pytest.approx([55.0] * 8) and m.actuator_biasprm[:, 1] == pytest.approx([-55.0] * 8)
+    finally:
+        b.close()
+
+
+def test_a_joint_without_an_actuator_and_a_usd_without_a_source_are_refused(tmp_path):
+    with pytest.raises(ValueError, match=r"joints \['RF_knee'\] have no actuator"):
+        _backend(quadruped(tmp_path, unactuated="RF_knee"))
+    usd = tmp_path / "robot.usda"
+    usd.write_text("#usda 1.0\n")
+    with pytest.raises(ValueError, match="steps the robot's own MJCF or URDF"):
+        _backend(usd)
+    with pytest.raises(ValueError, match="CPU only"):
+        _backend(quadruped(tmp_path), device="cuda:0")
+
+
+def test_the_scene_adds_a_ground_spawns_the_pose_and_the_robot_stands_on_it(tmp_path):
+    path = quadruped(tmp_path)
+    knees = {f"{leg}_knee": -0.8 for leg in LEGS} | {f"{leg}_hip": 0.4 for leg in LEGS}
+    scene = SceneDescription(ground=DEFAULT_GROUND, spawn_height=0.45, joint_positions=knees)
+    b = _backend(path, scene=scene)
+    try:
+        assert any("ground plane added" in n for n in b.notes)
+        q0 = dict(zip(b.joint_names, b.default_joint_pos.numpy()[0], strict=True))
+        assert q0["LF_knee"] == pytest.approx(-0.8) and q0["RH_hip"] == pytest.approx(0.4)
+        assert b.root_pose().numpy()[0, 2] == pytest.approx(0.45)
+        n = b.num_joints
+        b.write_joint_properties(stiffness=np.full((1, n), 60.0, np.float32), damping=np.full((1, n), 2.0, np.float32))
+        b.set_joint_position_target(b.default_joint_pos.numpy())
+        for _ in range(400):
+            b.step(0.005)
+        z = b.root_pose().numpy()[0, 2]
+        assert 0.15 < z < 0.45  # it came down onto the plane and stands on it (it would fall forever without one)
+    finally:
+        b.close()
+    with_plane = _backend(quadruped(tmp_path, plane=True), scene=scene)
+    try:
+        assert not any("ground plane added" in n for n in with_plane.notes)
+        assert with_plane.models[0].ngeom == 10  # the file's own floor, none added
+    finally:
+        with_plane.close()
+
+
+def test_threads_give_the_run_one_thread_gives(tmp_path):
+    path = quadruped(tmp_path)
+    scene = SceneDescription(ground=DEFAULT_GROUND, spawn_height=0.5)
+    rng = np.random.default_rng(0)
+    targets = rng.uniform(-0.5, 0.0, (30, 3, 8)).astype(np.float32)
+    runs = []
+    for threads in (1, 3):
+        b = _backend(path, num_envs=3, scene=scene, threads=threads)
+        try:
+            b.write_joint_properties(stiffness=np.full((3, 8), 30.0, np.float32), damping=np.full((3, 8), 1.0, np.float32))
+            for t in targets:
+                b.set_joint_position_target(t)
+                for _ in range(4):
+                    b.step(0.005)
+            runs.append((b.joint_positions().numpy(), b.root_pose().numpy()))
+        finally:
+            b.close()
+    np.testing.assert_array_equal(runs[0][0], runs[1][0])
+    np.testing.assert_array_equal(runs[0][1], runs[1][1])
+    assert not np.allclose(runs[0][0][0], runs[0][0][1])  # the envs did differ
+
+
+def test_masses_are_per_env_and_inertia_scales(tmp_path):
+    b = _backend(quadruped(tmp_path), num_envs=2)
+    try:
+        masses = b.body_masses().numpy()
+        inertia = b.body_inertias().numpy()
+        heavier = masses.copy()
+        heavier[1, 0] += 6.0
+        b.write_body_masses(heavier)
+        np.testing.assert_allclose(b.body_masses().numpy(), heavier, rtol=1e-6)
+        np.testing.assert_allclose(b.body_inertias().numpy()[1, 0], inertia[1, 0] * 2.0, rtol=1e-5)
+        np.testing.assert_allclose(b.body_inertias().numpy()[0, 0], inertia[0, 0], rtol=1e-6)
+    finally:
+        b.close()

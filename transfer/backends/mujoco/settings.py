@@ -1,0 +1,69 @@
+"""MuJoCo's settings in a task (the ``mujoco:`` section): ``<option>`` values that override the robot file's.
+
+Light on purpose (no mujoco import): the task model checks a task file's ``mujoco:`` section through
+:func:`transfer.backends.check_settings`, which imports this module and nothing else of the backend.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+__all__ = ["CHOICES", "COUNTS", "check", "describe", "starting", "training"]
+
+CHOICES: Mapping[str, tuple[str, ...]] = MappingProxyType({
+    "integrator": ("euler", "rk4", "implicit", "implicitfast"),
+    "cone": ("pyramidal", "elliptic"),
+    "solver": ("pgs", "cg", "newton"),
+})  # fmt: skip
+"""``<option>`` attributes that name one of MuJoCo's choices."""
+COUNTS: tuple[str, ...] = ("iterations", "ls_iterations", "noslip_iterations")
+"""``<option>`` attributes that count solver iterations (integers >= 0)."""
+_NUMBERS = ("impratio", "tolerance", "ls_tolerance")
+
+_MJLAB = MappingProxyType({"iterations": 10, "ls_iterations": 20})
+
+
+def check(value: Any, where: str) -> Mapping[str, Any]:
+    """``value`` checked; raises ``ValueError`` naming ``where``."""
+    if not isinstance(value, Mapping):
+        raise ValueError(f"{where}: expected a mapping, got {value!r}")
+    known = (*CHOICES, *COUNTS, *_NUMBERS)
+    unknown = sorted(set(value) - set(known))
+    if unknown:
+        raise ValueError(f"{where}: unknown settings {unknown}; known: {sorted(known)} (MuJoCo's <option>)")
+    out: dict[str, Any] = {}
+    for key, v in value.items():
+        if key in CHOICES:
+            if str(v).lower() not in CHOICES[key]:
+                raise ValueError(f"{where}.{key}: expected one of {list(CHOICES[key])}, got {v!r}")
+            out[key] = str(v).lower()
+        elif key in COUNTS:
+            if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= 10_000:
+                raise ValueError(f"{where}.{key}: expected an integer in [0, 10000], got {v!r}")
+            out[key] = int(v)
+        else:
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+                raise ValueError(f"{where}.{key}: expected a number > 0, got {v!r}")
+            out[key] = float(v)
+    return MappingProxyType(out)
+
+
+def describe(value: Mapping[str, Any]) -> str:
+    """One line for ``transfer info`` and a replay's settings line."""
+    return ", ".join(f"{k} {v}" for k, v in value.items()) or "the robot file's own <option>"
+
+
+def training(setup: str, facts: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The MuJoCo settings a training ``setup`` implies: mjlab's solver iterations (10, line search 20); for the
+    others, the robot file's own options."""
+    del facts
+    return _MJLAB if setup == "mjlab" else MappingProxyType({})
+
+
+def starting(asset: Any) -> tuple[Mapping[str, Any], str, bool]:
+    """What a new task file starts from: nothing (the robot file's own ``<option>``), and nothing to decide."""
+    del asset
+    return MappingProxyType({}), "MuJoCo's settings: the robot file's own <option> (integrator, solver iterations)", False
