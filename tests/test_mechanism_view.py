@@ -50,7 +50,7 @@ def write_rootless_fourbar(dst: Path, *, floating: bool) -> Path:
     stage.SetEditTarget(stage.GetSessionLayer())  # never the shared file's own layer, which other stages hold open
     stage.GetPrimAtPath("/fourbar_pole").RemoveAPI(UsdPhysics.ArticulationRootAPI)
     if floating:
-        stage.RemovePrim("/fourbar_pole/root_joint")
+        stage.GetPrimAtPath("/fourbar_pole/root_joint").SetActive(False)  # inactive: left out of the flattened copy
     stage.Flatten().Export(str(dst))  # flattened: the relative Props/ references need no copy
     return dst
 

@@ -76,7 +76,7 @@ def test_reads_mjlab_strings_as_written():
 
 def test_task_follows_the_listed_order_and_maps_terms_by_name():
     task = mjlab_task(write_props(mjlab_metadata(ANYMAL_MJW, ANYMAL_DEFAULTS, terms=MJLAB_LAYOUT)))
-    assert task.joint_names == tuple(ANYMAL_MJW) and task.trained_on == "newton"
+    assert task.joint_names == tuple(ANYMAL_MJW) and task.trained_on == "mujoco"
     assert [t.name for t in task.observation] == [MJLAB_TERMS[n] for n in MJLAB_LAYOUT]
     assert task.observation[-1].name == "velocity_commands"  # mjlab puts the command last
     assert dict(task.default_joint_pos)["LH_HFE"] == -0.4 and set(task.stiffness.values()) == {300.0}
@@ -188,10 +188,10 @@ def test_info_shows_the_mjlab_task(ant_mjlab, capsys):
     policy, _ = ant_mjlab
     assert main(["info", str(policy)]) == 0
     text = capsys.readouterr().out
-    assert "mjlab's metadata_props" in text and "trained on   newton" in text
+    assert "mjlab's metadata_props" in text and "trained on   mujoco" in text
     assert main(["info", str(policy), "--json"]) == 0
     meta = json.loads(capsys.readouterr().out)["metadata"]
-    assert meta["trained_on"] == "newton" and meta["history"][0]["tool"] == "mjlab"
+    assert meta["trained_on"] == "mujoco" and meta["history"][0]["tool"] == "mjlab"
     assert [t["name"] for t in meta["observation"]][-1] == "velocity_commands"
 
 

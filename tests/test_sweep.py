@@ -203,7 +203,8 @@ def test_paths_in_a_spec_file_start_at_its_folder(tmp_path):
     plan = load_spec(spec)
     assert plan.checkpoints[0].path == str((tmp_path / ANT.relative_to(ROOT.parent)).resolve())
     assert plan.checkpoints[0].label == "ant_flat_physx/exported/policy.pt"  # led by its folders: policy.pt says little
-    assert plan.checkpoints[0].native == "physx" and len(plan.cells) == 2  # physx and newton; the reference in the grid
+    assert plan.checkpoints[0].native == "physx" and len(plan.cells) == 2  # physx and newton (the default targets:
+    # mujoco steps a robot's own MJCF, listed where the robots have one); the reference in the grid
 
 
 # ---------------------------------------------------------------------------------------------- the output folder

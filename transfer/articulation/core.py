@@ -189,6 +189,8 @@ class Articulation:
         """Write ``values`` (public order) into ``dst``: backend order, or public order when ``public``."""
         envs = host_indices(env_ids, self.num_envs, "env_ids") if env_ids is not None else None
         joints = host_indices(joint_ids, self.num_joints, "joint_ids") if joint_ids is not None else None
+        if joints is not None and len(joints) == self.num_joints and np.array_equal(joints, np.arange(self.num_joints)):
+            joints = None  # every joint in order: the same as naming none
         rows = self.num_envs if envs is None else len(envs)
         cols = self.num_joints if joints is None else len(joints)
         src = _as_float_array(values, (rows, cols), what, "(len(env_ids), len(joint_ids))", self.device)
@@ -196,6 +198,9 @@ class Articulation:
             _check_finite(
                 src.numpy(), what, self.joint_names if joints is None else [self.joint_names[j] for j in joints]
             )
+        if envs is None and joints is None and (public or self.joint_ordering is None):
+            wp.copy(dst, src)  # every row and column, no reorder: a plain copy, no kernel launch
+            return
         kernels.scatter_user_to_backend(dst, src, None if public else self.joint_ordering, envs, joints)
 
     # -- writers (public order) ------------------------------------------------------------------------

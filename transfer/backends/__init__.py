@@ -33,6 +33,7 @@ __all__ = [
     "backend_names",
     "check_settings",
     "default_backend",
+    "default_targets",
     "describe_settings",
     "engine_orders",
     "movement_probe",
@@ -58,8 +59,9 @@ class BackendEntry:
             such as ``isaaclab``, ``isaaclab_legged``, ``legged_gym`` or ``mjlab`` implies for this engine) and
             ``starting(asset_settings) -> (settings, comment, decide)`` (what ``transfer task`` writes).
         native_convention: The convention its engine orders articulations by (the class's ``native_convention``).
-        stands_in_for: Conventions of trainings no registered engine orders by natively that this one reproduces
-            (Newton's MuJoCo-Warp for a policy trained by mjlab on the MJCF, in MuJoCo's own order).
+        stands_in_for: Conventions of trainings no registered engine orders by natively that this one reproduces.
+        default_target: Whether a sweep with no ``targets`` runs on it (MuJoCo does not: it steps a robot's own
+            MJCF, which a USD robot does not have; list it where the robots have one).
     """
 
     module: str
@@ -69,6 +71,7 @@ class BackendEntry:
     settings: str
     native_convention: str | None = None
     stands_in_for: tuple[str, ...] = ()
+    default_target: bool = True
 
 
 REGISTRY: Mapping[str, BackendEntry] = MappingProxyType({
@@ -77,7 +80,7 @@ REGISTRY: Mapping[str, BackendEntry] = MappingProxyType({
     "newton": BackendEntry("transfer.backends.newton", "NewtonBackend", "newton", "transfer.backends.newton.movement",
                            "transfer.backends.newton.settings", "mjwarp", stands_in_for=("mujoco",)),
     "mujoco": BackendEntry("transfer.backends.mujoco", "MujocoBackend", "mujoco", None,
-                           "transfer.backends.mujoco.settings", "mujoco"),
+                           "transfer.backends.mujoco.settings", "mujoco", default_target=False),
 })  # fmt: skip
 """Every backend, by name; the first is the default (:func:`default_backend`)."""
 
@@ -85,6 +88,11 @@ REGISTRY: Mapping[str, BackendEntry] = MappingProxyType({
 def backend_names() -> tuple[str, ...]:
     """The registered backend names."""
     return tuple(REGISTRY)
+
+
+def default_targets() -> tuple[str, ...]:
+    """The backends a sweep with no ``targets`` runs on (:attr:`BackendEntry.default_target`)."""
+    return tuple(name for name, entry in REGISTRY.items() if entry.default_target)
 
 
 def default_backend() -> str:

@@ -103,8 +103,8 @@ def resolve_orderings(asset: Any, conventions: Iterable[Any], root: str | None =
 
 
 def holds_base(asset: Any, convention: Any, root: str | None = None) -> bool:
-    """Whether the engine of ``convention`` (``physx``: PhysX, ``mjwarp``: Newton) holds the articulation's root
-    link to the world: a fixed base. ``asset`` as :func:`resolve_ordering` takes it.
+    """Whether the engine of ``convention`` (``physx``: PhysX, ``mjwarp``: Newton, ``mujoco``: MuJoCo) holds the
+    articulation's root link to the world: a fixed base. ``asset`` as :func:`resolve_ordering` takes it.
 
     Newton: its articulation's first joint is a fixed joint from the world (``ResolvedOrder.fixed_base``). PhysX:
     a fixed-base articulation, or a floating one whose root link an enabled fixed joint from the world holds as a
@@ -116,9 +116,11 @@ def holds_base(asset: Any, convention: Any, root: str | None = None) -> bool:
     g = _one_graph(asset, root)
     if parsed is OrderingConvention.PHYSX:
         return physx_holds_base(g)
-    if parsed is OrderingConvention.MJWARP:
+    if parsed in (OrderingConvention.MJWARP, OrderingConvention.MUJOCO):
+        # MuJoCo on the MJCF: a root with a free joint floats, one without is welded to the world; the converted USD
+        # says the same as Newton reads it (a FREE or a FIXED root joint)
         return mjwarp_order(g).fixed_base
-    raise ValueError(f"holds_base: {convention!r} is no engine's convention; expected physx or mjwarp")
+    raise ValueError(f"holds_base: {convention!r} is no engine's convention; expected physx, mjwarp or mujoco")
 
 
 def _parse(convention: Any):

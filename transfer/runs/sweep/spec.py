@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from transfer.backends import backend_names
+from transfer.backends import backend_names, default_targets
 from transfer.errors import read_yaml_mapping
 from transfer.perturbations import PERTURBATIONS, Perturbation
 
@@ -151,7 +151,7 @@ def load_spec(spec: str | Path | Mapping[str, Any]) -> Plan:
     if "checkpoints" not in data:
         raise SpecError(f"{_where(source, 'checkpoints')}: missing; list the checkpoints (- path: POLICY.pt ...)")
     spec_out: dict[str, Any] = {
-        "targets": _targets(data.get("targets", list(backend_names())), _where(source, "targets")),
+        "targets": _targets(data.get("targets", list(default_targets())), _where(source, "targets")),
         "seeds": _seeds(data.get("seeds", [0]), _where(source, "seeds")),
         "num_envs": _number(data.get("num_envs", 1), _where(source, "num_envs"), low=1, high=MAX_ENVS, integer=True),
         "seconds": _number(data.get("seconds", 10.0), _where(source, "seconds"), low=0, high=MAX_SECONDS, above=True),

@@ -1,0 +1,112 @@
+"""The MuJoCo backend's policy loop beside bare ``mujoco.mj_step`` on the same model, measured in one run.
+
+Usage::
+
+    .venv/bin/python benchmarks/bench_mujoco.py            # the demo quadruped (transfer/data/quadruped.xml)
+    .venv/bin/python benchmarks/bench_mujoco.py --json
+
+One env-step is one robot advanced by one physics step. The project's demo checkpoint (trained on PhysX) drives
+its robot's MJCF on the MuJoCo backend (:class:`transfer.env.PolicyEnv`, ``--target mujoco``); timings interleaved:
+
+- ``mj_step``: ``mujoco.mj_step`` on the backend's own compiled ``MjModel`` and a fresh ``MjData``, nothing else;
+- ``policy loop, 1 env`` / ``2 envs``: one policy step as ``transfer replay`` runs it (the policy on the
+  observation, targets, 4 physics steps, the observation and the measurements), in env-steps/s.
+
+The acceptance (issue 30): 1 env >= 0.7x ``mj_step``; 2 envs >= 1.6x the 1-env loop on 2 cores. Then the time to a
+result: ``transfer replay CHECKPOINT --seconds 0.2`` as a whole process, on ``mujoco`` and on ``physx`` (median of
+``--runs``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from _common import cpu_name, time_interleaved  # noqa: E402
+
+CHECKPOINT = ROOT / "checkpoints/quadruped_flat_physx/exported/policy.pt"
+MJCF = ROOT / "transfer/data/quadruped.xml"
+
+
+def _loop(num_envs: int):
+    from transfer.env import PolicyEnv
+    from transfer.runs.inputs import resolve_inputs
+
+    inputs = resolve_inputs(CHECKPOINT, asset=MJCF)
+    env = PolicyEnv(inputs.task, inputs.asset, "mujoco", inputs.source, num_envs=num_envs)
+    policy, state = inputs.policy, {"obs": env.observe()}
+
+    def step() -> None:
+        obs, _ = env.step(policy(state["obs"]))
+        env.root_state()
+        state["obs"] = obs
+        if env.episode_steps[0] > 200:
+            env.reset()
+            state["obs"] = env.observe()
+
+    return env, step
+
+
+def _time_to_result(target: str, runs: int) -> float:
+    args = [sys.executable, "-m", "transfer.cli", "replay", str(CHECKPOINT), "--target", target, "--seconds", "0.2"]
+    if target == "mujoco":
+        args += ["--asset", str(MJCF)]
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        subprocess.run(args, check=True, capture_output=True)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--min-time", type=float, default=1.0)
+    parser.add_argument("--trials", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=3, help="whole-process replays per engine for time to a result")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    import mujoco
+
+    warnings.simplefilter("ignore")
+    one, step_one = _loop(1)
+    two, step_two = _loop(2)
+    model = one.art.backend.models[0]
+    data = mujoco.MjData(model)
+    decimation = one.task.decimation
+    timed = time_interleaved({"mj_step": lambda: mujoco.mj_step(model, data), "one": step_one, "two": step_two},
+                             args.min_time, args.trials)  # fmt: skip
+    rates = {"mj_step": 1 / timed["mj_step"], "policy loop, 1 env": decimation / timed["one"],
+             "policy loop, 2 envs": 2 * decimation / timed["two"]}  # fmt: skip
+    one.close(), two.close()
+    result = {
+        "host": cpu_name(), "env_steps_per_second": rates,
+        "one_env_over_mj_step": rates["policy loop, 1 env"] / rates["mj_step"],
+        "two_envs_over_one": rates["policy loop, 2 envs"] / rates["policy loop, 1 env"],
+        "time_to_result_seconds": {t: _time_to_result(t, args.runs) for t in ("mujoco", "physx")},
+    }  # fmt: skip
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    print(f"host: {result['host']}")
+    for name, rate in rates.items():
+        print(f"  {name:<20} {rate:>10.0f} env-steps/s")
+    print(f"  1 env / mj_step      {result['one_env_over_mj_step']:.2f}x (target >= 0.7)")
+    print(f"  2 envs / 1 env       {result['two_envs_over_one']:.2f}x (target >= 1.6 on 2 cores)")
+    for target, seconds in result["time_to_result_seconds"].items():
+        print(f"  time to a result     {target:<7} {seconds:.1f} s (replay --seconds 0.2, median of {args.runs})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
