@@ -31,6 +31,7 @@ FLOORS: dict[str, int] = {
     "transfer.ordering": 0,
     "transfer._arrays": 0,
     "transfer._rotations": 0,
+    "transfer._numbers": 0,
     "transfer.name_map": 0,
     "transfer._console": 0,
     "transfer.errors": 0,

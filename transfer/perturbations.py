@@ -17,12 +17,13 @@ Every run that drives :class:`~transfer.env.PolicyEnv` through :meth:`~transfer.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
+
+from transfer._numbers import is_finite_number
 
 if TYPE_CHECKING:
     from transfer.backends.scene import SceneDescription
@@ -56,7 +57,7 @@ class PerturbationKind:
                 raise ValueError(f"{where}: expected a whole number >= {self.minimum or 0:g} ({self.meaning}), "
                                  f"got {value!r}")  # fmt: skip
             return int(value)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        if not is_finite_number(value):
             raise ValueError(f"{where}: expected a finite number ({self.meaning}), got {value!r}")
         if self.minimum is not None and value < self.minimum:
             raise ValueError(f"{where}: expected {self.why_minimum or f'a value >= {self.minimum:g}'}, got {value:g}")

@@ -8,12 +8,13 @@ delay range, the network file and its input scaling). Joints no group names are 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
+
+from transfer._numbers import is_finite_number
 
 __all__ = ["ACTUATOR_MODELS", "EXPLICIT_MODELS", "ISAACLAB_CLASSES", "ActuatorError", "ActuatorGroup"]
 
@@ -53,7 +54,7 @@ class ActuatorError(ValueError):
 
 
 def _number(value: Any, where: str, minimum: float | None = None, positive: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    if not is_finite_number(value):
         raise ActuatorError(f"{where}: expected a finite number, got {value!r}")
     if minimum is not None and value < minimum:
         raise ActuatorError(f"{where}: expected a number >= {minimum}, got {value!r}")

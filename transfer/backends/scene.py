@@ -9,11 +9,12 @@ backend constructor takes one (``scene=``) and translates it into its engine's t
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
+
+from transfer._numbers import finite_number
 
 __all__ = ["COMBINE_MODES", "DEFAULT_GROUND", "GroundMaterial", "SceneDescription"]
 
@@ -21,14 +22,6 @@ COMBINE_MODES: tuple[str, ...] = ("average", "min", "multiply", "max")
 """How PhysX combines two touching materials' coefficients (``physxMaterial:frictionCombineMode``)."""
 
 """Newton solvers a scene may name (``auto``: MuJoCo C for one world, MuJoCo-Warp for several)."""
-
-
-def _finite(value: Any, where: str, minimum: float | None = None) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ValueError(f"{where}: expected a finite number, got {value!r}")
-    if minimum is not None and value < minimum:
-        raise ValueError(f"{where}: expected a number >= {minimum}, got {value!r}")
-    return float(value)
 
 
 @dataclass(frozen=True)
@@ -50,8 +43,8 @@ class GroundMaterial:
 
     def __post_init__(self) -> None:
         for name in ("static_friction", "dynamic_friction"):
-            object.__setattr__(self, name, _finite(getattr(self, name), f"ground.{name}", 0.0))
-        restitution = _finite(self.restitution, "ground.restitution", 0.0)
+            object.__setattr__(self, name, finite_number(getattr(self, name), f"ground.{name}", 0.0))
+        restitution = finite_number(self.restitution, "ground.restitution", 0.0)
         if restitution > 1.0:
             raise ValueError(f"ground.restitution: expected a number in [0, 1], got {restitution}")
         object.__setattr__(self, "restitution", restitution)
@@ -117,17 +110,17 @@ class SceneDescription:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "joint_positions", MappingProxyType(
-            {str(k): _finite(v, f"scene.joint_positions[{k!r}]") for k, v in dict(self.joint_positions).items()}))  # fmt: skip
+            {str(k): finite_number(v, f"scene.joint_positions[{k!r}]") for k, v in dict(self.joint_positions).items()}))  # fmt: skip
         if self.ground is not None and not isinstance(self.ground, GroundMaterial):
             raise TypeError(f"scene.ground: expected a GroundMaterial or None, got {self.ground!r}")
-        object.__setattr__(self, "ground_height", _finite(self.ground_height, "scene.ground_height"))
+        object.__setattr__(self, "ground_height", finite_number(self.ground_height, "scene.ground_height"))
         object.__setattr__(
-            self, "authored_root_height", _finite(self.authored_root_height, "scene.authored_root_height")
+            self, "authored_root_height", finite_number(self.authored_root_height, "scene.authored_root_height")
         )
         if self.spawn_height is not None:
-            object.__setattr__(self, "spawn_height", _finite(self.spawn_height, "scene.spawn_height"))
+            object.__setattr__(self, "spawn_height", finite_number(self.spawn_height, "scene.spawn_height"))
         if self.gravity is not None:
-            g = tuple(_finite(c, f"scene.gravity[{i}]") for i, c in enumerate(self.gravity))
+            g = tuple(finite_number(c, f"scene.gravity[{i}]") for i, c in enumerate(self.gravity))
             if len(g) != 3:
                 raise ValueError(f"scene.gravity: expected three numbers (m/s^2), got {self.gravity!r}")
             object.__setattr__(self, "gravity", g)
@@ -139,7 +132,7 @@ class SceneDescription:
             raise TypeError(f"scene.engines: expected a mapping from backend name to settings, got {self.engines!r}")
         object.__setattr__(self, "engines", MappingProxyType(
             {str(k): check_settings(k, v, f"scene.engines.{k}") for k, v in self.engines.items()}))  # fmt: skip
-        object.__setattr__(self, "friction_scale", _finite(self.friction_scale, "scene.friction_scale", 0.0))
+        object.__setattr__(self, "friction_scale", finite_number(self.friction_scale, "scene.friction_scale", 0.0))
         if self.fixed_base is not None and not isinstance(self.fixed_base, bool):
             raise TypeError(f"scene.fixed_base: expected true, false or None, got {self.fixed_base!r}")
 

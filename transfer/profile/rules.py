@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from transfer._numbers import is_finite_number
 from transfer.orders.graph import OrderingError
 from transfer.orders.usd import open_stage, read_physics, read_robot_schema, read_stage
 from transfer.profile.settings import authored
@@ -346,10 +347,6 @@ def _has_collider(stage: Any, body: str, bodies: set[str]) -> bool:
     return False
 
 
-def _finite(value: Any) -> bool:
-    return value is not None and math.isfinite(float(value))
-
-
 def _robot_checks(stage: Any, physics: Any) -> list[Finding]:
     """Per articulation: its base kind and Isaac Lab's flag; links of a floating base without collision geometry;
     movable joints without limits; drives without an effort limit (``maxForce``)."""
@@ -408,7 +405,7 @@ def _joint_rules(stage: Any, root: str, joints: Any, anchors: list[str]) -> list
         if kind is None or path in anchors:
             continue
         lower, upper = authored(prim, "physics:lowerLimit"), authored(prim, "physics:upperLimit")
-        if not (_finite(lower) and _finite(upper)):
+        if not (is_finite_number(lower) and is_finite_number(upper)):
             unlimited.append(path)
         elif float(upper) - float(lower) <= 0:
             locked.append(f"{path} [{float(lower):g}, {float(upper):g}]")
@@ -421,7 +418,7 @@ def _joint_rules(stage: Any, root: str, joints: Any, anchors: list[str]) -> list
         for schema in _schemas(prim):
             if schema.startswith("PhysicsDriveAPI:"):
                 force = authored(prim, f"drive:{schema.split(':', 1)[1]}:physics:maxForce")
-                if not (_finite(force) and float(force) > 0):
+                if not (is_finite_number(force) and float(force) > 0):
                     uncapped.append(path)
     out = []
     if unlimited:

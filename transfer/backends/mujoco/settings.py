@@ -6,10 +6,11 @@ Light on purpose (no mujoco import): the task model checks a task file's ``mujoc
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
+
+from transfer._numbers import is_finite_number
 
 __all__ = ["CHOICES", "COUNTS", "check", "describe", "starting", "training"]
 
@@ -45,7 +46,7 @@ def check(value: Any, where: str) -> Mapping[str, Any]:
                 raise ValueError(f"{where}.{key}: expected an integer in [0, 10000], got {v!r}")
             out[key] = int(v)
         else:
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+            if not is_finite_number(v) or v <= 0:
                 raise ValueError(f"{where}.{key}: expected a number > 0, got {v!r}")
             out[key] = float(v)
     return MappingProxyType(out)

@@ -6,10 +6,11 @@ Light on purpose (no newton, no warp): the task model checks a task file's ``new
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
+
+from transfer._numbers import is_finite_number
 
 __all__ = ["MUJOCO_FAMILY", "SOLVERS", "check", "describe", "training"]
 
@@ -24,7 +25,7 @@ _MJLAB_OPTIONS = MappingProxyType({"iterations": 10, "ls_iterations": 20})
 
 
 def _option(value: Any) -> bool:
-    return isinstance(value, (bool, int, str)) or (isinstance(value, float) and math.isfinite(value))
+    return isinstance(value, (bool, str)) or is_finite_number(value)
 
 
 def check(value: Any, where: str) -> Mapping[str, Any]:

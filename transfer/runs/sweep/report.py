@@ -17,13 +17,10 @@ from types import SimpleNamespace
 from typing import Any
 
 from transfer._console import aligned
+from transfer._numbers import is_finite_number
 from transfer.perturbations import PERTURBATIONS
 
 __all__ = ["heatmap", "print_table", "ratio_of", "summarize"]
-
-
-def _finite(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def ratio_of(record: Mapping[str, Any] | None, reference: Mapping[str, Any] | None) -> float | None:
@@ -35,7 +32,7 @@ def ratio_of(record: Mapping[str, Any] | None, reference: Mapping[str, Any] | No
     value, native = record.get("forward_velocity"), reference.get("forward_velocity")
     if value is None and record.get("fall_fraction") == 1.0:
         value = 0.0
-    if not (_finite(value) and _finite(native)) or native <= 0:
+    if not (is_finite_number(value) and is_finite_number(native)) or native <= 0:
         return None
     return float(value) / float(native)
 
@@ -79,16 +76,16 @@ def _row(checkpoint: Any, target: str, entries: list[tuple[dict, Mapping | None,
     ok = [r for _, r, _ in entries if r is not None and not r.get("error")]
     ratios = [x for x in (ratio_of(r, ref) for _, r, ref in entries) if x is not None]
     natives = {
-        ref["key"]: ref["forward_velocity"] for _, _, ref in entries if ref and _finite(ref.get("forward_velocity"))
+        ref["key"]: ref["forward_velocity"] for _, _, ref in entries if ref and is_finite_number(ref.get("forward_velocity"))
     }
     return {
         "checkpoint": checkpoint.label, "path": checkpoint.path, "target": target, "native": checkpoint.native,
         "cells": len(entries), "failed": sum(1 for _, r, _ in entries if r is not None and r.get("error")),
         "missing": sum(1 for _, r, _ in entries if r is None),
         "native_forward_velocity": _mean(list(natives.values())),
-        "mean_forward_velocity": _mean([r["forward_velocity"] for r in ok if _finite(r.get("forward_velocity"))]),
+        "mean_forward_velocity": _mean([r["forward_velocity"] for r in ok if is_finite_number(r.get("forward_velocity"))]),
         "mean_ratio": _mean(ratios), "worst_ratio": min(ratios) if ratios else None,
-        "fall_rate": _mean([r["fall_fraction"] for r in ok if _finite(r.get("fall_fraction"))]),
+        "fall_rate": _mean([r["fall_fraction"] for r in ok if is_finite_number(r.get("fall_fraction"))]),
     }  # fmt: skip
 
 
@@ -126,7 +123,7 @@ def _heatmap_table(perturbations: Mapping[str, list], rows: list[str], groups: l
             hits = [(r, ref) for cell, r, ref in entries if name is None or cell["perturbation"][name] == value]
             done = [r for r, _ in hits if r is not None and not r.get("error")]
             table["ratio"][-1].append(_mean([x for x in (ratio_of(r, ref) for r, ref in hits) if x is not None]))
-            table["fell"][-1].append(_mean([r["fall_fraction"] for r in done if _finite(r.get("fall_fraction"))]))
+            table["fell"][-1].append(_mean([r["fall_fraction"] for r in done if is_finite_number(r.get("fall_fraction"))]))
             table["failed"][-1].append(sum(1 for r, _ in hits if r is not None and r.get("error")))
     labels = [f"{name} {value:g}" if name else "all cells" for name, value in columns]
     return {"rows": rows, "columns": labels, **table}

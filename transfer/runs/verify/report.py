@@ -157,7 +157,7 @@ class VerifyReport:
         return out
 
     def to_dict(self, *, series: bool = False) -> dict[str, Any]:
-        return _finite({
+        return _json_finite({
             "ok": self.ok, "verdict": self.verdict, "checkpoint": self.checkpoint, "asset": self.asset,
             "source": self.source, "backends": list(self.backends), "samples": self.samples, "seed": self.seed,
             "largest": self.largest(), "sizes": self.sizes.to_dict(), "terms": [t.to_dict() for t in self.terms],
@@ -166,13 +166,13 @@ class VerifyReport:
         })  # fmt: skip
 
 
-def _finite(value: Any) -> Any:
+def _json_finite(value: Any) -> Any:
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
+        return {k: _json_finite(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
+        return [_json_finite(v) for v in value]
     return value
 
 

@@ -4,11 +4,11 @@ readers of its values (numbers, joint-name patterns expanded Isaac Lab's way) th
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from transfer._numbers import is_finite_number
 from transfer.task._checks import TaskError
 from transfer.task.isaaclab.yaml_safe import IsaacLabError
 from transfer.task.model import ActionTerm, ObsTerm
@@ -46,7 +46,7 @@ def expand_joint_values(values: Mapping[str, float], names: Sequence[str], *, fi
 
 
 def _number(value: Any, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    if not is_finite_number(value):
         raise IsaacLabError(f"{where}: expected a number, got {value!r}")
     return float(value)
 
