@@ -448,15 +448,9 @@ class OnnxFormat(CheckpointFormat):
     name = "onnx"
     policy = OnnxPolicy
     permutation = OnnxPermutation
+    read_metadata = staticmethod(read_metadata)
+    write_metadata = staticmethod(write_metadata)
 
     @classmethod
     def detect(cls, probe: Probe) -> bool:
         return probe.names is None and detect(probe.path)
-
-    @classmethod
-    def read_metadata(cls, path: Path) -> dict[str, Any] | None:
-        return read_metadata(path)
-
-    @classmethod
-    def write_metadata(cls, checkpoint: Path, out: Path, metadata: Mapping[str, Any]) -> Path:
-        return write_metadata(checkpoint, out, metadata)

@@ -413,16 +413,10 @@ class RslRlFormat(CheckpointFormat):
     name = "rsl_rl"
     policy = RslRlPolicy
     permutation = RslRlPermutation
+    read_metadata = staticmethod(read_metadata)
+    write_metadata = staticmethod(write_metadata)
     options = frozenset({"activation", "distribution", "action_range"})
 
     @classmethod
     def detect(cls, probe: Probe) -> bool:
         return detect(probe.names, probe.head)
-
-    @classmethod
-    def read_metadata(cls, path: Path) -> dict[str, Any] | None:
-        return read_metadata(path)
-
-    @classmethod
-    def write_metadata(cls, checkpoint: Path, out: Path, metadata: Mapping[str, Any]) -> Path:
-        return write_metadata(checkpoint, out, metadata)
