@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
-from transfer.runs.sweep.cell import record_of, run_cell
+from transfer.runs.sweep.cell import METRICS, record_of, run_cell
 from transfer.runs.sweep.report import heatmap, summarize
 from transfer.runs.sweep.spec import load_spec
 
@@ -109,27 +109,46 @@ def _claimed(out: Path) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def read_records(path: str | Path) -> tuple[dict[str, dict[str, Any]], int]:
-    """The records of a ``cells.jsonl`` by key (a later record of a key replaces an earlier one) and the number of
-    lines that are not a record (a line cut short when a sweep was killed)."""
+def read_records(path: str | Path) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """The records of a ``cells.jsonl`` by key (a later record of a key replaces an earlier one), and what is wrong
+    with each line that is not a record (``"line N: why"``: a line cut short when a sweep was killed, a field of the
+    wrong type); those lines are skipped, and their cells run again."""
     records: dict[str, dict[str, Any]] = {}
-    bad = 0
+    bad: list[str] = []
     path = Path(path)
     if not path.is_file():
-        return records, 0
-    for line in path.read_text().splitlines():
+        return records, bad
+    for number, line in enumerate(path.read_text().splitlines(), 1):
         if not line.strip():
             continue
         try:
             record = json.loads(line)
-        except json.JSONDecodeError:
-            bad += 1
+        except json.JSONDecodeError as exc:
+            bad.append(f"line {number}: not JSON ({exc.msg}; a line cut short?)")
             continue
-        if isinstance(record, dict) and isinstance(record.get("key"), str):
+        why = _not_a_record(record)
+        if why is None:
             records[record["key"]] = record
         else:
-            bad += 1
+            bad.append(f"line {number}: {why}")
     return records, bad
+
+
+def _not_a_record(record: Any) -> str | None:
+    """Why ``record`` is not a cell's record (``None``: it is one): a mapping with a string ``key`` whose known
+    fields have their types."""
+    if not isinstance(record, dict) or not isinstance(record.get("key"), str):
+        return "not a record (a mapping with a string key)"
+    for name in ("target", "checkpoint", "label"):
+        if name in record and not isinstance(record[name], str):
+            return f"{name} is {record[name]!r}, not a string"
+    if record.get("error") is not None and not isinstance(record["error"], str):
+        return f"error is {record['error']!r}, not a message or null"
+    for name in (*METRICS, "wall_seconds"):
+        value = record.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            return f"{name} is {value!r}, not a number or null"
+    return None
 
 
 def sweep(
@@ -157,6 +176,9 @@ def sweep(
     out = check_out(out, resume)
     plan = load_spec(spec)
     done, bad = read_records(out / FILES["cells"])
+    stream = progress if hasattr(progress, "write") else sys.stderr
+    for line in bad if progress is not False else ():
+        print(f"warning: {out / FILES['cells']} {line}; skipped (its cell runs again)", file=stream)
     todo = [c for c in plan.cells if c["key"] not in done or done[c["key"]].get("error")]
     start = time.perf_counter()
     on_ray = not in_process and bool(todo)
@@ -178,7 +200,7 @@ def sweep(
         "out": str(out), "workers": "in-process" if in_process else (address or workers),
         "ran": len(todo), "skipped": len(plan.cells) - len(todo),
         "failed": sum(1 for c in plan.cells if (done.get(c["key"]) or {}).get("error")),
-        "wall_seconds": time.perf_counter() - start, "unreadable_lines": bad,
+        "wall_seconds": time.perf_counter() - start, "unreadable_lines": len(bad),
         "files": {name: str(out / file) for name, file in FILES.items()},
     }  # fmt: skip
     summary = summarize(plan, done, **facts)
@@ -299,9 +321,16 @@ def _run_on_ray(todo: list[dict[str, Any]], device: str, finished: Callable) -> 
             finished(record)
 
 
+ANSWER_SECONDS = 5.0
+"""How long an ``--address`` has to answer before the sweep says nothing answers there."""
+_HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+
+
 def _reachable(address: str) -> str | None:
-    """Why nothing answers at a ``HOST:PORT`` or ``ray://HOST:PORT`` address (``None``: something listens, or the
-    address is ``auto``/``local``, which Ray resolves itself). Ray itself waits minutes on a dead address."""
+    """Why no Ray cluster answers at a ``HOST:PORT`` or ``ray://HOST:PORT`` address (``None``: one answers, or the
+    address is ``auto``/``local``, which Ray resolves itself). Ray itself waits minutes on a dead address, and for
+    ever on a port that is not Ray's: a Ray cluster's GCS and its client server speak gRPC, whose server answers
+    HTTP/2's connection preface with a SETTINGS frame; anything else (a web server, a silent port) does not."""
     import socket
 
     target = address.split("://", 1)[-1]
@@ -309,10 +338,17 @@ def _reachable(address: str) -> str | None:
     if address in ("auto", "local") or not sep or not port.isdigit():
         return None
     try:
-        with socket.create_connection((host or "127.0.0.1", int(port)), timeout=5):
-            return None
+        with socket.create_connection((host or "127.0.0.1", int(port)), timeout=ANSWER_SECONDS) as conn:
+            conn.settimeout(ANSWER_SECONDS)
+            conn.sendall(_HTTP2_PREFACE)
+            frame = conn.recv(9)
+    except TimeoutError:
+        return f"something listens there but said nothing within {ANSWER_SECONDS:g} s: not a Ray cluster"
     except OSError as exc:
         return exc.strerror or type(exc).__name__
+    if len(frame) < 9 or frame[3] != 0x4:  # byte 3 of an HTTP/2 frame header: its type; 0x4 is SETTINGS
+        return "something listens there, but it does not speak gRPC as a Ray cluster does"
+    return None
 
 
 def _start_ray(workers: int, address: str | None) -> bool:

@@ -1,0 +1,115 @@
+"""The reliability battery's kinds (issue 31), each as the user meets it: nothing a user owns lost, a corrupt record
+named with its line and skipped, an address that is not a Ray cluster answered within seconds, no traceback.
+
+Runs on a 2-core machine in well under three minutes: one engine sweep cell, the rest with no engine at all.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from transfer.cli import main
+from transfer.runs.sweep.run import read_records
+
+ROOT = Path(__file__).resolve().parents[1]
+ANT = ROOT / "checkpoints/ant_flat_physx/exported/policy.pt"
+
+
+def _spec(tmp_path: Path, **extra) -> Path:
+    spec = {"checkpoints": [{"path": str(ANT)}], "targets": ["physx"], "seconds": 0.2, **extra}
+    path = tmp_path / "sweep.yaml"
+    path.write_text(json.dumps(spec))
+    return path
+
+
+@pytest.mark.engines
+def test_a_corrupt_record_is_named_with_its_line_skipped_and_its_cell_runs_again(tmp_path, capfd):
+    pytest.importorskip("ovphysx")
+    out = tmp_path / "out"
+    assert main(["sweep", str(_spec(tmp_path)), "-o", str(out), "--in-process"]) == 0
+    capfd.readouterr()
+    cells = out / "cells.jsonl"
+    (record,) = [json.loads(line) for line in cells.read_text().splitlines()]
+    cells.write_text(json.dumps({**record, "forward_velocity": "fast"}) + "\n")  # one field of the wrong type
+    assert main(["sweep", str(_spec(tmp_path)), "-o", str(out), "--in-process", "--resume", "--json"]) == 0
+    captured = capfd.readouterr()
+    summary = json.loads(captured.out)
+    assert "cells.jsonl line 1: forward_velocity is 'fast', not a number or null; skipped" in captured.err
+    assert summary["ran"] == 1 and summary["unreadable_lines"] == 1 and "Traceback" not in captured.err
+    records, bad = read_records(cells)
+    assert len(records) == 1 and bad == ["line 1: forward_velocity is 'fast', not a number or null"]
+
+
+@pytest.fixture
+def silent_port():
+    """A TCP port that accepts connections and never says anything (a process that is not Ray)."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(server.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield server.getsockname()[1]
+    stop.set()
+    thread.join()
+    for conn in held:
+        conn.close()
+    server.close()
+
+
+def test_an_address_that_is_not_a_ray_cluster_is_answered_in_seconds(tmp_path, capsys, silent_port, monkeypatch):
+    pytest.importorskip("ray")
+    import transfer.runs.sweep.run as run
+
+    monkeypatch.setattr(run, "ANSWER_SECONDS", 1.0)
+    start = time.perf_counter()
+    code = main(["sweep", str(_spec(tmp_path)), "-o", str(tmp_path / "out"), "--address", f"127.0.0.1:{silent_port}"])
+    err = capsys.readouterr().err
+    assert code == 2 and time.perf_counter() - start < 30, err
+    assert f"no Ray cluster answers at 127.0.0.1:{silent_port}" in err and "said nothing within 1 s" in err
+    assert err.count("\n") == 1 and not (tmp_path / "out").exists()
+
+
+def test_a_web_server_is_not_a_ray_cluster(tmp_path, capsys):
+    pytest.importorskip("ray")
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    server = HTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        port = server.server_address[1]
+        code = main(["sweep", str(_spec(tmp_path)), "-o", str(tmp_path / "out"), "--address", f"127.0.0.1:{port}"])
+    finally:
+        server.shutdown()
+        server.server_close()
+    err = capsys.readouterr().err
+    assert code == 2 and "does not speak gRPC as a Ray cluster does" in err and "Traceback" not in err
+
+
+def test_a_real_ray_cluster_answers_the_probe():
+    """The probe that refuses a silent port and a web server passes a real Ray cluster's GCS address."""
+    ray = pytest.importorskip("ray")
+    from transfer.runs.sweep.run import _reachable
+
+    context = ray.init(num_cpus=1, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
+    try:
+        assert _reachable(context.address_info["gcs_address"]) is None
+    finally:
+        ray.shutdown()
