@@ -113,3 +113,39 @@ def test_a_real_ray_cluster_answers_the_probe():
         assert _reachable(context.address_info["gcs_address"]) is None
     finally:
         ray.shutdown()
+
+
+def test_tmpdir_holds_nothing_of_a_run_afterwards_also_after_ctrl_c(tmp_path, monkeypatch, capfd):
+    """The console script gives the run a temporary folder of its own and removes it however the run ends: what the
+    child wrote there (here: a file and a folder, as Ray's sessions and ovphysx's schema probes were) is gone; a
+    Ctrl-C that stops the child leaves nothing either."""
+    import os
+    import signal
+    import sys
+
+    import transfer.cli as cli
+
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    monkeypatch.delenv("TRANSFER_CHILD_PROCESS", raising=False)
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)  # read TMPDIR again
+    write = ("import os, pathlib; t = pathlib.Path(os.environ['TMPDIR']); (t / 'ray' / 'session_x').mkdir(parents=True);"
+             " (t / 'probe.lock').write_text('x'); print(t)")  # fmt: skip
+    monkeypatch.setattr(cli, "_CHILD_COMMAND", [sys.executable, "-c", write])
+    monkeypatch.setattr(sys, "argv", ["transfer", "sweep"])
+    assert cli.entry() == 0
+    used = Path(capfd.readouterr().out.strip())
+    assert used.parent == tmp and not used.exists() and list(tmp.iterdir()) == []
+    hang = ("import os, pathlib, time; t = pathlib.Path(os.environ['TMPDIR']); (t / 'partial').write_text('x');"
+            " print(t, flush=True); time.sleep(60)")  # fmt: skip
+    monkeypatch.setattr(cli, "_CHILD_COMMAND", [sys.executable, "-c", hang])
+    timer = threading.Timer(2.0, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        code = cli.entry()
+    finally:
+        timer.cancel()
+    assert code == 128 + signal.SIGINT and list(tmp.iterdir()) == []

@@ -74,10 +74,24 @@ def entry() -> int:
     """The ``transfer`` console script: :func:`main` in a child process, so that a native crash inside an engine (a
     segmentation fault, a bus error, an abort) ends in one line naming the signal, not in the shell's "core dumped",
     and the exit status says it (128 + the signal, as a shell reports it). SIGINT (Ctrl-C), SIGTERM and SIGHUP are
-    passed on to the child's process group. ``TRANSFER_CHILD_PROCESS=1`` (set for the child) runs :func:`main` here;
-    so does any platform without POSIX signals."""
+    passed on to the child's process group. The child and everything it starts (Ray and its workers, the engines,
+    the converters) get a temporary folder of their own as ``TMPDIR``, removed once the child has ended however it
+    ended (Ctrl-C included): ``$TMPDIR`` holds nothing of a run afterwards. ``TRANSFER_CHILD_PROCESS=1`` (set for the
+    child) runs :func:`main` here; so does any platform without POSIX signals."""
     if os.environ.get(_CHILD) or os.name != "posix":
         return main()
+    import shutil
+    import tempfile
+
+    scratch = tempfile.mkdtemp(prefix="transfer-")
+    try:
+        return _supervise({**os.environ, _CHILD: "1", "TMPDIR": scratch, "TMP": scratch, "TEMP": scratch})
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _supervise(env: dict[str, str]) -> int:
+    """Run :func:`main` in a child of ``env``, pass it the signals, and say how it ended (:func:`entry`)."""
     import signal
     import subprocess
 
@@ -98,8 +112,7 @@ def entry() -> int:
         if previous[sig] is not signal.SIG_IGN:
             signal.signal(sig, forward)
     try:
-        started.append(subprocess.Popen([*_CHILD_COMMAND, *sys.argv[1:]], env={**os.environ, _CHILD: "1"},
-                                        process_group=0))  # fmt: skip
+        started.append(subprocess.Popen([*_CHILD_COMMAND, *sys.argv[1:]], env=env, process_group=0))
         code = started[0].wait()
     finally:
         for sig, handler in previous.items():
