@@ -149,3 +149,49 @@ def test_tmpdir_holds_nothing_of_a_run_afterwards_also_after_ctrl_c(tmp_path, mo
     finally:
         timer.cancel()
     assert code == 128 + signal.SIGINT and list(tmp.iterdir()) == []
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 256 KiB file system of its own (tmpfs), mounted for the test: where a disk fills up for real."""
+    import shutil
+    import subprocess
+
+    folder = tmp_path / "small"
+    folder.mkdir()
+    mount = shutil.which("mount")
+    done = subprocess.run([mount or "mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(folder)],
+                          capture_output=True, text=True) if mount else None  # fmt: skip
+    if done is None or done.returncode != 0:
+        pytest.skip(f"cannot mount a small file system here ({done.stderr.strip() if done else 'no mount'})")
+    yield folder
+    subprocess.run(["umount", str(folder)], check=False)
+
+
+def test_a_full_disk_names_the_file_and_leaves_nothing(small_disk, capsys):
+    """Issue 31: an RSL-RL checkpoint converted onto a full disk ended in torch's "[enforce fail at
+    inline_container.cc]"; now one line names the output and the space left, and no temporary file stays."""
+    rsl = ROOT / "checkpoints/quadruped_flat_physx/model_999.pt"  # 576 KiB: it cannot fit
+    code = main(["convert", str(rsl), "--to", "mjwarp", "-o", str(small_disk / "out.pt")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1, err
+    assert f"{small_disk / 'out.pt'}: the disk is full" in err and "enforce fail" not in err
+    assert list(small_disk.iterdir()) == []
+
+
+def test_a_full_disk_never_truncates_what_was_there(small_disk, capsys):
+    """``task --force`` onto an existing file of a full disk left it at 0 bytes (written in place); the file stays
+    whole now, whatever the write."""
+    mine = small_disk / "task.yaml"
+    mine.write_text("# mine\n")
+    try:  # fill the disk to its last byte
+        with open(small_disk / "filler", "ab") as fh:
+            while True:
+                fh.write(b"\0" * 4096)
+                fh.flush()
+    except OSError:
+        pass
+    code = main(["task", "transfer:quadruped", "-o", str(mine), "--force"])
+    err = capsys.readouterr().err
+    assert code == 2 and f"{mine}: the disk is full" in err, err
+    assert mine.read_text() == "# mine\n" and sorted(p.name for p in small_disk.iterdir()) == ["filler", "task.yaml"]

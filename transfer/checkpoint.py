@@ -43,6 +43,7 @@ __all__ = [
     "TORCHSCRIPT_EXTRA_FILE",
     "SUFFIXES",
     "CheckpointError",
+    "DiskFullError",
     "atomic_write",
     "build_metadata",
     "check_metadata",
@@ -345,9 +346,14 @@ def check_output(source: str | Path, out: str | Path, *, force: bool = False, fo
 def atomic_write(out: str | Path, write: Callable[[Path], None]) -> Path:
     """Call ``write(tmp)`` on a temporary path in ``out``'s folder, then move it over ``out`` with ``os.replace``
     (readers see the old file or the new one, never half of one). The temporary file is removed on failure. The file
-    gets the permissions the user's umask gives a new file (``mkstemp`` alone would leave it 0600)."""
+    gets the permissions the user's umask gives a new file (``mkstemp`` alone would leave it 0600). A full disk,
+    however the writer reports it (``OSError`` ENOSPC, or torch's serializer failing mid-archive), raises
+    :class:`DiskFullError` naming ``out`` and the space left; nothing is written."""
     out = Path(out)
-    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise _disk_full(out, exc) or exc from None
     os.close(fd)
     try:
         write(Path(tmp))
@@ -357,7 +363,35 @@ def atomic_write(out: str | Path, write: Callable[[Path], None]) -> Path:
         os.umask(mask)
         os.chmod(tmp, 0o666 & ~mask)
         os.replace(tmp, out)
-    except BaseException:
+    except BaseException as exc:
+        written = Path(tmp).stat().st_size if Path(tmp).exists() else 0
         Path(tmp).unlink(missing_ok=True)
+        full = _disk_full(out, exc, written) if isinstance(exc, (OSError, RuntimeError)) else None
+        if full is not None:
+            raise full from None
         raise
     return out
+
+
+class DiskFullError(OSError):
+    """An output could not be written: its file system is full."""
+
+    def __str__(self) -> str:
+        return str(self.strerror)
+
+
+def _disk_full(out: Path, exc: BaseException, written: int = 0) -> DiskFullError | None:
+    """A :class:`DiskFullError` naming ``out`` when ``exc`` came of a full disk (ENOSPC, or a writer that failed
+    with almost no space left beside what it had written), else ``None``."""
+    import errno
+    import shutil
+
+    try:
+        free = shutil.disk_usage(out.parent).free
+    except OSError:
+        return None
+    if getattr(exc, "errno", None) != errno.ENOSPC and free > max(written, 1) * 2 + (1 << 20):
+        return None
+    return DiskFullError(errno.ENOSPC, f"{out}: the disk is full ({free / 1024:.0f} KiB free in {out.parent} after "
+                         f"{written / 1024:.0f} KiB of it were written); nothing was written: free space there, or give "
+                         "-o a folder on another disk")  # fmt: skip
