@@ -195,3 +195,28 @@ def test_a_full_disk_never_truncates_what_was_there(small_disk, capsys):
     err = capsys.readouterr().err
     assert code == 2 and f"{mine}: the disk is full" in err, err
     assert mine.read_text() == "# mine\n" and sorted(p.name for p in small_disk.iterdir()) == ["filler", "task.yaml"]
+
+
+def test_sigterm_is_a_stop_on_request_not_a_crash(monkeypatch, capsys):
+    """SIGTERM to a sweep on Ray made Ray's driver abort and the run end in "native code crashed (SIGABRT)" (or in
+    Ray's native frames); a stop that was asked for is one line naming the signal, exit 143."""
+    import os
+    import signal
+    import sys
+
+    import transfer.cli as cli
+
+    monkeypatch.delenv("TRANSFER_CHILD_PROCESS", raising=False)
+    child = ("import os, signal, time; signal.signal(signal.SIGTERM, lambda *a: os.abort()); print('up', flush=True);"
+             " time.sleep(60)")  # fmt: skip
+    monkeypatch.setattr(cli, "_CHILD_COMMAND", [sys.executable, "-c", child])
+    monkeypatch.setattr(sys, "argv", ["transfer", "sweep"])
+    timer = threading.Timer(2.0, lambda: os.kill(os.getpid(), signal.SIGTERM))
+    timer.start()
+    try:
+        code = cli.entry()
+    finally:
+        timer.cancel()
+    err = capsys.readouterr().err
+    assert code == 143 and err.count("\n") == 1, err
+    assert "transfer sweep stopped by SIGTERM" in err and "crashed" not in err

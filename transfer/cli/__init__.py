@@ -100,8 +100,10 @@ def _supervise(env: dict[str, str]) -> int:
     passed = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
     previous = {sig: signal.getsignal(sig) for sig in passed}
     started: list[Any] = []
+    received: list[int] = []
 
     def forward(sig: int, _frame: Any) -> None:
+        received.append(sig)
         if started and started[0].poll() is None:
             try:
                 os.killpg(started[0].pid, sig)
@@ -120,6 +122,12 @@ def _supervise(env: dict[str, str]) -> int:
     if code >= 0:
         return code
     sig = signal.Signals(-code)
+    if received and received[0] != signal.SIGINT:  # stopped on request: however the engines took it, not a crash
+        asked = signal.Signals(received[0])
+        command = sys.argv[1] if len(sys.argv) > 1 else ""
+        _stderr(f"error: transfer {command} stopped by {asked.name}; what it had finished is kept (a sweep's cells: "
+                "--resume goes on from them)")  # fmt: skip
+        return 128 + asked.value
     faults = (signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGFPE, signal.SIGILL)
     if sig in faults:
         command = sys.argv[1] if len(sys.argv) > 1 else ""
