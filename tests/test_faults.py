@@ -220,3 +220,23 @@ def test_sigterm_is_a_stop_on_request_not_a_crash(monkeypatch, capsys):
     err = capsys.readouterr().err
     assert code == 143 and err.count("\n") == 1, err
     assert "transfer sweep stopped by SIGTERM" in err and "crashed" not in err
+
+
+def test_an_actuator_network_of_another_shape_is_one_line_at_start(tmp_path):
+    """A wrong-shaped actuator network printed a TorchScript traceback at the first step; it is refused when the
+    actuators are built, naming the file and the input it was fed."""
+    torch = pytest.importorskip("torch")
+    import numpy as np
+
+    from transfer.actuators import Actuators
+    from transfer.actuators.spec import ActuatorError, ActuatorGroup
+
+    path = tmp_path / "net.pt"
+    torch.jit.save(torch.jit.script(torch.nn.Linear(3, 1)), str(path))  # takes 3 inputs; the group feeds 4
+    group = ActuatorGroup("legs", "mlp", ("a",), saturation_effort=1e3, velocity_limit=1e3, network_file=str(path),
+                          input_idx=(0, 1))  # fmt: skip
+    with pytest.raises(ActuatorError) as caught:
+        Actuators([group], ["a"], num_envs=1, stiffness=[1.0], damping=[0.0], effort_limit=[1e3])
+    text = str(caught.value)
+    assert f"actuators.legs.network_file: {path} does not take this group's input: fed (1, 4)" in text
+    assert "\n" not in text and "Traceback" not in text

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import warp as wp
@@ -195,6 +196,34 @@ class _Network:
             length = max(group.input_idx) + 1
             self.pos_history = torch.zeros(num_envs, length, len(ids))
             self.vel_history = torch.zeros(num_envs, length, len(ids))
+        self._probe(path)
+
+    def _probe(self, path: Any) -> None:
+        """Run the network once on inputs of the shape this group feeds it: a network of another shape is refused
+        here, in one line naming the file and both shapes, not in a TorchScript traceback mid-run."""
+        import torch
+
+        g = self.group
+        if g.model == "lstm":
+            shape: tuple[int, ...] = (1, 1, 2)
+            args: tuple[Any, ...] = (torch.zeros(shape), (self.hidden[:, :1].clone(), self.cell[:, :1].clone()))
+        else:
+            shape = (1, 2 * len(g.input_idx))
+            args = (torch.zeros(shape),)
+        try:
+            with torch.inference_mode():
+                out = self.net(*args)
+            torques = out[0] if isinstance(out, tuple) else out
+            if torques.numel() != 1:
+                raise ValueError(f"it gives {tuple(torques.shape)} for one joint, not one torque")
+        except Exception as exc:  # noqa: BLE001 - TorchScript raises RuntimeError with its own traceback inside
+            why = str(exc).strip().splitlines()
+            last = next((line.strip() for line in reversed(why) if line.strip()), type(exc).__name__)
+            raise ActuatorError(
+                f"actuators.{g.name}.network_file: {path} does not take this group's input: fed {shape} (one joint: "
+                f"{'position error and velocity' if g.model == 'lstm' else f'{len(g.input_idx)} past position errors and velocities'}), "
+                f"it says: {last[:300]}. Check input_idx / the network file against the one the policy trained with."
+            ) from None
 
     def step(self, pos_t: wp.array, joint_pos: wp.array, joint_vel: wp.array, out: wp.array) -> None:
         import torch
