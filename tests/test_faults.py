@@ -226,7 +226,6 @@ def test_an_actuator_network_of_another_shape_is_one_line_at_start(tmp_path):
     """A wrong-shaped actuator network printed a TorchScript traceback at the first step; it is refused when the
     actuators are built, naming the file and the input it was fed."""
     torch = pytest.importorskip("torch")
-    import numpy as np
 
     from transfer.actuators import Actuators
     from transfer.actuators.spec import ActuatorError, ActuatorGroup
