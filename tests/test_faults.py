@@ -21,6 +21,20 @@ ROOT = Path(__file__).resolve().parents[1]
 ANT = ROOT / "checkpoints/ant_flat_physx/exported/policy.pt"
 
 
+def _entry_signalled(sig: int, after: float = 2.0) -> int:
+    """``transfer.cli.entry()`` with ``sig`` sent to this process ``after`` seconds in (a user's Ctrl-C, a kill)."""
+    import os
+
+    import transfer.cli as cli
+
+    timer = threading.Timer(after, lambda: os.kill(os.getpid(), sig))
+    timer.start()
+    try:
+        return cli.entry()
+    finally:
+        timer.cancel()
+
+
 def _spec(tmp_path: Path, **extra) -> Path:
     spec = {"checkpoints": [{"path": str(ANT)}], "targets": ["physx"], "seconds": 0.2, **extra}
     path = tmp_path / "sweep.yaml"
@@ -119,7 +133,6 @@ def test_tmpdir_holds_nothing_of_a_run_afterwards_also_after_ctrl_c(tmp_path, mo
     """The console script gives the run a temporary folder of its own and removes it however the run ends: what the
     child wrote there (here: a file and a folder, as Ray's sessions and ovphysx's schema probes were) is gone; a
     Ctrl-C that stops the child leaves nothing either."""
-    import os
     import signal
     import sys
 
@@ -142,12 +155,7 @@ def test_tmpdir_holds_nothing_of_a_run_afterwards_also_after_ctrl_c(tmp_path, mo
     hang = ("import os, pathlib, time; t = pathlib.Path(os.environ['TMPDIR']); (t / 'partial').write_text('x');"
             " print(t, flush=True); time.sleep(60)")  # fmt: skip
     monkeypatch.setattr(cli, "_CHILD_COMMAND", [sys.executable, "-c", hang])
-    timer = threading.Timer(2.0, lambda: os.kill(os.getpid(), signal.SIGINT))
-    timer.start()
-    try:
-        code = cli.entry()
-    finally:
-        timer.cancel()
+    code = _entry_signalled(signal.SIGINT)
     assert code == 128 + signal.SIGINT and list(tmp.iterdir()) == []
 
 
@@ -200,7 +208,6 @@ def test_a_full_disk_never_truncates_what_was_there(small_disk, capsys):
 def test_sigterm_is_a_stop_on_request_not_a_crash(monkeypatch, capsys):
     """SIGTERM to a sweep on Ray made Ray's driver abort and the run end in "native code crashed (SIGABRT)" (or in
     Ray's native frames); a stop that was asked for is one line naming the signal, exit 143."""
-    import os
     import signal
     import sys
 
@@ -211,12 +218,7 @@ def test_sigterm_is_a_stop_on_request_not_a_crash(monkeypatch, capsys):
              " time.sleep(60)")  # fmt: skip
     monkeypatch.setattr(cli, "_CHILD_COMMAND", [sys.executable, "-c", child])
     monkeypatch.setattr(sys, "argv", ["transfer", "sweep"])
-    timer = threading.Timer(2.0, lambda: os.kill(os.getpid(), signal.SIGTERM))
-    timer.start()
-    try:
-        code = cli.entry()
-    finally:
-        timer.cancel()
+    code = _entry_signalled(signal.SIGTERM)
     err = capsys.readouterr().err
     assert code == 143 and err.count("\n") == 1, err
     assert "transfer sweep stopped by SIGTERM" in err and "crashed" not in err
