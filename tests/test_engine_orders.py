@@ -299,6 +299,8 @@ def test_demo_quadruped_file_is_what_its_generator_writes(tmp_path):
     spec.loader.exec_module(module)
     fresh = module.build(tmp_path / "quadruped.usda")
     assert fresh.read_text() == (root / "transfer" / "data" / "quadruped.usda").read_text()
+    mjcf = module.build_mjcf(tmp_path / "quadruped.xml")  # the same robot as MJCF, for the MuJoCo backend
+    assert mjcf.read_text() == (root / "transfer" / "data" / "quadruped.xml").read_text()
 
 
 def test_the_registry_declares_what_each_backend_class_does():
