@@ -221,3 +221,22 @@ def test_masses_are_per_env_and_inertia_scales(tmp_path):
         np.testing.assert_allclose(b.body_inertias().numpy()[0, 0], inertia[0, 0], rtol=1e-6)
     finally:
         b.close()
+
+
+@pytest.mark.engines
+def test_the_physx_trained_demo_policy_walks_on_mujoco_on_its_mjcf(converters, capsys):
+    """Issue 30: a PhysX-trained checkpoint replayed with ``--target mujoco`` on its robot's MJCF walks as it does
+    natively; fed MuJoCo's own order (the naive control) it falls."""
+    import json
+
+    pytest.importorskip("ovphysx")
+    from transfer.cli import main
+
+    args = ["replay", "checkpoints/quadruped_flat_physx/exported/policy.pt", "--target", "mujoco", "--asset",
+            "transfer:quadruped.xml", "--compare", "--num-envs", "2", "--seconds", "3", "--json"]  # fmt: skip
+    assert main(args) == 0
+    native, reordered, naive = json.loads(capsys.readouterr().out)["runs"]
+    assert native["label"] == "native (physx)" and reordered["label"] == "reordered (mujoco)"
+    assert native["forward_velocity"] > 0.3 and reordered["fall_fraction"] == 0.0
+    assert reordered["forward_velocity"] / native["forward_velocity"] > 0.85
+    assert naive["fall_fraction"] == 1.0
