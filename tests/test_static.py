@@ -256,6 +256,33 @@ def test_the_backend_name_check_sees_every_spelling():
 
 
 MAX_MODULE_LINES = 600
+STAGE_READERS = ("transfer.orders.usd", "transfer.assets.chains")
+"""Where a USD stage is composed outside the engines: the USD reader (its read cache shares the stage with every
+reader of the robot: orders, base, spawn, colliders, the profile) and the MJCF joint-chain rewrite inside the
+conversion."""
+
+
+def stage_compositions(trees: dict[str, ast.AST] | None = None) -> list[str]:
+    """Calls of ``Usd.Stage.Open`` / ``CreateNew`` / ``CreateInMemory`` above the engines outside
+    :data:`STAGE_READERS`: ``module:line call``."""
+    out = []
+    for module, tree in (TREES if trees is None else trees).items():
+        if module in STAGE_READERS or module.startswith("transfer.backends"):
+            continue
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in ("Open", "CreateNew", "CreateInMemory")
+                    and isinstance(node.func.value, ast.Attribute) and node.func.value.attr == "Stage"):  # fmt: skip
+                out.append(f"{module}:{node.lineno} {ast.unparse(node.func)}")
+    return out
+
+
+def test_the_robot_is_composed_by_the_usd_reader_only():
+    """Every other module reads the robot through ``transfer.orders.usd`` (``read_topology``, ``file_stage``,
+    ``open_stage``): one composition per process, counted by ``stage_compositions()``."""
+    assert stage_compositions() == []
+    sneaky = ast.parse("from pxr import Usd\ndef f(p):\n    return Usd.Stage.Open(str(p))\n")
+    assert stage_compositions({"transfer.runs.synthetic": sneaky}) == ["transfer.runs.synthetic:3 Usd.Stage.Open"]
 
 
 def test_no_module_over_600_lines():
