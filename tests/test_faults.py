@@ -241,3 +241,28 @@ def test_an_actuator_network_of_another_shape_is_one_line_at_start(tmp_path):
     text = str(caught.value)
     assert f"actuators.legs.network_file: {path} does not take this group's input: fed (1, 4)" in text
     assert "\n" not in text and "Traceback" not in text
+
+
+@pytest.mark.engines
+def test_a_sweep_on_a_disk_that_fills_names_the_file_and_leaves_no_half_file(small_disk, tmp_path, capsys):
+    """A sweep whose disk filled said "No space left on device" (no file) and left a 0-byte heatmap.png; now the
+    file is named and every file there is whole (what was written before stays)."""
+    pytest.importorskip("ovphysx")
+    try:  # fill the disk, then give back three pages: the marker, the spec and the records fit, the plot does not
+        with open(small_disk / "filler", "ab") as fh:
+            while True:
+                fh.write(b"\0" * 4096)
+                fh.flush()
+    except OSError:
+        pass
+    filler = small_disk / "filler"
+    size = filler.stat().st_size
+    with open(filler, "r+b") as fh:
+        fh.truncate(max(0, size - 3 * 4096))
+    out = small_disk / "out"
+    code = main(["sweep", str(_spec(tmp_path)), "-o", str(out), "--in-process"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and err and ("the disk is full" in err[-1] or "cannot append" in err[-1]), err
+    assert str(out) in err[-1]
+    files = list(out.iterdir()) if out.exists() else []
+    assert not [f.name for f in files if f.stat().st_size == 0 or f.name.endswith(".tmp")], files

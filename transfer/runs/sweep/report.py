@@ -168,7 +168,9 @@ def heatmap(summary: Mapping[str, Any], path: str | Path) -> Path:
     ax.set_title("transfer sweep: forward speed as a ratio of native\n(mean over the cells at each value)", fontsize=9)
     fig.tight_layout()
     out = Path(path)
-    fig.savefig(out, dpi=110)
+    from transfer.checkpoint import atomic_write
+
+    atomic_write(out, lambda tmp: fig.savefig(tmp, dpi=110, format="png"))  # a full disk: named, nothing half-written
     plt.close(fig)
     return out
 

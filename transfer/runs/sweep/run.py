@@ -188,7 +188,7 @@ def sweep(
     try:
         out.mkdir(parents=True, exist_ok=True)
         with _claimed(out):
-            (out / FILES["spec"]).write_text(json.dumps(plan.spec, indent=2) + "\n")
+            _write_json(out / FILES["spec"], plan.spec)
             _run_cells(todo, out / FILES["cells"], done, plan.spec["device"] if on_ray else None, progress,
                        len(plan.cells))  # fmt: skip
     finally:
@@ -205,7 +205,7 @@ def sweep(
     }  # fmt: skip
     summary = summarize(plan, done, **facts)
     heatmap(summary, out / FILES["heatmap"])
-    (out / FILES["summary"]).write_text(json.dumps(summary, indent=2) + "\n")
+    _write_json(out / FILES["summary"], summary)
     return summary
 
 
@@ -232,6 +232,14 @@ def _run_cells(
             report.close()
 
 
+def _write_json(path: Path, value: Any) -> None:
+    """``value`` as JSON at ``path``, atomically (a full disk names ``path`` and leaves the old file whole)."""
+    from transfer.checkpoint import atomic_write
+
+    text = json.dumps(value, indent=2) + "\n"
+    atomic_write(path, lambda tmp: tmp.write_text(text))
+
+
 class _Appender:
     """Appends records to ``cells.jsonl``, one line each, flushed at once (a killed sweep keeps every finished cell)."""
 
@@ -250,8 +258,14 @@ class _Appender:
         return self.append
 
     def append(self, record: dict[str, Any]) -> None:
-        self.file.write(json.dumps(record, allow_nan=False) + "\n")
-        self.file.flush()
+        try:
+            self.file.write(json.dumps(record, allow_nan=False) + "\n")
+            self.file.flush()
+        except OSError as exc:  # a full disk: the records already written stay, this one is named as lost
+            from transfer.checkpoint import DiskFullError
+
+            raise DiskFullError(exc.errno, f"{self.path}: cannot append cell {record.get('key')}'s record "
+                                f"({exc.strerror}); the records before it are kept: free space there and --resume") from None
 
     def __exit__(self, *exc: object) -> None:
         self.file.close()
