@@ -88,7 +88,8 @@ def main() -> int:
                              args.min_time, args.trials)  # fmt: skip
     rates = {"mj_step": 1 / timed["mj_step"], "policy loop, 1 env": decimation / timed["one"],
              "policy loop, 2 envs": 2 * decimation / timed["two"]}  # fmt: skip
-    one.close(), two.close()
+    one.close()
+    two.close()
     result = {
         "host": cpu_name(), "env_steps_per_second": rates,
         "one_env_over_mj_step": rates["policy loop, 1 env"] / rates["mj_step"],

@@ -176,6 +176,19 @@ def small_disk(tmp_path):
     subprocess.run(["umount", str(folder)], check=False)
 
 
+def _fill(folder: Path) -> Path:
+    """Fill ``folder``'s file system to its last byte with one file; return it."""
+    filler = folder / "filler"
+    try:
+        with open(filler, "ab") as fh:
+            while True:
+                fh.write(b"\0" * 4096)
+                fh.flush()
+    except OSError:
+        pass
+    return filler
+
+
 def test_a_full_disk_names_the_file_and_leaves_nothing(small_disk, capsys):
     """Issue 31: an RSL-RL checkpoint converted onto a full disk ended in torch's "[enforce fail at
     inline_container.cc]"; now one line names the output and the space left, and no temporary file stays."""
@@ -192,13 +205,7 @@ def test_a_full_disk_never_truncates_what_was_there(small_disk, capsys):
     whole now, whatever the write."""
     mine = small_disk / "task.yaml"
     mine.write_text("# mine\n")
-    try:  # fill the disk to its last byte
-        with open(small_disk / "filler", "ab") as fh:
-            while True:
-                fh.write(b"\0" * 4096)
-                fh.flush()
-    except OSError:
-        pass
+    _fill(small_disk)
     code = main(["task", "transfer:quadruped", "-o", str(mine), "--force"])
     err = capsys.readouterr().err
     assert code == 2 and f"{mine}: the disk is full" in err, err
@@ -248,14 +255,7 @@ def test_a_sweep_on_a_disk_that_fills_names_the_file_and_leaves_no_half_file(sma
     """A sweep whose disk filled said "No space left on device" (no file) and left a 0-byte heatmap.png; now the
     file is named and every file there is whole (what was written before stays)."""
     pytest.importorskip("ovphysx")
-    try:  # fill the disk, then give back three pages: the marker, the spec and the records fit, the plot does not
-        with open(small_disk / "filler", "ab") as fh:
-            while True:
-                fh.write(b"\0" * 4096)
-                fh.flush()
-    except OSError:
-        pass
-    filler = small_disk / "filler"
+    filler = _fill(small_disk)  # then give back three pages: the marker, the spec and the records fit, the plot not
     size = filler.stat().st_size
     with open(filler, "r+b") as fh:
         fh.truncate(max(0, size - 3 * 4096))

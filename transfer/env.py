@@ -159,11 +159,12 @@ class PolicyEnv:
         self.backend = backend
         self._asset = asset
         self.perturbation = perturbation or Perturbation()
+        self._perturbing = self.perturbation.active()  # (kind, value) of each kind changed: the hooks called below
         fixed_base = training_base(task, asset)
         self.spawn_height, root_z = spawn_heights(task, asset, fixed_base)
         self.scene = dataclasses.replace(task.scene(self.spawn_height, root_z), fixed_base=fixed_base,
                                          joint_positions=default_pose(task, asset))  # fmt: skip
-        for kind, value in self.perturbation.active():  # the engine's side: the world every backend builds
+        for kind, value in self._perturbing:  # the engine's side: the world every backend builds
             self.scene = kind.scene(value, self.scene)
         opts = {"scene": self.scene, **dict(backend_overrides or {})}
         body_ordering = joint_ordering if not isinstance(joint_ordering, (list, tuple)) else None
@@ -210,7 +211,7 @@ class PolicyEnv:
         _check_memory({"the observation histories": self.observation_size}, num_envs)
         self._delayed: np.ndarray | None = None
         self._head = 0
-        for kind, value in self.perturbation.active():  # the robot's side, once it is up
+        for kind, value in self._perturbing:  # the robot's side, once it is up
             kind.start(value, self)
         self.steps = 0
         self._spawn_pose: np.ndarray | None = None
@@ -277,7 +278,7 @@ class PolicyEnv:
         if t.effort_limit:
             values["effort_limit"] = t.effort_limit
         rows = {k: np.array([v[j] for j in names], np.float32) for k, v in values.items() if v}
-        for kind, value in self.perturbation.active():
+        for kind, value in self._perturbing:
             rows = kind.gains(value, rows, self)
         explicit = [g for g in t.actuators if g.explicit]
         if explicit:
@@ -306,12 +307,12 @@ class PolicyEnv:
     def begin_run(self, steps: int) -> None:
         """A run of ``steps`` policy steps begins: each perturbation refuses one it makes meaningless
         (``ValueError``)."""
-        for kind, value in self.perturbation.active():
+        for kind, value in self._perturbing:
             kind.check_run(value, self, steps)
 
     def before_policy_step(self, step: int, steps: int) -> None:
         """Policy step ``step`` of ``steps`` is next: the perturbations that act during a run act (a push)."""
-        for kind, value in self.perturbation.active():
+        for kind, value in self._perturbing:
             kind.step(value, self, step, steps)
 
     def push(self, velocity: Any) -> None:

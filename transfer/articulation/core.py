@@ -189,7 +189,7 @@ class Articulation:
         """Write ``values`` (public order) into ``dst``: backend order, or public order when ``public``."""
         envs = host_indices(env_ids, self.num_envs, "env_ids") if env_ids is not None else None
         joints = host_indices(joint_ids, self.num_joints, "joint_ids") if joint_ids is not None else None
-        if joints is not None and len(joints) == self.num_joints and np.array_equal(joints, np.arange(self.num_joints)):
+        if joints is not None and len(joints) == self.num_joints and (np.diff(joints) == 1).all() and joints[0] == 0:
             joints = None  # every joint in order: the same as naming none
         rows = self.num_envs if envs is None else len(envs)
         cols = self.num_joints if joints is None else len(joints)

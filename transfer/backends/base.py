@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     import warp as wp
 
 __all__ = [
+    "UNLIMITED",
     "JOINT_PROPERTIES",
     "Backend",
     "EngineOrder",
@@ -49,6 +50,10 @@ JOINT_PROPERTIES = (
     "velocity_limit",
     "effort_limit",
 )
+
+
+UNLIMITED = 3.4028234663852886e38
+"""What a limit the engine does not enforce reads as (float32's largest value; also accepted as inf on writes)."""
 
 
 @dataclass

@@ -29,7 +29,6 @@ from transfer.policy import Policy, PolicyError
 
 __all__ = [
     "FORMATS",
-    "POLICY_FORMATS",
     "CheckpointFormat",
     "checkpoint_format",
     "detect_format",
@@ -43,7 +42,6 @@ FORMATS: Mapping[str, type[CheckpointFormat]] = MappingProxyType({
     f.name: f for f in (torchscript.TorchScriptFormat, rsl_rl.RslRlFormat, onnx.OnnxFormat)
 })  # fmt: skip
 """Every checkpoint format, in the order detection asks them (a new format: one class, one entry)."""
-POLICY_FORMATS: tuple[str, ...] = tuple(FORMATS)
 
 
 def checkpoint_format(fmt: str) -> type[CheckpointFormat]:

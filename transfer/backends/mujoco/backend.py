@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import copy
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ClassVar
 
@@ -31,14 +31,13 @@ import mujoco
 import numpy as np
 import warp as wp
 
-from transfer.backends.base import JOINT_PROPERTIES, Backend, EngineOrder, JointProperties
+from transfer.backends.base import JOINT_PROPERTIES, UNLIMITED, Backend, EngineOrder, JointProperties
 from transfer.backends.mujoco.model import MujocoModel, build_model, dof_names
 from transfer.backends.scene import SceneDescription
 from transfer.ordering import OrderingConvention
 
 __all__ = ["MujocoBackend"]
 
-UNLIMITED = float(np.finfo(np.float32).max)
 
 
 def _xyzw(wxyz: np.ndarray) -> np.ndarray:
@@ -330,7 +329,7 @@ class MujocoBackend(Backend):
 
     # -- stepping -------------------------------------------------------------------------------------------
     def step(self, dt: float | None = None) -> None:
-        if dt is not None:
+        if dt is not None and dt != self.models[0].opt.timestep:  # every model shares it: set once when it changes
             for m in self.models:
                 m.opt.timestep = float(dt)
         if self._pool is None:
@@ -362,7 +361,3 @@ class MujocoBackend(Backend):
 
     def __repr__(self) -> str:
         return f"MujocoBackend({self.source.name!r}, num_envs={self.num_envs}, joints={self.num_joints})"
-
-
-def _mapping(value: Mapping[str, Any] | None) -> dict[str, Any]:
-    return dict(value or {})

@@ -32,7 +32,7 @@ import newton
 import numpy as np
 import warp as wp
 
-from transfer.backends.base import JOINT_PROPERTIES, Backend, EngineOrder, JointProperties
+from transfer.backends.base import JOINT_PROPERTIES, UNLIMITED, Backend, EngineOrder, JointProperties
 from transfer.backends.newton import _kernels as nk
 from transfer.backends.newton._layout import as_rows, components
 from transfer.backends.newton._scene import _with_base, _with_self_collisions
@@ -43,12 +43,11 @@ from transfer.backends.newton.settings import MUJOCO_FAMILY, SOLVERS
 from transfer.backends.scene import DEFAULT_GROUND, SceneDescription
 from transfer.ordering import OrderingConvention, dof_joint_name, dof_names
 
-__all__ = ["SOLVERS", "UNLIMITED", "NewtonBackend"]
+__all__ = ["SOLVERS", "NewtonBackend"]
 
 _MAXIMAL = ("xpbd", "semi_implicit")
 _LIMITS = ("position_limit_lower", "position_limit_upper")
 #: "Unlimited" as the contract reports it (the float32 maximum, as PhysX does); Newton stores ``newton.MAXVAL``.
-UNLIMITED = float(np.finfo(np.float32).max)
 
 Gain = float | Mapping[str, float] | None
 
