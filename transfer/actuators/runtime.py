@@ -87,6 +87,8 @@ class Actuators:
         bad = [names[i] for i in np.flatnonzero(kind > 0) if not (np.isfinite(limits[i]) and limits[i] > 0)]
         if bad:
             raise ActuatorError(f"explicit actuators need a positive, finite effort_limit; joints {bad} have none")
+        self.effort_limits = limits
+        """``(num_joints,)`` the effort each joint's model clips at (N·m or N), public order."""
         self._kind, self._kp, self._kd = arr(kind, wp.int32), arr(stiffness), arr(damping)
         self._limit, self._sat, self._vlim = arr(limits), arr(sat), arr(vlim)
         shape = (self.num_envs, self.num_joints)

@@ -343,6 +343,17 @@ class Articulation:
         return self._actuators
 
     @property
+    def joint_position_target(self) -> wp.array:
+        """``(num_envs, num_joints)`` public order: the position targets the joints are driven to now (what
+        :meth:`set_joint_position_target` last wrote, the defaults before)."""
+        return self._commands["position"]
+
+    @property
+    def joint_velocity_target(self) -> wp.array:
+        """``(num_envs, num_joints)`` public order: the velocity targets the joints are driven to now."""
+        return self._commands["velocity"]
+
+    @property
     def applied_effort(self) -> wp.array:
         """``(num_envs, num_joints)`` public order: the efforts handed to the engine at the last step (the explicit
         actuators' output where installed, else the feed-forward efforts)."""

@@ -40,6 +40,7 @@ __all__ = [
     "native_backend",
     "native_convention",
     "probed_backends",
+    "solver_variations",
     "starting_settings",
     "training_settings",
 ]
@@ -57,7 +58,8 @@ class BackendEntry:
         settings: Its settings module: ``check(value, where) -> Mapping`` (raises ``ValueError``),
             ``describe(value) -> str``, ``training(setup, facts) -> Mapping`` (the settings a training setup
             such as ``isaaclab``, ``isaaclab_legged``, ``legged_gym`` or ``mjlab`` implies for this engine) and
-            ``starting(asset_settings) -> (settings, comment, decide)`` (what ``transfer task`` writes).
+            ``starting(asset_settings) -> (settings, comment, decide)`` (what ``transfer task`` writes) and
+            ``variations(settings) -> [(label, settings)]`` (the solver settings ``transfer diagnose`` tries).
         native_convention: The convention its engine orders articulations by (the class's ``native_convention``).
         stands_in_for: Conventions of trainings no registered engine orders by natively that this one reproduces.
         default_target: Whether a sweep with no ``targets`` runs on it (MuJoCo does not: it steps a robot's own
@@ -164,6 +166,12 @@ def training_settings(setup: str, facts: Mapping[str, Any] | None = None) -> dic
     ``articulation_props``, its Newton solver)."""
     out = {name: _settings(name).training(setup, facts or {}) for name in REGISTRY}
     return {name: settings for name, settings in out.items() if settings}
+
+
+def solver_variations(name: str, value: Mapping[str, Any] | None) -> list[tuple[str, Mapping[str, Any]]]:
+    """``[(label, settings)]``: backend ``name``'s solver settings to try instead of ``value`` (``transfer
+    diagnose``'s solver factor), each backend's own say."""
+    return list(_settings(name).variations(value or {}))
 
 
 def starting_settings(asset: Any) -> dict[str, tuple[Mapping[str, Any], str, bool]]:

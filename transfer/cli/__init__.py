@@ -10,6 +10,8 @@
 - ``transfer task``: a starting task file for a robot asset (:mod:`transfer.cli.task`);
 - ``transfer import``: an MJCF or URDF robot converted to a USD file (:mod:`transfer.cli.asset_import`).
 - ``transfer sweep``: many checkpoints x engines x seeds x perturbations on Ray (:mod:`transfer.cli.sweep`).
+- ``transfer diagnose``: why a checkpoint behaves differently on another engine (:mod:`transfer.cli.diagnose`).
+- ``transfer traces``: two recorded traces lined up by name and time (:mod:`transfer.cli.traces`).
 """
 
 from __future__ import annotations
@@ -37,11 +39,13 @@ def _commands() -> tuple[dict[str, Any], dict[type, Any]]:
 
     from transfer.cli.asset_import import Import, run_import
     from transfer.cli.convert import Convert, run_convert
+    from transfer.cli.diagnose import Diagnose, run_diagnose
     from transfer.cli.info import Info, run_info
     from transfer.cli.inspect import Inspect, run_inspect
     from transfer.cli.replay import Replay, run_replay
     from transfer.cli.sweep import Sweep, run_sweep
     from transfer.cli.task import TaskFile, run_task
+    from transfer.cli.traces import Traces, run_traces
     from transfer.cli.train import Train, run_train
     from transfer.cli.validate import Validate, run_validate
     from transfer.cli.verify import Verify, run_verify
@@ -57,10 +61,13 @@ def _commands() -> tuple[dict[str, Any], dict[type, Any]]:
         "task": tyro.conf.FlagCreatePairsOff[TaskFile],
         "import": tyro.conf.FlagCreatePairsOff[Import],
         "sweep": tyro.conf.FlagCreatePairsOff[Sweep],
+        "diagnose": tyro.conf.FlagCreatePairsOff[Diagnose],
+        "traces": tyro.conf.FlagCreatePairsOff[Traces],
     }
     runners = {
         Inspect: run_inspect, Replay: run_replay, Verify: run_verify, Train: run_train, Info: run_info,
         Convert: run_convert, Validate: run_validate, TaskFile: run_task, Import: run_import, Sweep: run_sweep,
+        Traces: run_traces, Diagnose: run_diagnose,
     }  # fmt: skip
     return subcommands, runners
 

@@ -40,12 +40,20 @@ class Replay(CheckpointInputs):
     """Print one JSON object on stdout (with --compare: {"runs": [...]})."""
     plot: Annotated[Path | None, tyro.conf.arg(metavar="FILE.png"), PLOT] = None
     """Write a PNG of commanded vs measured forward velocity and base height over time."""
+    record: Annotated[Path | None, tyro.conf.arg(metavar="FILE.parquet")] = None
+    """Write what every joint was asked and did, per policy step and env, as a Parquet trace (docs/traces.md);
+    with --compare one file per run (FILE.native-physx.parquet, ...). Compare two with transfer traces A B."""
     settings: Annotated[
         tuple[str, ...], tyro.conf.UseAppendAction, tyro.conf.arg(name="set", metavar="FIELD=VALUE")
     ] = ()
     """Change a task field for this replay, by dotted name (repeat the flag): the simulation settings without a task
     file, e.g. --set physx.solver_position_iterations=8 --set ground.friction_combine=multiply --set
     self_collisions=true --set 'actuators=[{name: legs, model: ideal_pd, joints: [".*"]}]' (values are YAML)."""
+    perturb: Annotated[
+        tuple[str, ...], tyro.conf.UseAppendAction, tyro.conf.arg(metavar="KIND=VALUE")
+    ] = ()
+    """Run under a disturbance (repeat the flag): ground_friction (scale), added_base_mass (kg), gain_scale,
+    action_delay (physics steps), push (m/s at mid-run), as a sweep's perturbations (docs/sweep.md)."""
     verbose: bool = False
     """Show what the engines and Warp print, and the solver choices (kept off the terminal by default)."""
 
@@ -63,6 +71,21 @@ COLUMNS = (
 )
 
 
+CONTROL_COLUMNS = (
+    ("run", "label", "{}"),
+    ("track rad", "tracking_error", "{:.3f}"),
+    ("effort rms", "effort_rms", "{:.1f}"),
+    ("peak", "effort_peak", "{:.1f}"),
+    ("saturated", "saturation", "{:.0%}"),
+    ("reversals", "sign_changes", "{:.0%}"),
+    ("hf energy", "high_frequency", "{:.0%}"),
+    ("duty", "duty_factor", "{:.2f}"),
+    ("stride s", "stride_period", "{:.2f}"),
+    ("slip m/s", "slip", "{:.2f}"),
+)
+"""The control and gait metrics' table (:mod:`transfer.traces.metrics`): one summary per run."""
+
+
 def _cell(fmt: str, value: Any) -> str:
     return "n/a" if value is None else fmt.format(value)
 
@@ -74,6 +97,13 @@ def print_table(rows: list[dict[str, Any]], out: Any = None) -> None:
     cells = [[title for title, _, _ in COLUMNS]] + [[_cell(f, r.get(k)) for _, k, f in COLUMNS] for r in rows]
     for line in aligned(cells, left=2):
         print(line, file=out)
+    summaries = [{"label": r.get("label"), **((r.get("metrics") or {}).get("summary") or {})} for r in rows]
+    if any(len(m) > 1 for m in summaries):
+        print("control and gait (standing envs after the warm-up; docs/traces.md):", file=out)
+        cells = [[t for t, _, _ in CONTROL_COLUMNS]] + [[_cell(f, m.get(k)) for _, k, f in CONTROL_COLUMNS]
+                                                         for m in summaries]  # fmt: skip
+        for line in aligned(cells, left=2):
+            print(line, file=out)
     from transfer.env import Measure
 
     short = [r for r in rows if r.get("forward_velocity") is None and (r.get("seconds") or 0.0) <= Measure.warmup]
@@ -126,6 +156,24 @@ def parse_settings(pairs: tuple[str, ...] | list[str]) -> dict[str, Any]:
     return out
 
 
+def parse_perturbations(pairs: tuple[str, ...] | list[str]) -> dict[str, Any]:
+    """``KIND=VALUE`` pairs (``--perturb``) as ``{kind: value}``, each kind one of
+    :data:`transfer.perturbations.PERTURBATIONS` and its value checked by it."""
+    from transfer.perturbations import PERTURBATIONS
+
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        key = key.strip()
+        if not sep or key not in PERTURBATIONS:
+            raise ValueError(f"--perturb {pair!r}: expected KIND=VALUE with KIND one of {', '.join(PERTURBATIONS)}")
+        try:
+            out[key] = PERTURBATIONS[key].check(_number_if_numeric(text.strip()))
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"--perturb: {exc}") from None
+    return out
+
+
 def _number_if_numeric(value: Any) -> Any:
     """``1e-3`` as the number it means: YAML 1.1 reads an exponent without a dot as text."""
     if isinstance(value, str):
@@ -140,13 +188,13 @@ def run_replay(cmd: Replay) -> int:
     from transfer.runs.replay import compare, plot, replay
 
     try:
-        settings = parse_settings(cmd.settings)
+        settings, perturbation = parse_settings(cmd.settings), parse_perturbations(cmd.perturb)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     kwargs = dict(
         source=cmd.source, config=cmd.config, asset=cmd.asset, num_envs=cmd.num_envs, seconds=cmd.seconds,
-        command=cmd.command, seed=cmd.seed, settings=settings,
+        command=cmd.command, seed=cmd.seed, settings=settings, record=cmd.record, perturbation=perturbation or None,
     )  # fmt: skip
     try:
         with engine_output(cmd.verbose) as terminal:
@@ -179,4 +227,8 @@ def run_replay(cmd: Replay) -> int:
     if cmd.plot is not None:
         sys.stdout.flush()
         print(f"plot: {cmd.plot}", file=sys.stderr)
+    for r in results:
+        if r.record:
+            sys.stdout.flush()
+            print(f"trace: {r.record}", file=sys.stderr)
     return 0

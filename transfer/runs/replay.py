@@ -29,6 +29,7 @@ from transfer.runs.inputs import (
     resolve_inputs,
     without_listed_order,
 )
+from transfer.traces.parquet import check_destination, trace_paths
 
 __all__ = [
     "ReplayError",
@@ -75,10 +76,17 @@ class ReplayResult:
     baseline: str | None = None
     """With :func:`compare`: why the native run is no baseline (it fell, or walked below half the command), else
     ``None``."""
+    metrics: dict[str, Any] = field(default_factory=dict, repr=False)
+    """Control and gait metrics (:func:`transfer.traces.metrics`): per joint, per foot and a ``summary``."""
+    record: str | None = None
+    """The trace file written (``record=``), else ``None``."""
     trace: dict[str, list[float]] = field(default_factory=dict, repr=False)
+    recording: Any = field(default=None, repr=False, compare=False)
+    """The run's :class:`~transfer.traces.Recording` (arrays per policy step and env; not in :meth:`to_dict`)."""
 
     def to_dict(self, *, trace: bool = False) -> dict[str, Any]:
-        out = asdict(self)
+        out = asdict(dataclasses.replace(self, recording=None))
+        out.pop("recording")
         if not trace:
             out.pop("trace")
         out["command"] = list(self.command)
@@ -104,6 +112,7 @@ def replay(
     settings: Mapping[str, Any] | None = None,
     perturbation: Any = None,
     device: str = "cpu",
+    record: str | Path | None = None,
 ) -> ReplayResult:
     """Run ``checkpoint`` on ``target`` (``"physx"`` or ``"newton"``) for ``seconds`` and measure it.
 
@@ -116,7 +125,8 @@ def replay(
     (:meth:`~transfer.Task.with_settings`): the simulation settings without writing a task file.
     ``perturbation``: disturbances to run under, a :class:`~transfer.env.Perturbation` or ``{name: value}``
     (:data:`~transfer.env.PERTURBATIONS`); the push is applied after half the policy steps. ``device``: where the
-    engines run (``"cpu"``, ``"cuda:0"``).
+    engines run (``"cpu"``, ``"cuda:0"``). ``record``: write the run's trace there (Parquet,
+    :mod:`transfer.traces.parquet`: every policy step and env by joint and body name).
     """
     from transfer.env import PolicyEnv
     from transfer.perturbations import Perturbation
@@ -128,6 +138,8 @@ def replay(
     if settings:
         inputs = dataclasses.replace(inputs, task=inputs.task.with_settings(settings, where="--set"))
     policy, task = inputs.policy, inputs.task
+    if record is not None:
+        check_destination(record, (policy.path, inputs.asset_given, task.source))
     ordering = inputs.source if reorder else None
     if not reorder:
         # the naive user: the checkpoint's vectors read in the target's order, by the task's names in that order
@@ -137,14 +149,15 @@ def replay(
         backend_overrides=backend_options, perturbation=perturbation,
     )  # fmt: skip
     try:
-        return _run(env, policy, inputs, target, reorder, seconds, progress, label)
+        return _run(env, policy, inputs, target, reorder, seconds, progress, label, record)
     finally:
         env.close()
 
 
-def _run(env: Any, policy: Any, inputs: Inputs, target: str, reorder: bool, seconds: float, progress: bool, label):
-
+def _run(env: Any, policy: Any, inputs: Inputs, target: str, reorder: bool, seconds: float, progress: bool, label,
+         record: str | Path | None = None) -> ReplayResult:
     from transfer.env import Measure
+    from transfer.traces import Recorder, metrics
 
     if policy.input_size != env.observation_size or policy.output_size != env.action_size:
         raise ReplayError(
@@ -163,6 +176,7 @@ def _run(env: Any, policy: Any, inputs: Inputs, target: str, reorder: bool, seco
         env.begin_run(steps)
     except ValueError as exc:
         raise ReplayError(str(exc)) from None
+    recorder = Recorder(env, steps, observations=record is not None)
     policy.reset()
     obs = env.observe()
     one_torch_thread()
@@ -173,21 +187,32 @@ def _run(env: Any, policy: Any, inputs: Inputs, target: str, reorder: bool, seco
     for step in bar:
         env.before_policy_step(step, steps)  # the perturbations that act during a run (a push at mid-run)
         actions = policy(obs)
+        read = obs
         obs, nonfinite = env.step(actions)
         measure.nonfinite |= nonfinite
         state = env.root_state()
         measure.record(env.time, state, env.fall_causes(state))
+        recorder.sample(read, env.last_action, ~np.isfinite(measure.fallen_at))
     wall = time.perf_counter() - start
     if progress is not False and not terminal:
         print(f"{label or target}: {steps} policy steps in {wall:.1f} s", file=stream)
     fallen = np.isfinite(measure.fallen_at)
     survival = np.where(fallen, measure.fallen_at, env.time)
+    label = label or f"{_kind(inputs, target, reorder)} on {target}"
+    order = inputs.source_label if reorder else f"{env.art.backend.native_convention.value} (target's own)"
+    recording = recorder.finish({"label": label, "checkpoint": str(policy.path), "asset": str(inputs.asset_given),
+                                 "order": order, "settings": env.task.simulation_settings(),
+                                 "task": env.task.to_dict(), "command": list(command)})  # fmt: skip
+    if record is not None:
+        from transfer.traces import write_trace
+
+        write_trace(recording, record)
     return ReplayResult(
-        label=label or f"{_kind(inputs, target, reorder)} on {target}",
+        label=label,
         target=target,
         source=inputs.source_label,
         reordered=reorder,
-        order=inputs.source_label if reorder else f"{env.art.backend.native_convention.value} (target's own)",
+        order=order,
         num_envs=env.num_envs,
         seconds=env.time,
         command=command,
@@ -203,7 +228,10 @@ def _run(env: Any, policy: Any, inputs: Inputs, target: str, reorder: bool, seco
         asset=str(inputs.asset_given),
         settings=env.task.simulation_settings(),
         warnings=[*inputs.warnings, *env.warnings],
+        metrics=metrics(recording, Measure.warmup),
+        record=None if record is None else str(record),
         trace=measure.trace,
+        recording=recording,
     )
 
 
@@ -257,6 +285,10 @@ def compare(checkpoint: str | Path, target: str, **kwargs: Any) -> list[ReplayRe
     native = native_backend(inputs)
     same = "native" if target == native else "reordered"  # on its training engine, the checkpoint's order is native
     runs = [("native", native, True), (same, target, True), ("naive", target, False)]
+    record = kwargs.pop("record", None)
+    names = [f"{name}-{backend}" for name, backend, _ in runs]
+    names = [n if names.count(n) == 1 else f"{n}-{i + 1}" for i, n in enumerate(names)]
+    records = [None] * len(runs) if record is None else trace_paths(record, names)
     results = [
         replay(
             checkpoint,
@@ -265,9 +297,10 @@ def compare(checkpoint: str | Path, target: str, **kwargs: Any) -> list[ReplayRe
             inputs=inputs,
             progress=progress,
             label=f"{name} ({backend})",
+            record=path,
             **kwargs,
         )  # fmt: skip
-        for name, backend, reorder in runs
+        for (name, backend, reorder), path in zip(runs, records, strict=True)
     ]
     failure = baseline_failure(results[0])
     for r in results:

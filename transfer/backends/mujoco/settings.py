@@ -12,7 +12,7 @@ from typing import Any
 
 from transfer._numbers import is_finite_number
 
-__all__ = ["CHOICES", "COUNTS", "check", "describe", "starting", "training"]
+__all__ = ["CHOICES", "COUNTS", "check", "describe", "starting", "training", "variations"]
 
 CHOICES: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "integrator": ("euler", "rk4", "implicit", "implicitfast"),
@@ -68,3 +68,13 @@ def starting(asset: Any) -> tuple[Mapping[str, Any], str, bool]:
     """What a new task file starts from: nothing (the robot file's own ``<option>``), and nothing to decide."""
     del asset
     return MappingProxyType({}), "MuJoCo's settings: the robot file's own <option> (integrator, solver iterations)", False
+
+
+def variations(value: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """The ``<option>`` values ``transfer diagnose`` tries instead of ``value``: mjlab's 10 / 20 iterations and
+    MuJoCo's own 100 / 50 (line search)."""
+    out = []
+    for its, ls in ((10, 20), (100, 50)):
+        if (value.get("iterations"), value.get("ls_iterations")) != (its, ls):
+            out.append((f"{its} solver / {ls} line-search iterations", {**value, "iterations": its, "ls_iterations": ls}))
+    return out

@@ -12,7 +12,7 @@ from typing import Any
 
 from transfer._numbers import is_finite_number
 
-__all__ = ["MUJOCO_FAMILY", "SOLVERS", "check", "describe", "training"]
+__all__ = ["MUJOCO_FAMILY", "SOLVERS", "check", "describe", "training", "variations"]
 
 SOLVERS: tuple[str, ...] = ("mujoco_cpu", "mujoco_warp", "xpbd", "semi_implicit")
 """The solvers the backend builds."""
@@ -77,3 +77,15 @@ def starting(asset: Any) -> tuple[Mapping[str, Any], str, bool]:
     del asset
     return (MappingProxyType({"solver": "mujoco_warp"}),
             "Newton's solver: mujoco_warp (MuJoCo-Warp; replay picks MuJoCo C for one environment)", False)  # fmt: skip
+
+
+def variations(value: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """The solver settings ``transfer diagnose`` tries instead of ``value``: MuJoCo's solver at mjlab's 10 / 20
+    iterations and at MuJoCo's own 100 / 50 (line search)."""
+    options = dict(value.get("solver_options") or {})
+    out = []
+    for its, ls in ((10, 20), (100, 50)):
+        if (options.get("iterations"), options.get("ls_iterations")) != (its, ls):
+            out.append((f"{its} solver / {ls} line-search iterations",
+                        {**value, "solver_options": {**options, "iterations": its, "ls_iterations": ls}}))  # fmt: skip
+    return out

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-__all__ = ["KEYS", "check", "describe", "training"]
+__all__ = ["KEYS", "check", "describe", "training", "variations"]
 
 KEYS: Mapping[str, tuple[int, int]] = MappingProxyType(
     {"solver_position_iterations": (1, 255), "solver_velocity_iterations": (0, 255)}
@@ -79,3 +79,17 @@ def starting(asset: Any) -> tuple[Mapping[str, Any], str, bool]:
     text = (f"the solver iterations the asset authors on {asset.root}{authored}. Isaac Lab trains legged robots at "
             "4 / 0; with 32 / 16 a PhysX-trained ANYmal C falls on PhysX.")  # fmt: skip
     return check(out, "physx"), text, True
+
+
+def variations(value: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """The solver settings ``transfer diagnose`` tries instead of ``value`` (one factor: the solver iterations):
+    twice and half the position iterations (Isaac Lab's legged 4 where none are set), with and without velocity
+    iterations."""
+    pos = int(value.get("solver_position_iterations", _LEGGED["solver_position_iterations"]))
+    vel = int(value.get("solver_velocity_iterations", _LEGGED["solver_velocity_iterations"]))
+    out = []
+    for p, v in ((min(2 * pos, 255), vel), (max(pos // 2, 1), vel), (pos, 1 if vel == 0 else 0)):
+        if (p, v) != (pos, vel) or not value:
+            out.append((f"{p} position / {v} velocity iterations",
+                        {**value, "solver_position_iterations": p, "solver_velocity_iterations": v}))  # fmt: skip
+    return out

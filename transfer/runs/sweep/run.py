@@ -232,6 +232,38 @@ def _run_cells(
             report.close()
 
 
+def run_cells(
+    cells: list[dict[str, Any]], *, workers: int = 1, address: str | None = None, in_process: bool = False,
+    progress: bool | TextIO = True,
+) -> list[dict[str, Any]]:
+    """Run ``cells`` (sweep cells: :func:`~transfer.runs.sweep.cell.run_cell`'s input) here, one after another, or
+    on a local Ray cluster of ``workers`` CPU slots (or the one at ``address``), and return their records in the
+    cells' order; nothing is written. What ``transfer diagnose`` runs its candidates on."""
+    records: dict[str, dict[str, Any]] = {}
+    report = _Progress(len(cells), 0, progress)
+
+    def finished(record: dict[str, Any]) -> None:
+        records[record["key"]] = record
+        report(record)
+
+    try:
+        if in_process or not cells:
+            for cell in cells:
+                finished(run_cell(cell))
+        else:
+            started = _start_ray(workers, address)
+            try:
+                _run_on_ray(cells, cells[0].get("device", "cpu"), finished)
+            finally:
+                if started:
+                    import ray
+
+                    ray.shutdown()
+    finally:
+        report.close()
+    return [records[c["key"]] for c in cells]
+
+
 def _write_json(path: Path, value: Any) -> None:
     """``value`` as JSON at ``path``, atomically (a full disk names ``path`` and leaves the old file whole)."""
     from transfer.checkpoint import atomic_write

@@ -1,0 +1,86 @@
+"""``transfer diagnose`` (issue 32) on the shipped demo checkpoint, PhysX-trained, diagnosed on PhysX under one wrong
+training condition: it ranks the factor that was set wrong first, and the flags it suggests restore the native
+walk when a replay is given them (the CLI's own lines, parsed as a shell would).
+
+Also: the candidates of each factor (the native run's value first, only where the target differs), and bad
+``--factor`` / ``--perturb`` values refused by name.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+
+from transfer.runs.diagnose import FACTORS, quality
+from transfer.runs.diagnose.factors import AS_NATIVE, candidates
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO = ROOT / "checkpoints" / "quadruped_flat_physx" / "exported" / "policy.pt"
+
+
+def _task():
+    from transfer.runs.inputs import resolve_inputs
+
+    return resolve_inputs(DEMO).task
+
+
+def test_the_native_value_is_tried_first_and_only_where_the_target_differs():
+    task = _task()
+    same = candidates(task, task, "physx", {})
+    assert not [c for c in same if c.label == AS_NATIVE]
+    assert {c.factor for c in same} == set(FACTORS)
+    wrong = task.with_settings({"armature": {".*": 0.2}})
+    tried = candidates(task, wrong, "physx", {"action_delay": 3})
+    armature = [c for c in tried if c.factor == "armature"]
+    assert armature[0].label == AS_NATIVE and armature[0].settings == {"armature": dict(task.to_dict()["armature"])}
+    delay = [c for c in tried if c.factor == "action_delay"]
+    assert delay[0].label == AS_NATIVE and delay[0].perturbation == {"action_delay": 0}
+    assert "--perturb action_delay=0" in delay[0].lines()
+    with pytest.raises(ValueError, match="--factor gravity: no such factor"):
+        candidates(task, task, "physx", {}, ("gravity",))
+
+
+def test_quality_is_one_for_the_native_run_and_falls_with_speed_and_falls():
+    native = {"forward_velocity": 0.5, "fall_fraction": 0.0, "command": [0.5, 0, 0]}
+    assert quality(native, native) == 1.0
+    assert quality({"forward_velocity": 0.25, "fall_fraction": 0.0}, native) == pytest.approx(0.5)
+    assert quality({"forward_velocity": 0.5, "fall_fraction": 0.5}, native) == pytest.approx(0.5)
+    assert quality({"forward_velocity": None, "fall_fraction": 1.0}, native) == 0.0
+
+
+@pytest.mark.engines
+@pytest.mark.parametrize(
+    ("wrong", "factor"),
+    [(["--set", "stiffness={'.*': 5}"], "actuators"), (["--perturb", "action_delay=12"], "action_delay")],
+    ids=["gains", "delay"],
+)
+def test_diagnose_ranks_the_wrong_factor_first_and_its_lines_restore_the_walk(wrong, factor, capsys, tmp_path):
+    pytest.importorskip("ovphysx")
+    from transfer.cli import main
+
+    args = ["diagnose", str(DEMO), "--target", "physx", "--seconds", "3", "--num-envs", "1", "--json", *wrong]
+    assert main(args) == 0
+    found = json.loads(capsys.readouterr().out)
+    native = found["native"]
+    assert found["gap"] > 0.3, "the wrong condition must break the transfer for the test to mean anything"
+    assert found["ranking"][0]["factor"] == factor
+    assert found["suggestion"]["factor"] == factor and found["parted_closed_loop"] is not None
+    lines = [part for line in found["suggestion"]["lines"] for part in shlex.split(line)]
+    assert main(["replay", str(DEMO), "--target", "physx", "--seconds", "3", "--json", *wrong, *lines]) == 0
+    fixed = json.loads(capsys.readouterr().out)
+    assert fixed["fall_fraction"] == 0.0
+    assert fixed["forward_velocity"] >= 0.9 * native["forward_velocity"]
+
+
+def test_bad_perturbations_and_factors_are_refused_by_name(capsys):
+    from transfer.cli import main
+
+    assert main(["replay", str(DEMO), "--target", "physx", "--perturb", "wind=3"]) == 2
+    assert "--perturb 'wind=3': expected KIND=VALUE with KIND one of ground_friction" in capsys.readouterr().err
+    assert main(["replay", str(DEMO), "--target", "physx", "--perturb", "action_delay=-1"]) == 2
+    assert "perturbation action_delay: expected a whole number" in capsys.readouterr().err
+    assert main(["diagnose", str(DEMO), "--target", "physx", "--factor", "gravity"]) == 2
+    assert "--factor gravity: no such factor" in capsys.readouterr().err

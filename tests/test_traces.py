@@ -1,0 +1,232 @@
+"""Recorded traces and the control and gait metrics (issue 32), on the shipped demo checkpoint and on synthetic
+recordings.
+
+- ``replay(record=...)`` writes one Parquet row per policy step and env, by joint and body name, with the task and
+  settings in the metadata; its values are the run's; PhysX and Newton write the same columns;
+- a destination that is a folder, in a missing folder, or one of the run's own inputs is refused before the run
+  (the input stays as it was);
+- ``transfer traces A B`` finds the quantity and the time two traces part at, and plots them;
+- the metrics measure what they say on recordings whose answer is known (property-based).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+
+from transfer.traces import Recording, TraceError, metrics, read_trace  # noqa: E402
+from transfer.traces.compare import compare_traces  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO = ROOT / "checkpoints" / "quadruped_flat_physx" / "exported" / "policy.pt"
+DT = 0.02
+
+
+def recording(steps: int, envs: int = 1, *, joints=("a", "b"), feet=("f",), **arrays) -> Recording:
+    """A synthetic recording: zeros everywhere but the arrays given, every env standing."""
+    j, f = len(joints), len(feet)
+    full = {
+        "action": np.zeros((steps, envs, j), np.float32), "target": np.zeros((steps, envs, j), np.float32),
+        "position": np.zeros((steps, envs, j), np.float32), "velocity": np.zeros((steps, envs, j), np.float32),
+        "effort": np.zeros((steps, envs, j), np.float32), "saturated": np.zeros((steps, envs, j), bool),
+        "base": np.zeros((steps, envs, 13), np.float32), "contact": np.zeros((steps, envs, f), bool),
+        "foot_height": np.zeros((steps, envs, f), np.float32), "foot_speed": np.zeros((steps, envs, f), np.float32),
+        "alive": np.ones((steps, envs), bool),
+    }  # fmt: skip
+    full.update(arrays)
+    return Recording("synthetic", DT, list(joints), list(joints), list(feet), [], np.arange(1, steps + 1) * DT, full, {})
+
+
+# -- metrics ----------------------------------------------------------------------------------------------------
+
+
+@settings(max_examples=30, deadline=None)
+@given(period=st.integers(4, 40), stance=st.floats(0.2, 0.8), phase=st.integers(0, 39))
+def test_duty_factor_and_stride_period_of_a_square_wave(period, stance, phase):
+    steps = 400
+    k = np.arange(steps) + phase
+    on = max(1, min(period - 1, round(stance * period)))
+    contact = ((k % period) < on)[:, None, None]
+    m = metrics(recording(steps, contact=contact), warmup=0.0)
+    foot = m["feet"]["f"]
+    assert foot["stride_period"] == pytest.approx(period * DT)
+    assert foot["duty_factor"] == pytest.approx(contact.mean(), abs=0.02)
+
+
+@settings(max_examples=25, deadline=None)
+@given(offset=st.floats(-1.0, 1.0), gain=st.floats(1.0, 50.0), limit=st.floats(0.5, 100.0))
+def test_tracking_error_effort_and_saturation(offset, gain, limit):
+    steps = 100
+    target = np.full((steps, 1, 2), offset, np.float32)
+    raw = gain * target
+    effort = np.clip(raw, -limit, limit)
+    m = metrics(recording(steps, target=target, effort=effort, saturated=np.abs(raw) >= limit), warmup=0.0)
+    joint = m["joints"]["a"]
+    assert joint["tracking_error"] == pytest.approx(abs(offset), rel=1e-5, abs=1e-6)
+    assert joint["effort_rms"] == pytest.approx(min(abs(gain * offset), limit), rel=1e-4, abs=1e-5)
+    assert joint["saturation"] == (1.0 if abs(gain * offset) >= limit else 0.0)
+    assert m["summary"]["effort_peak"] == pytest.approx(min(abs(gain * offset), limit), rel=1e-4, abs=1e-5)
+
+
+def test_an_action_that_zigzags_every_step_is_all_reversals_and_high_frequency():
+    steps = 200
+    t = np.arange(steps)
+    zigzag = np.where(t % 2 == 0, 1.0, -1.0)
+    smooth = np.sin(2 * np.pi * 1.0 * t * DT)  # a 1 Hz gait at 50 Hz
+    action = np.stack([zigzag, smooth], axis=-1)[:, None, :].astype(np.float32)
+    joints = metrics(recording(steps, action=action), warmup=0.0)["joints"]
+    assert joints["a"]["sign_changes"] == pytest.approx(1.0)
+    assert joints["a"]["high_frequency"] > 0.99
+    assert joints["b"]["sign_changes"] < 0.05
+    assert joints["b"]["high_frequency"] < 0.01
+
+
+def test_fallen_envs_and_the_warm_up_do_not_count():
+    steps = 100
+    target = np.zeros((steps, 2, 2), np.float32)
+    target[:, 1] = 5.0  # env 1 tracks terribly, but it fell at the first step
+    alive = np.ones((steps, 2), bool)
+    alive[:, 1] = False
+    target[:10, 0] = 3.0  # env 0's first 0.2 s are in the warm-up
+    m = metrics(recording(steps, 2, target=target, alive=alive), warmup=0.2)
+    assert m["joints"]["a"]["tracking_error"] == pytest.approx(0.0)
+    nothing = metrics(recording(steps, 2, alive=np.zeros((steps, 2), bool)))
+    assert nothing["summary"]["tracking_error"] is None
+
+
+# -- recording a replay -------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def physx_trace(tmp_path_factory):
+    pytest.importorskip("ovphysx")
+    pytest.importorskip("torch")
+    from transfer.runs.replay import replay
+
+    path = tmp_path_factory.mktemp("traces") / "physx.parquet"
+    result = replay(DEMO, "physx", num_envs=2, seconds=2.0, progress=False, record=path)
+    return result, path
+
+
+@pytest.mark.engines
+def test_a_recorded_replay_is_one_row_per_step_and_env_by_name(physx_trace):
+    import pandas as pd
+
+    result, path = physx_trace
+    df = pd.read_parquet(path)
+    rec = result.recording
+    steps = len(rec.time)
+    assert len(df) == steps * 2 and result.record == str(path)
+    for joint in rec.joint_names:
+        for kind in ("target", "position", "velocity", "effort", "saturated"):
+            assert f"{kind}.{joint}" in df.columns
+    assert [c for c in df.columns if c.startswith("action.")] == [f"action.{n}" for n in rec.action_names]
+    assert sorted(rec.foot_names) == ["LF_SHANK", "LH_SHANK", "RF_SHANK", "RH_SHANK"]
+    assert {f"contact.{f}" for f in rec.foot_names} <= set(df.columns)
+    assert sum(c.startswith("obs.") for c in df.columns) == len(rec.observation_names) == 48
+    # the values are the run's: env 1's knee at the last step, and the base height the replay's trace saw
+    last = df[(df.step == steps - 1) & (df.env == 1)]
+    knee = rec.joint_names[2]
+    assert float(last[f"position.{knee}"].iloc[0]) == pytest.approx(float(rec.arrays["position"][-1, 1, 2]))
+    heights = df.groupby("step")["base.pos.z"].mean().to_numpy()
+    assert heights == pytest.approx(np.asarray(result.trace["height"]), abs=1e-5)
+    table, meta = read_trace(path)
+    assert meta["schema"] == "transfer.trace/1" and meta["engine"] == "physx"
+    assert meta["task"]["name"] and meta["settings"]["sim_dt"] == result.settings["sim_dt"]
+    assert meta["joint_names"] == rec.joint_names
+
+
+@pytest.mark.engines
+def test_every_replay_reports_the_metrics(physx_trace):
+    result, _ = physx_trace
+    m = result.metrics
+    assert set(m["joints"]) == set(result.recording.joint_names)
+    assert 0 < m["summary"]["tracking_error"] < 1.0 and m["summary"]["effort_rms"] > 0
+    assert json.loads(json.dumps(result.to_dict()))["metrics"]["summary"] == m["summary"]
+
+
+@pytest.mark.engines
+def test_physx_and_newton_traces_have_the_same_columns(physx_trace, tmp_path):
+    pytest.importorskip("newton")
+    import pandas as pd
+
+    from transfer.runs.replay import replay
+
+    _, physx_path = physx_trace
+    newton_path = tmp_path / "newton.parquet"
+    replay(DEMO, "newton", num_envs=2, seconds=2.0, progress=False, record=newton_path)
+    a, b = pd.read_parquet(physx_path), pd.read_parquet(newton_path)
+    assert list(a.columns) == list(b.columns) and len(a) == len(b)
+    found = compare_traces(physx_path, newton_path)
+    assert found.rows == len(a) and not found.only_in_a and not found.only_in_b
+    # the same checkpoint walking on two engines: joint positions stay within a few tenths of a radian
+    assert max(d.rms for d in found.divergences if d.column.startswith("position.")) < 0.3
+
+
+@pytest.mark.engines
+@pytest.mark.parametrize("where", ["folder", "missing", "checkpoint"])
+def test_a_bad_destination_is_refused_before_the_run(tmp_path, where):
+    pytest.importorskip("ovphysx")
+    from transfer.runs.replay import replay
+
+    copy = tmp_path / "policy.pt"
+    copy.write_bytes(DEMO.read_bytes())
+    dest = {"folder": tmp_path, "missing": tmp_path / "nowhere" / "t.parquet", "checkpoint": copy}[where]
+    with pytest.raises(TraceError, match={"folder": "is a folder", "missing": "does not exist",
+                                          "checkpoint": "never overwritten"}[where]):  # fmt: skip
+        replay(copy, "physx", seconds=0.1, progress=False, record=dest)
+    assert copy.read_bytes() == DEMO.read_bytes()
+
+
+# -- two traces ---------------------------------------------------------------------------------------------------
+
+
+def _shifted(path: Path, out: Path, column: str, after: float, by: float) -> None:
+    table = pq.read_table(path)
+    values = table.column(column).to_numpy().copy()
+    values[table.column("time").to_numpy() > after] += by
+    table = table.set_column(table.column_names.index(column), column, pa.array(values))
+    pq.write_table(table, out)
+
+
+@pytest.mark.engines
+def test_traces_finds_the_joint_and_time_two_traces_part(physx_trace, tmp_path, capsys):
+    from transfer.cli import main
+
+    _, path = physx_trace
+    same = compare_traces(path, path)
+    assert same.first is None and all(d.rms == 0 for d in same.divergences)
+    knee = read_trace(path)[1]["joint_names"][5]
+    other = tmp_path / "other.parquet"
+    _shifted(path, other, f"position.{knee}", 1.0, 0.3)
+    found = compare_traces(path, other)
+    assert found.first.column == f"position.{knee}"
+    assert found.first.first_time == pytest.approx(1.0 + DT, abs=1e-6)
+    assert main(["traces", str(path), str(other), "--json", "--plot", str(tmp_path / "t.png")]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["first"] == f"position.{knee}" and (tmp_path / "t.png").stat().st_size > 10_000
+    assert main(["traces", str(path), str(other)]) == 0
+    assert f"first parted: position.{knee} at 1.02 s" in capsys.readouterr().out
+
+
+def test_traces_refuses_files_that_are_no_trace(tmp_path, capsys):
+    from transfer.cli import main
+
+    plain = tmp_path / "plain.parquet"
+    pq.write_table(pa.table({"x": [1, 2]}), plain)
+    text = tmp_path / "text.parquet"
+    text.write_text("not parquet")
+    with pytest.raises(TraceError, match="without transfer's trace metadata"):
+        read_trace(plain)
+    with pytest.raises(TraceError, match="not a Parquet file"):
+        read_trace(text)
+    assert main(["traces", str(plain), str(tmp_path / "missing.parquet")]) == 2
+    assert "plain.parquet" in capsys.readouterr().err

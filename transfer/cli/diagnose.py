@@ -1,0 +1,123 @@
+"""``transfer diagnose``: the native and the transferred run, where they part, and the factor that closes the gap."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated
+
+import tyro
+
+from transfer._console import aligned, engine_output
+from transfer.cli._checks import BACKEND_METAVAR, DURATION, ENVS, PLOT, SEED, VELOCITY, Backend
+from transfer.cli._inputs import CheckpointInputs
+
+
+@dataclass(frozen=True, kw_only=True)
+class Diagnose(CheckpointInputs):
+    """Run CHECKPOINT natively and on --target under the target's conditions (--set, --perturb: the target only),
+    say where the two part (first joint and time, open loop from the same start and closed loop), then vary one
+    factor at a time on the target (actuators and gains, armature, joint friction, effort limits, solver, timing,
+    ground friction and combine, action delay; docs/diagnose.md), one measured replay per value, and rank the
+    factors by how much of the gap to native each closes. Ends with the --set / --perturb lines that close it best."""
+
+    target: Annotated[Backend, tyro.conf.arg(metavar=BACKEND_METAVAR)]  # type: ignore[valid-type]
+    """The backend the checkpoint misbehaves on."""
+    num_envs: Annotated[int, ENVS] = 2
+    """Environments per replay."""
+    seconds: Annotated[float, DURATION] = 5.0
+    """Simulated seconds per replay."""
+    command: Annotated[tuple[float, float, float] | None, tyro.conf.arg(metavar="VX VY WZ"), VELOCITY] = None
+    """Velocity command (m/s, m/s, rad/s); default: the task's."""
+    seed: Annotated[int, SEED] = 0
+    """Seeds the initial joint-position noise (the same in every replay)."""
+    settings: Annotated[
+        tuple[str, ...], tyro.conf.UseAppendAction, tyro.conf.arg(name="set", metavar="FIELD=VALUE")
+    ] = ()
+    """The target's conditions being diagnosed: a task field by dotted name (repeat the flag; values are YAML)."""
+    perturb: Annotated[tuple[str, ...], tyro.conf.UseAppendAction, tyro.conf.arg(metavar="KIND=VALUE")] = ()
+    """A disturbance the target runs under (ground_friction, added_base_mass, gain_scale, action_delay, push)."""
+    native_set: Annotated[tuple[str, ...], tyro.conf.UseAppendAction, tyro.conf.arg(metavar="FIELD=VALUE")] = ()
+    """A task field the native run needs (rarely: the checkpoint's task is the training condition)."""
+    factor: Annotated[tuple[str, ...], tyro.conf.UseAppendAction, tyro.conf.arg(metavar="NAME")] = ()
+    """Vary only these factors (repeat the flag); default: all."""
+    workers: int = 1
+    """Run the candidate replays on a local Ray cluster of this many CPU slots (1: one after another, here)."""
+    plot: Annotated[Path | None, tyro.conf.arg(metavar="FILE.png"), PLOT] = None
+    """Write a PNG: the share of the gap each factor's best value closes."""
+    json: bool = False
+    """Print one JSON object on stdout."""
+    verbose: bool = False
+    """Show what the engines print."""
+
+
+def run_diagnose(cmd: Diagnose) -> int:
+    from transfer.cli.replay import parse_perturbations, parse_settings
+    from transfer.runs.diagnose import diagnose, plot
+
+    if cmd.workers < 1:
+        print(f"error: --workers {cmd.workers}: give 1 or more", file=sys.stderr)
+        return 2
+    try:
+        settings, native = parse_settings(cmd.settings), parse_settings(cmd.native_set)
+        perturbation = parse_perturbations(cmd.perturb)
+        with engine_output(cmd.verbose) as terminal:
+            found = diagnose(
+                cmd.checkpoint, cmd.target, source=cmd.source, config=cmd.config, asset=cmd.asset,
+                num_envs=cmd.num_envs, seconds=cmd.seconds, command=cmd.command, seed=cmd.seed, settings=settings,
+                perturbation=perturbation, native_settings=native, factors=cmd.factor or None, workers=cmd.workers,
+                progress=terminal,
+            )  # fmt: skip
+        if cmd.plot is not None:
+            plot(found, cmd.plot)
+    except (FileNotFoundError, ValueError, NotImplementedError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if cmd.json:
+        print(json.dumps(found.to_dict(), indent=2, default=str))
+    else:
+        print_diagnosis(found)
+    if cmd.plot is not None:
+        sys.stdout.flush()
+        print(f"plot: {cmd.plot}", file=sys.stderr)
+    return 0
+
+
+def _speed(row: dict) -> str:
+    v, fell = row.get("forward_velocity"), row.get("fall_fraction")
+    return ("fell, every env" if v is None else f"{v:.2f} m/s") + (f", {fell:.0%} fell" if fell else "")
+
+
+def print_diagnosis(d, out=None) -> None:
+    """The diagnosis as text: the two runs, where they part, the ranked factors and the suggested flags."""
+    out = out or sys.stdout
+    n, t = d.native, d.target
+    print(f"native {n['label']}: {_speed(n)}; {t['label']}: {_speed(t)}; gap {d.gap:.0%} of native", file=out)
+    if d.baseline:
+        print(f"warning: {d.baseline}", file=out)
+    for name, parted in (("open loop (native actions replayed on the target)", d.parted_open_loop),
+                         ("closed loop", d.parted_closed_loop)):  # fmt: skip
+        where = (f"{parted['joint']} first, at {parted['time']:.2f} s (position differs by over "
+                 f"{parted['threshold']:g} rad)" if parted else "no joint parted past its threshold")  # fmt: skip
+        print(f"{name}: {where}", file=out)
+    rows = [["rank", "factor", "best value", "closes", "fwd m/s", "fell"]]
+    for i, r in enumerate(d.ranking, 1):
+        v = r["forward_velocity"]
+        rows.append([str(i), r["factor"], r["label"], f"{r['closes']:.0%}", "n/a" if v is None else f"{v:.2f}",
+                     f"{r['fall_fraction']:.0%}"])  # fmt: skip
+    for line in aligned(rows, left=3):
+        print(line, file=out)
+    failed = [x for x in d.tried if x.error]
+    if failed:
+        print(f"{len(failed)} value(s) could not run: " + "; ".join(f"{x.factor} {x.label}: {x.error[:120]}"
+                                                                    for x in failed[:3]), file=out)  # fmt: skip
+    best = d.suggestion()
+    if d.gap < 0.1:
+        print(f"the target already walks within {d.gap:.0%} of native: nothing much to close", file=out)
+    if best:
+        print(f"suggested ({best['factor']}: {best['label']}, closes {best['closes']:.0%} of the gap):", file=out)
+        print(f"  transfer replay {d.checkpoint} --target {d.target['target']} " + " ".join(best["lines"]), file=out)
+    for w in d.warnings:
+        print(f"warning: {w}", file=out)

@@ -1,0 +1,66 @@
+"""``transfer traces A B``: two recorded traces lined up by name and time; where they part, a table and a plot."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated
+
+import tyro
+
+from transfer._console import aligned, printable
+from transfer.cli._checks import PLOT
+
+
+@dataclass(frozen=True)
+class Traces:
+    """Line up two traces written by transfer replay --record (same checkpoint on two engines, or two settings) by
+    env and time and say, per joint and for the base, how far they part and when each first passed its threshold
+    (position 0.1 rad, velocity 2 rad/s, effort 5 N·m, base height 0.05 m, ...). Columns only one holds are listed."""
+
+    a: Annotated[Path, tyro.conf.Positional, tyro.conf.arg(metavar="A.parquet")]
+    """The first trace (the reference: usually the native run)."""
+    b: Annotated[Path, tyro.conf.Positional, tyro.conf.arg(metavar="B.parquet")]
+    """The second trace."""
+    top: int = 12
+    """Rows of the table: the quantities that parted first, then the largest RMS differences."""
+    plot: Annotated[Path | None, tyro.conf.arg(metavar="FILE.png"), PLOT] = None
+    """Write a PNG of the joints that part most (both traces and A's target), base height and forward velocity."""
+    json: bool = False
+    """Print one JSON object on stdout."""
+
+
+def run_traces(cmd: Traces) -> int:
+    from transfer.traces import TraceError
+    from transfer.traces.compare import compare_traces, plot_traces
+
+    try:
+        found = compare_traces(cmd.a, cmd.b)
+        if cmd.plot is not None:
+            plot_traces(cmd.a, cmd.b, cmd.plot, found)
+    except (TraceError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if cmd.json:
+        print(json.dumps(found.to_dict(), indent=2))
+    else:
+        for side, meta in (("A", found.a), ("B", found.b)):
+            print(f"{side}: {printable(meta.get('label'))} on {printable(meta.get('engine'))} ({meta['path']})")
+        first = found.first
+        print(f"{found.rows} samples lined up; " + (f"first parted: {first.column} at {first.first_time:.2f} s "
+              f"(difference over {first.threshold:g})" if first else "no quantity passed its threshold"))  # fmt: skip
+        rows = [["quantity", "rms diff", "peak diff", "threshold", "first passed s"]]
+        for d in found.divergences[: max(cmd.top, 0)]:
+            rows.append([d.column, f"{d.rms:.3g}", f"{d.peak:.3g}", "-" if d.threshold is None else f"{d.threshold:g}",
+                         "-" if d.first_time is None else f"{d.first_time:.2f}"])  # fmt: skip
+        for line in aligned(rows, left=1):
+            print(line)
+        for side, only in (("A", found.only_in_a), ("B", found.only_in_b)):
+            if only:
+                print(f"only in {side} (not compared): {', '.join(only[:8])}{' ...' if len(only) > 8 else ''}")
+    if cmd.plot is not None:
+        sys.stdout.flush()
+        print(f"plot: {cmd.plot}", file=sys.stderr)
+    return 0

@@ -1,0 +1,243 @@
+"""``transfer.diagnose(...)``: when a policy walks on its training engine and not on another, find out why.
+
+:func:`diagnose` runs the checkpoint natively and on the target (under the target's conditions: ``settings`` and
+``perturbation`` apply to the target only), finds where the two part (the first joint and time whose position
+differs by more than :data:`~transfer.traces.compare.THRESHOLDS`: in an open-loop replay of the native run's actions
+on the target from the same start, and in closed loop), then varies one factor at a time on the target
+(:mod:`transfer.runs.diagnose.factors`), each value a measured replay (here, or on Ray with ``workers > 1``, as a
+sweep runs its cells), and ranks the factors by how much of the gap to the native run the best of their values
+closes. Every number in a :class:`Diagnosis` is a replay that ran.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import numpy as np
+
+from transfer.runs.diagnose.factors import FACTORS, Candidate, candidates
+
+__all__ = ["FACTORS", "Diagnosis", "diagnose", "plot", "quality"]
+
+
+def quality(result: Mapping[str, Any], native: Mapping[str, Any]) -> float:
+    """How close a run comes to the native one, 0..1: ``(1 - |speed ratio - 1|) x (1 - fall fraction)`` (the speed
+    ratio clipped to 0..2; without a commanded speed, standing counts alone)."""
+    fell = result.get("fall_fraction")
+    if fell is None:
+        return 0.0
+    speed, reference = result.get("forward_velocity"), native.get("forward_velocity")
+    if speed is None or not math.isfinite(speed):
+        return 0.0
+    wanted = float(np.linalg.norm(list(native.get("command") or [0, 0])[:2]))
+    if wanted < 1e-6 or reference is None or abs(reference) < 1e-6:
+        return 1.0 - float(fell)
+    ratio = min(max(speed / reference, 0.0), 2.0)
+    return (1.0 - abs(ratio - 1.0)) * (1.0 - float(fell))
+
+
+@dataclass
+class Tried:
+    """One candidate value, as replayed: its quality and the share of the gap it closed (negative: it widened)."""
+
+    factor: str
+    label: str
+    lines: list[str]
+    forward_velocity: float | None
+    fall_fraction: float | None
+    quality: float
+    closes: float
+    error: str | None = None
+
+
+@dataclass
+class Diagnosis:
+    """What :func:`diagnose` measured."""
+
+    checkpoint: str
+    native: dict[str, Any]
+    """The native run's replay (``--json`` fields)."""
+    target: dict[str, Any]
+    """The target run's replay under the conditions diagnosed."""
+    gap: float
+    """``1 - quality`` of the target run (0: it walks as natively)."""
+    parted_open_loop: dict[str, Any] | None
+    """``{"column", "time", "difference"}``: the first joint position to part when the native run's actions are
+    replayed on the target from the same start; ``None`` if none passed its threshold."""
+    parted_closed_loop: dict[str, Any] | None
+    tried: list[Tried]
+    ranking: list[dict[str, Any]]
+    """Per factor, best first: ``factor``, ``closes`` (of the gap, the best value's), ``label`` and ``lines`` of the
+    best value, its speed and fall fraction."""
+    baseline: str | None = None
+    """Why the native run is no baseline (then nothing here says much), else ``None``."""
+    warnings: list[str] = field(default_factory=list)
+
+    def suggestion(self) -> dict[str, Any] | None:
+        """The best factor's best value, when it closes some of the gap."""
+        return self.ranking[0] if self.ranking and self.ranking[0]["closes"] > 0 else None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = dataclasses.asdict(self)
+        out["suggestion"] = self.suggestion()
+        return out
+
+
+class _Playback:
+    """A policy that replays recorded actions ``(steps, envs, actions)`` (the open-loop run), with the shape and
+    name of the policy it stands in for."""
+
+    def __init__(self, actions: np.ndarray, policy: Any) -> None:
+        self.actions, self.path, self.k = actions, policy.path, 0
+        self.input_size, self.output_size = policy.input_size, policy.output_size
+
+    def reset(self) -> None:
+        self.k = 0
+
+    def __call__(self, obs: Any) -> np.ndarray:
+        action = self.actions[min(self.k, len(self.actions) - 1)]
+        self.k += 1
+        return action
+
+
+def _parted(a: Any, b: Any) -> dict[str, Any] | None:
+    from transfer.traces.compare import first_divergence
+    from transfer.traces.parquet import columns
+
+    keep = lambda cols: {k: v for k, v in cols.items() if k in ("step", "time", "env", "alive")  # noqa: E731
+                         or k.startswith("position.")}  # fmt: skip
+    found = [d for d in first_divergence(keep(columns(a)), keep(columns(b))) if d.first_time is not None]
+    if not found:
+        return None
+    d = found[0]
+    return {"column": d.column, "joint": d.column.split(".", 1)[1], "time": d.first_time, "rms": d.rms,
+            "threshold": d.threshold}  # fmt: skip
+
+
+def diagnose(
+    checkpoint: str | Path,
+    target: str,
+    *,
+    source: Any = None,
+    config: str | Path | None = None,
+    asset: str | Path | None = None,
+    num_envs: int = 2,
+    seconds: float = 5.0,
+    command: Sequence[float] | None = None,
+    seed: int = 0,
+    settings: Mapping[str, Any] | None = None,
+    perturbation: Mapping[str, Any] | None = None,
+    native_settings: Mapping[str, Any] | None = None,
+    factors: Sequence[str] | None = None,
+    workers: int = 1,
+    address: str | None = None,
+    progress: bool | TextIO = True,
+) -> Diagnosis:
+    """Diagnose ``checkpoint`` on ``target`` (see the module's text). ``settings`` / ``perturbation``: the
+    target's conditions (task fields by dotted name, ``{kind: value}``); ``native_settings``: the native run's, if
+    the checkpoint's task needs any. ``factors``: the names of :data:`FACTORS` to vary (default: all).
+    ``workers > 1`` (or an ``address``) runs the candidates on Ray, one CPU each."""
+    from transfer.perturbations import Perturbation
+    from transfer.runs.inputs import native_backend, resolve_inputs
+    from transfer.runs.replay import baseline_failure, replay
+
+    inputs = resolve_inputs(checkpoint, source=source, config=config, asset=asset)
+    with_set = lambda s, where: dataclasses.replace(inputs, task=inputs.task.with_settings(s, where=where)) if s \
+        else inputs  # noqa: E731
+    native_inputs, target_inputs = with_set(native_settings, "--native-set"), with_set(settings, "--set")
+    perturb = dict(Perturbation.from_dict(perturbation or {}))
+    plan = candidates(native_inputs.task, target_inputs.task, target, perturb, tuple(factors) if factors else None)
+    common = dict(num_envs=num_envs, seconds=seconds, command=command, seed=seed, progress=progress)
+    native_engine = native_backend(inputs)
+    native = replay(checkpoint, native_engine, inputs=native_inputs, label=f"native ({native_engine})", **common)
+    moved = replay(checkpoint, target, inputs=target_inputs, perturbation=perturb, label=f"target ({target})",
+                   **common)  # fmt: skip
+    playback = dataclasses.replace(target_inputs, policy=_Playback(native.recording.arrays["action"], inputs.policy))
+    open_loop = replay(checkpoint, target, inputs=playback, perturbation=perturb, label=f"open loop ({target})",
+                       **common)  # fmt: skip
+    n, t = native.to_dict(), moved.to_dict()
+    gap = 1.0 - quality(t, n)
+    records = _run_candidates(plan, target_inputs, target, perturb, common, workers, address, progress)
+    tried = [_tried(c, r, n, gap) for c, r in zip(plan, records, strict=True)]
+    return Diagnosis(
+        checkpoint=str(checkpoint), native=n, target=t, gap=gap,
+        parted_open_loop=_parted(native.recording, open_loop.recording),
+        parted_closed_loop=_parted(native.recording, moved.recording),
+        tried=tried, ranking=_rank(tried), baseline=baseline_failure(native),
+        warnings=list(dict.fromkeys([*native.warnings, *moved.warnings])),
+    )  # fmt: skip
+
+
+def _tried(c: Candidate, record: Mapping[str, Any], native: Mapping[str, Any], gap: float) -> Tried:
+    q = 0.0 if record.get("error") else quality(record, native)
+    closes = (gap - (1.0 - q)) / gap if gap > 1e-9 else 0.0  # 1: as good as native; < 0: worse than before
+    return Tried(c.factor, c.label, c.lines(), record.get("forward_velocity"), record.get("fall_fraction"), q,
+                 closes, record.get("error"))  # fmt: skip
+
+
+def _rank(tried: list[Tried]) -> list[dict[str, Any]]:
+    best: dict[str, Tried] = {}
+    for t in tried:
+        if t.error is None and (t.factor not in best or t.closes > best[t.factor].closes):
+            best[t.factor] = t
+    ranked = sorted(best.values(), key=lambda t: -t.closes)
+    return [{"factor": t.factor, "closes": t.closes, "label": t.label, "lines": t.lines,
+             "forward_velocity": t.forward_velocity, "fall_fraction": t.fall_fraction} for t in ranked]  # fmt: skip
+
+
+def _run_candidates(plan: list[Candidate], inputs: Any, target: str, perturb: Mapping[str, Any],
+                    common: Mapping[str, Any], workers: int, address: str | None, progress: Any) -> list[dict]:  # fmt: skip
+    """Each candidate as a sweep cell on the target (its task and perturbation changed), run here or on Ray."""
+    from transfer.perturbations import Perturbation
+    from transfer.runs.sweep.run import run_cells
+
+    cells = []
+    for i, c in enumerate(plan):
+        task = inputs.task.with_settings(c.settings, where=f"diagnose {c.factor}") if c.settings else inputs.task
+        cells.append({
+            "key": f"{i:03d}-{c.factor}", "label": f"{c.factor}: {c.label}", "checkpoint": str(inputs.policy.path),
+            "target": target, "seed": common["seed"], "command": list(common["command"] or inputs.task.command),
+            "num_envs": common["num_envs"], "seconds": common["seconds"], "device": "cpu",
+            "perturbation": dict(Perturbation.from_dict({**perturb, **c.perturbation})),
+            "inputs": dataclasses.replace(inputs, task=task).to_dict(),
+        })  # fmt: skip
+    return run_cells(cells, workers=workers, address=address, in_process=workers <= 1 and address is None,
+                     progress=progress)  # fmt: skip
+
+
+def plot(d: Diagnosis, path: str | Path) -> Path:
+    """A PNG at ``path``: per factor, the share of the gap each value closed (the best one labelled), best first."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    order = [r["factor"] for r in d.ranking] + sorted({t.factor for t in d.tried} - {r["factor"] for r in d.ranking})
+    fig, ax = plt.subplots(figsize=(9, 0.5 * len(order) + 1.6))
+    for y, factor in enumerate(order):
+        values = [t for t in d.tried if t.factor == factor and t.error is None]
+        xs = [max(min(t.closes, 1.0), -1.0) for t in values]
+        ax.scatter(xs, [y] * len(xs), color="0.6", s=18, zorder=2)
+        if values:
+            best = max(values, key=lambda t: t.closes)
+            ax.barh(y, max(min(best.closes, 1.0), -1.0), color="tab:green" if best.closes > 0 else "tab:red",
+                    alpha=0.6, zorder=1)  # fmt: skip
+            ax.text(1.02, y, best.label, va="center", fontsize=7, transform=ax.get_yaxis_transform())
+    ax.set_yticks(range(len(order)), order)
+    ax.invert_yaxis()
+    ax.set_xlim(-1.0, 1.0)
+    ax.axvline(0, color="k", linewidth=0.8)
+    ax.set_xlabel("share of the gap to native closed (1: walks as natively; values below -1 drawn at -1)")
+    n, t = d.native, d.target
+    ax.set_title(f"transfer diagnose {Path(d.checkpoint).name}: {t['label']} at {d.gap:.0%} gap from "
+                 f"{n['label']}", fontsize=9)  # fmt: skip
+    fig.tight_layout()
+    out = Path(path)
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out

@@ -1,0 +1,131 @@
+"""Recorded traces as Parquet files: one row per policy step and env, one column per named quantity.
+
+Columns (every engine writes the same ones for the same checkpoint and task):
+
+- ``step`` (int32, 0-based policy step), ``time`` (float64, s after that step), ``env`` (int32), ``alive`` (bool)
+- ``obs.<term>.<i>``: element ``i`` of observation term ``<term>``, as the policy read it (float32)
+- ``action.<joint>``: the policy's action for that joint (float32)
+- ``target.<joint>``, ``position.<joint>``, ``velocity.<joint>``, ``effort.<joint>`` (float32; rad, rad/s, N·m
+  for revolute joints) and ``saturated.<joint>`` (bool: the effort at its limit)
+- ``base.pos.{x,y,z}``, ``base.quat.{x,y,z,w}``, ``base.lin_vel.{x,y,z}``, ``base.ang_vel.{x,y,z}`` (world frame)
+- ``contact.<foot>`` (bool), ``foot_height.<foot>`` (m), ``foot_speed.<foot>`` (horizontal, m/s)
+
+The file's key-value metadata ``transfer.trace`` holds one JSON object: ``schema`` (:data:`SCHEMA`), ``engine``,
+``policy_dt``, ``joint_names``, ``action_names``, ``foot_names``, and what the run was (``label``, ``checkpoint``,
+``asset``, ``order``, ``settings``: the simulation settings in effect, ``task``: the whole task). Read one with
+:func:`read_trace` or with ``pandas.read_parquet``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from transfer.traces.record import Recorder, Recording
+
+__all__ = ["SCHEMA", "TraceError", "check_destination", "read_trace", "trace_paths", "write_trace"]
+
+SCHEMA = "transfer.trace/1"
+"""The schema name and version every trace file carries in its metadata."""
+META_KEY = b"transfer.trace"
+
+
+class TraceError(ValueError):
+    """A trace file that cannot be written or read (named, with what to do)."""
+
+
+def _pyarrow():
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise TraceError("recording traces needs pyarrow: pip install 'transfer[traces]'") from None
+    return pa, pq
+
+
+def columns(rec: Recording) -> dict[str, np.ndarray]:
+    """The recording as flat columns, rows ordered by step then env."""
+    steps, n = rec.arrays["alive"].shape
+    flat = lambda x: x.reshape(steps * n, *x.shape[2:])  # noqa: E731
+    out: dict[str, np.ndarray] = {
+        "step": np.repeat(np.arange(steps, dtype=np.int32), n),
+        "time": np.repeat(rec.time.astype(np.float64), n),
+        "env": np.tile(np.arange(n, dtype=np.int32), steps),
+        "alive": flat(rec.arrays["alive"]),
+    }
+    groups = [("obs", "observation", rec.observation_names), ("action", "action", rec.action_names)]
+    groups += [(key, key, rec.joint_names) for key in ("target", "position", "velocity", "effort", "saturated")]
+    groups += [("base", "base", list(Recorder.BASE))]
+    groups += [(key, key, rec.foot_names) for key in ("contact", "foot_height", "foot_speed")]
+    for prefix, key, names in groups:
+        if key not in rec.arrays or not names:
+            continue
+        values = flat(rec.arrays[key])
+        for i, name in enumerate(names):
+            out[f"{prefix}.{name}"] = np.ascontiguousarray(values[:, i])
+    return out
+
+
+def check_destination(path: str | Path, inputs: tuple[str | Path | None, ...] = ()) -> Path:
+    """Refuse, before a run, a trace destination that cannot be written: pyarrow missing, a folder, a missing
+    folder, or one of the run's own ``inputs`` (the checkpoint, its task or asset: never overwritten)."""
+    _pyarrow()
+    path = Path(path)
+    if path.is_dir():
+        raise TraceError(f"--record {path}: is a folder; give a file name such as {path / 'trace.parquet'}")
+    if not path.parent.is_dir():
+        raise TraceError(f"--record {path}: the folder {path.parent} does not exist; create it first")
+    for given in inputs:
+        if given is not None and Path(given).exists() and path.exists() and path.samefile(given):
+            raise TraceError(f"--record {path}: is one of the run's inputs ({given}); it is never overwritten: "
+                             "give another file name")  # fmt: skip
+    return path
+
+
+def write_trace(rec: Recording, path: str | Path) -> Path:
+    """Write ``rec`` to ``path`` (Parquet), atomically: a file there is replaced only once the new one is whole."""
+    pa, pq = _pyarrow()
+    path = check_destination(path)
+    meta = {"schema": SCHEMA, "engine": rec.engine, "policy_dt": rec.policy_dt, "joint_names": rec.joint_names,
+            "action_names": rec.action_names, "foot_names": rec.foot_names, **rec.meta}  # fmt: skip
+    cols = columns(rec)
+    table = pa.table(cols).replace_schema_metadata({META_KEY: json.dumps(meta, default=str).encode()})
+    from transfer.checkpoint import atomic_write
+
+    return atomic_write(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
+
+
+def read_trace(path: str | Path) -> tuple[Any, dict[str, Any]]:
+    """``(table, metadata)``: the trace at ``path`` as a :class:`pyarrow.Table` and its ``transfer.trace``
+    metadata. Refuses a file that is not a trace, naming it."""
+    pa, pq = _pyarrow()
+    path = Path(path)
+    if not path.is_file():
+        raise TraceError(f"trace {path}: no such file (write one with transfer replay ... --record {path})")
+    try:
+        table = pq.read_table(path)
+    except (pa.ArrowException, OSError) as exc:
+        raise TraceError(f"trace {path}: not a Parquet file ({exc})") from None
+    raw = (table.schema.metadata or {}).get(META_KEY)
+    try:
+        meta = json.loads(raw) if raw else None
+    except ValueError:
+        meta = None
+    if not isinstance(meta, dict) or not str(meta.get("schema", "")).startswith("transfer.trace/"):
+        raise TraceError(f"trace {path}: a Parquet file without transfer's trace metadata; was it written by "
+                         "transfer replay --record?")  # fmt: skip
+    for column in ("step", "time", "env"):
+        if column not in table.column_names:
+            raise TraceError(f"trace {path}: no '{column}' column; the file is not a whole transfer trace")
+    return table, meta
+
+
+def trace_paths(path: str | Path, labels: list[str]) -> list[Path]:
+    """One file per run of a ``--compare`` given one ``--record`` path: ``trace.parquet`` becomes
+    ``trace.native.parquet``, ``trace.reordered.parquet``, ``trace.naive.parquet`` (by ``labels``)."""
+    path = Path(path)
+    stem, suffix = (path.stem, path.suffix) if path.suffix else (path.name, ".parquet")
+    return [path.with_name(f"{stem}.{label}{suffix}") for label in labels]

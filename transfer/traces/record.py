@@ -1,0 +1,159 @@
+"""What a replay records at every policy step, per env, by joint and body name (:class:`Recorder`).
+
+One :class:`Recorder` samples a :class:`~transfer.env.PolicyEnv` after each policy step into preallocated arrays:
+the observation the policy read, its action, the joint targets the engine drives to, joint positions and
+velocities, the effort applied (and whether it hit its limit), the base pose and velocity, and per foot whether it
+touches the ground, its height and its horizontal speed. Every engine is sampled through the same public-order
+reads, so two engines' recordings hold the same columns (:mod:`transfer.traces.parquet` writes them).
+
+The effort of a joint the engine drives itself (an implicit PD drive) is the one its drive computes,
+``stiffness * (target - q) + damping * (velocity target - qd)`` clipped at the effort limit, from the state read at
+the policy step (Isaac Lab reports ``applied_torque`` of its implicit actuators the same way); a joint under an
+explicit actuator model reports the model's output. Foot contact is geometric: a foot's collision geometry within
+:data:`CONTACT_HEIGHT` of the ground plane (no engine reports contacts through the backend contract yet).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from transfer.spawn import lowest
+
+__all__ = ["CONTACT_HEIGHT", "FOOT_REACH", "Recording", "Recorder", "feet_of"]
+
+CONTACT_HEIGHT = 0.02
+"""A foot whose collision geometry's lowest box corner is below this height (m) touches the ground. Box corners of
+a rotated sphere or capsule reach a little below the shape itself, so the margin is generous."""
+FOOT_REACH = 0.03
+"""Feet are the links whose collision geometry reaches within this distance (m) of the robot's lowest point in its
+spawn pose: what it stands on."""
+MAX_RECORDING_BYTES = 2 << 30
+"""The most memory a recording may take (2 GiB); a longer run is refused before it starts."""
+
+
+def feet_of(env: Any) -> list[int]:
+    """Public body indices of the links the robot stands on in its spawn pose (see :data:`FOOT_REACH`), the base
+    excluded; empty for a fixed-base robot or one without collision geometry."""
+    art = env.art
+    if art.fixed_base or not env.body_corners:
+        return []
+    d = art.data
+    pos, quat = d.body_pos_w.numpy()[:1], d.body_quat_w.numpy()[:1]
+    base = art.body_names.index(art.backend_body_names[0])
+    low = {i: float(lowest(c, pos[:, i], quat[:, i])[0]) for i, c in env.body_corners.items() if i != base}
+    if not low:
+        return []
+    floor = min(low.values())
+    return sorted(i for i, z in low.items() if z <= floor + FOOT_REACH)
+
+
+@dataclass
+class Recording:
+    """The arrays of one run, ``(steps, num_envs, ...)``; names say what each column of the last axis is."""
+
+    engine: str
+    policy_dt: float
+    joint_names: list[str]
+    action_names: list[str]
+    foot_names: list[str]
+    observation_names: list[str]
+    time: np.ndarray
+    """``(steps,)`` seconds after each policy step."""
+    arrays: dict[str, np.ndarray]
+    """``observation`` (steps, envs, obs), ``action`` (.., actions), ``target``/``position``/``velocity``/``effort``
+    (.., joints) float32, ``saturated`` (.., joints) bool, ``base`` (.., 13: position, quaternion xyzw, linear and
+    angular velocity in the world frame), ``contact`` bool / ``foot_height`` / ``foot_speed`` (.., feet), ``alive``
+    (steps, envs) bool: standing at that step."""
+    meta: dict[str, Any]
+
+
+class Recorder:
+    """Samples ``env`` after each of ``steps`` policy steps (:meth:`sample`); :meth:`finish` returns the
+    :class:`Recording`. ``observations=False`` leaves the observation out (the metrics do not need it)."""
+
+    BASE = ("pos.x", "pos.y", "pos.z", "quat.x", "quat.y", "quat.z", "quat.w",
+            "lin_vel.x", "lin_vel.y", "lin_vel.z", "ang_vel.x", "ang_vel.y", "ang_vel.z")  # fmt: skip
+
+    def __init__(self, env: Any, steps: int, *, observations: bool = True) -> None:
+        art = self.env_art = env.art
+        self.env, self.steps, self.k = env, int(steps), 0
+        n, joints = env.num_envs, len(art.joint_names)
+        self.feet = feet_of(env)
+        corners = [np.asarray(env.body_corners[i], np.float64) for i in self.feet]
+        k = max((len(c) for c in corners), default=1)  # padded with a repeated corner: the lowest stays the lowest
+        self.corners = np.stack([np.concatenate([c, np.repeat(c[:1], k - len(c), 0)]) for c in corners]) if corners \
+            else np.zeros((0, 1, 3))
+        widths = {"action": env.action_size, "target": joints, "position": joints, "velocity": joints,
+                  "effort": joints, "base": 13, "foot_height": len(self.feet), "foot_speed": len(self.feet)}  # fmt: skip
+        if observations:
+            widths["observation"] = env.observation_size
+        size = 4 * self.steps * n * (sum(widths.values()) + 2 * joints + len(self.feet))
+        if size > MAX_RECORDING_BYTES:
+            raise ValueError(f"recording {self.steps} policy steps of {n} envs would take {size / 2**30:.1f} GiB (at "
+                             f"most {MAX_RECORDING_BYTES / 2**30:g} GiB): record fewer envs or seconds")  # fmt: skip
+        self.arrays = {k: np.zeros((self.steps, n, w), np.float32) for k, w in widths.items()}
+        self.arrays["saturated"] = np.zeros((self.steps, n, joints), bool)
+        self.arrays["contact"] = np.zeros((self.steps, n, len(self.feet)), bool)
+        self.arrays["alive"] = np.zeros((self.steps, n), bool)
+        self.time = np.zeros(self.steps)
+        d = art.data  # the gains the run was set up with: read once, not at every step
+        self._kp, self._kd = d.joint_stiffness.numpy().copy(), d.joint_damping.numpy().copy()
+        self._effort_limit = np.abs(d.joint_effort_limits.numpy())
+        act = art.actuators
+        self._explicit = np.zeros(joints, bool)
+        self._limits = None
+        if act is not None:
+            self._explicit[[art.joint_names.index(j) for j in act.explicit_joints]] = True
+            self._limits = np.asarray(act.effort_limits, np.float32)
+
+    def sample(self, observation: np.ndarray | None, action: np.ndarray, alive: np.ndarray) -> None:
+        """Record the step just taken: the ``observation`` the policy read, its ``action``, and whether each env
+        still stands (``alive``); the state is read from the env."""
+        if self.k >= self.steps:
+            raise ValueError(f"the recorder was made for {self.steps} policy steps; step {self.k + 1} is one more")
+        env, art, a, k = self.env, self.env_art, self.arrays, self.k
+        d = art.data
+        q, qd = d.joint_pos.numpy(), d.joint_vel.numpy()
+        target, vel_target = art.joint_position_target.numpy(), art.joint_velocity_target.numpy()
+        a["position"][k], a["velocity"][k], a["target"][k], a["action"][k] = q, qd, target, action
+        if observation is not None and "observation" in a:
+            a["observation"][k] = observation
+        limit = self._effort_limit
+        raw = self._kp * (target - q) + self._kd * (vel_target - qd)
+        effort = np.clip(raw, -limit, limit)
+        saturated = np.abs(raw) >= limit * (1 - 1e-6)
+        if self._explicit.any():
+            applied = art.applied_effort.numpy()
+            effort[:, self._explicit] = applied[:, self._explicit]
+            saturated[:, self._explicit] = (np.abs(applied) >= self._limits * (1 - 1e-4))[:, self._explicit]
+        a["effort"][k], a["saturated"][k] = effort, saturated
+        a["base"][k] = np.concatenate([d.root_pos_w.numpy(), d.root_quat_w.numpy(), d.root_lin_vel_w.numpy(),
+                                       d.root_ang_vel_w.numpy()], axis=1)  # fmt: skip
+        if self.feet:
+            feet = self.feet
+            pos, quat = d.body_pos_w.numpy()[:, feet], d.body_quat_w.numpy()[:, feet]
+            lin = d.body_lin_vel_w.numpy()[:, feet]
+            x, y, z, w = (quat[..., i].astype(np.float64) for i in range(4))
+            z_row = np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], axis=-1)
+            heights = np.einsum("fkc,efc->efk", self.corners, z_row).min(axis=-1)  # (envs, feet)
+            a["foot_height"][k] = pos[..., 2] + heights
+            a["foot_speed"][k] = np.hypot(lin[..., 0], lin[..., 1])
+            a["contact"][k] = a["foot_height"][k] < CONTACT_HEIGHT
+        a["alive"][k] = alive
+        self.time[k] = env.time
+        self.k += 1
+
+    def finish(self, meta: dict[str, Any] | None = None) -> Recording:
+        """The recording of the steps sampled so far."""
+        env, art, k = self.env, self.env_art, self.k
+        names = list(art.joint_names)
+        obs_names = [f"{term}.{i}" for term, s in env.slices.items() for i in range(s.stop - s.start)]
+        return Recording(
+            engine=env.backend, policy_dt=env.policy_dt, joint_names=names,
+            action_names=[names[i] for i in env.action_ids], foot_names=[art.body_names[i] for i in self.feet],
+            observation_names=obs_names if "observation" in self.arrays else [], time=self.time[:k],
+            arrays={key: v[:k] for key, v in self.arrays.items()}, meta=dict(meta or {}),
+        )  # fmt: skip
