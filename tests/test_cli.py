@@ -22,6 +22,8 @@ POSITIONALS = {  # subcommand -> its positional argument (None: flags only)
     "task": "ASSET",
     "import": "ROBOT.xml|ROBOT.urdf",
     "sweep": "SPEC.yaml",
+    "diagnose": "CHECKPOINT",
+    "traces": "A.parquet",
 }
 
 

@@ -106,6 +106,10 @@ SCALE = Number(0, high=100)
 """A scale where 0 turns the thing off and 1 is the default."""
 SEED = Number(0, high=2**32 - 1, integer=True)
 """Seeds numpy and torch accept alike."""
+WORKERS = Number(1, high=4096, integer=True)
+"""Ray workers (CPU slots) of a sweep or a diagnosis."""
+ROWS = Number(0, high=1_000_000, integer=True)
+"""Rows of a table to print."""
 
 
 @dataclass(frozen=True)

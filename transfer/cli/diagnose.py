@@ -11,7 +11,7 @@ from typing import Annotated
 import tyro
 
 from transfer._console import aligned, engine_output
-from transfer.cli._checks import BACKEND_METAVAR, DURATION, ENVS, PLOT, SEED, VELOCITY, Backend
+from transfer.cli._checks import BACKEND_METAVAR, DURATION, ENVS, PLOT, SEED, VELOCITY, WORKERS, Backend
 from transfer.cli._inputs import CheckpointInputs
 
 
@@ -43,7 +43,7 @@ class Diagnose(CheckpointInputs):
     """A task field the native run needs (rarely: the checkpoint's task is the training condition)."""
     factor: Annotated[tuple[str, ...], tyro.conf.UseAppendAction, tyro.conf.arg(metavar="NAME")] = ()
     """Vary only these factors (repeat the flag); default: all."""
-    workers: int = 1
+    workers: Annotated[int, WORKERS] = 1
     """Run the candidate replays on a local Ray cluster of this many CPU slots (1: one after another, here)."""
     plot: Annotated[Path | None, tyro.conf.arg(metavar="FILE.png"), PLOT] = None
     """Write a PNG: the share of the gap each factor's best value closes."""
@@ -57,9 +57,6 @@ def run_diagnose(cmd: Diagnose) -> int:
     from transfer.cli.replay import parse_perturbations, parse_settings
     from transfer.runs.diagnose import diagnose, plot
 
-    if cmd.workers < 1:
-        print(f"error: --workers {cmd.workers}: give 1 or more", file=sys.stderr)
-        return 2
     try:
         settings, native = parse_settings(cmd.settings), parse_settings(cmd.native_set)
         perturbation = parse_perturbations(cmd.perturb)

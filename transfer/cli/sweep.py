@@ -11,9 +11,8 @@ from typing import Annotated
 import tyro
 
 from transfer._console import engine_output
-from transfer.cli._checks import InputFile, Number, OutputDir
+from transfer.cli._checks import WORKERS, InputFile, OutputDir
 
-WORKERS = Number(1, high=4096, integer=True)
 """CPU slots of the local Ray cluster (one cell each)."""
 
 

@@ -11,7 +11,7 @@ from typing import Annotated
 import tyro
 
 from transfer._console import aligned, printable
-from transfer.cli._checks import PLOT
+from transfer.cli._checks import PLOT, ROWS
 
 
 @dataclass(frozen=True)
@@ -24,7 +24,7 @@ class Traces:
     """The first trace (the reference: usually the native run)."""
     b: Annotated[Path, tyro.conf.Positional, tyro.conf.arg(metavar="B.parquet")]
     """The second trace."""
-    top: int = 12
+    top: Annotated[int, ROWS] = 12
     """Rows of the table: the quantities that parted first, then the largest RMS differences."""
     plot: Annotated[Path | None, tyro.conf.arg(metavar="FILE.png"), PLOT] = None
     """Write a PNG of the joints that part most (both traces and A's target), base height and forward velocity."""
