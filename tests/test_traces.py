@@ -145,6 +145,21 @@ def test_a_recorded_replay_is_one_row_per_step_and_env_by_name(physx_trace):
 
 
 @pytest.mark.engines
+def test_the_recorded_observation_is_the_one_the_policy_acted_on(physx_trace):
+    from transfer.runs.inputs import resolve_inputs
+
+    result, _ = physx_trace
+    inputs = resolve_inputs(DEMO)
+    policy, clip = inputs.policy, inputs.task.action.clip_actions
+    rec = result.recording
+    for k in (0, 1, len(rec.time) - 1):
+        acted = np.asarray(policy(rec.arrays["observation"][k]), np.float32)
+        if clip is not None:
+            acted = np.clip(acted, -clip, clip)
+        assert acted == pytest.approx(rec.arrays["action"][k], abs=1e-5), k
+
+
+@pytest.mark.engines
 def test_every_replay_reports_the_metrics(physx_trace):
     result, _ = physx_trace
     m = result.metrics

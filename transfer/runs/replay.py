@@ -186,13 +186,13 @@ def _run(env: Any, policy: Any, inputs: Inputs, target: str, reorder: bool, seco
     bar = progress_bar(range(steps), progress, label or target, "step", delay=2.0)
     for step in bar:
         env.before_policy_step(step, steps)  # the perturbations that act during a run (a push at mid-run)
+        recorder.observe(obs)
         actions = policy(obs)
-        read = obs
         obs, nonfinite = env.step(actions)
         measure.nonfinite |= nonfinite
         state = env.root_state()
         measure.record(env.time, state, env.fall_causes(state))
-        recorder.sample(read, env.last_action, ~np.isfinite(measure.fallen_at))
+        recorder.sample(env.last_action, ~np.isfinite(measure.fallen_at))
     wall = time.perf_counter() - start
     if progress is not False and not terminal:
         print(f"{label or target}: {steps} policy steps in {wall:.1f} s", file=stream)

@@ -78,7 +78,7 @@ class Recorder:
             "lin_vel.x", "lin_vel.y", "lin_vel.z", "ang_vel.x", "ang_vel.y", "ang_vel.z")  # fmt: skip
 
     def __init__(self, env: Any, steps: int, *, observations: bool = True) -> None:
-        art = self.env_art = env.art
+        art = self.art = env.art
         self.env, self.steps, self.k = env, int(steps), 0
         n, joints = env.num_envs, len(art.joint_names)
         self.feet = feet_of(env)
@@ -109,18 +109,22 @@ class Recorder:
             self._explicit[[art.joint_names.index(j) for j in act.explicit_joints]] = True
             self._limits = np.asarray(act.effort_limits, np.float32)
 
-    def sample(self, observation: np.ndarray | None, action: np.ndarray, alive: np.ndarray) -> None:
-        """Record the step just taken: the ``observation`` the policy read, its ``action``, and whether each env
-        still stands (``alive``); the state is read from the env."""
+    def observe(self, observation: np.ndarray) -> None:
+        """Keep the ``observation`` the policy reads for the coming step (copied now: the env refills its buffer in
+        place at the step)."""
+        if "observation" in self.arrays and self.k < self.steps:
+            self.arrays["observation"][self.k] = observation
+
+    def sample(self, action: np.ndarray, alive: np.ndarray) -> None:
+        """Record the step just taken: the policy's ``action`` and whether each env still stands (``alive``); the
+        state is read from the env (the observation, from :meth:`observe`)."""
         if self.k >= self.steps:
             raise ValueError(f"the recorder was made for {self.steps} policy steps; step {self.k + 1} is one more")
-        env, art, a, k = self.env, self.env_art, self.arrays, self.k
+        env, art, a, k = self.env, self.art, self.arrays, self.k
         d = art.data
         q, qd = d.joint_pos.numpy(), d.joint_vel.numpy()
         target, vel_target = art.joint_position_target.numpy(), art.joint_velocity_target.numpy()
         a["position"][k], a["velocity"][k], a["target"][k], a["action"][k] = q, qd, target, action
-        if observation is not None and "observation" in a:
-            a["observation"][k] = observation
         limit = self._effort_limit
         raw = self._kp * (target - q) + self._kd * (vel_target - qd)
         effort = np.clip(raw, -limit, limit)
@@ -148,7 +152,7 @@ class Recorder:
 
     def finish(self, meta: dict[str, Any] | None = None) -> Recording:
         """The recording of the steps sampled so far."""
-        env, art, k = self.env, self.env_art, self.k
+        env, art, k = self.env, self.art, self.k
         names = list(art.joint_names)
         obs_names = [f"{term}.{i}" for term, s in env.slices.items() for i in range(s.stop - s.start)]
         return Recording(
