@@ -187,18 +187,40 @@ def test_physx_and_newton_traces_have_the_same_columns(physx_trace, tmp_path):
 
 
 @pytest.mark.engines
-@pytest.mark.parametrize("where", ["folder", "missing", "checkpoint"])
+@pytest.mark.parametrize("where", ["folder", "missing", "checkpoint", "user_parquet", "no_suffix"])
 def test_a_bad_destination_is_refused_before_the_run(tmp_path, where):
     pytest.importorskip("ovphysx")
     from transfer.runs.replay import replay
 
     copy = tmp_path / "policy.pt"
     copy.write_bytes(DEMO.read_bytes())
-    dest = {"folder": tmp_path, "missing": tmp_path / "nowhere" / "t.parquet", "checkpoint": copy}[where]
-    with pytest.raises(TraceError, match={"folder": "is a folder", "missing": "does not exist",
-                                          "checkpoint": "never overwritten"}[where]):  # fmt: skip
+    mine = tmp_path / "mine.parquet"
+    pq.write_table(pa.table({"x": [1, 2]}), mine)
+    before = mine.read_bytes()
+    dest = {"folder": tmp_path, "missing": tmp_path / "nowhere" / "t.parquet", "checkpoint": copy,
+            "user_parquet": mine, "no_suffix": tmp_path / "trace"}[where]  # fmt: skip
+    message = {"folder": "is a folder", "missing": "does not exist", "checkpoint": "never overwritten",
+               "user_parquet": "is not a transfer trace; it is never overwritten", "no_suffix": "ending in .parquet"}
+    with pytest.raises(TraceError, match=message[where]):
         replay(copy, "physx", seconds=0.1, progress=False, record=dest)
-    assert copy.read_bytes() == DEMO.read_bytes()
+    assert copy.read_bytes() == DEMO.read_bytes() and mine.read_bytes() == before
+    assert not (tmp_path / "trace").exists()
+
+
+@pytest.mark.engines
+def test_an_earlier_trace_is_replaced_and_compare_checks_every_file_first(physx_trace, tmp_path):
+    from transfer.runs.replay import compare, replay
+
+    _, path = physx_trace
+    again = tmp_path / "again.parquet"
+    again.write_bytes(path.read_bytes())
+    replay(DEMO, "physx", seconds=0.2, progress=False, record=again)
+    assert len(read_trace(again)[0]) == 10  # 10 policy steps of 1 env, not the 2-env trace it replaced
+    taken = tmp_path / "demo.naive-newton.parquet"
+    taken.write_text("the user's notes")
+    with pytest.raises(TraceError, match="demo.naive-newton.parquet: exists and is not a transfer trace"):
+        compare(DEMO, "newton", seconds=0.2, progress=False, record=tmp_path / "demo.parquet")
+    assert not list(tmp_path.glob("demo.native*")) and taken.read_text() == "the user's notes"
 
 
 # -- two traces ---------------------------------------------------------------------------------------------------

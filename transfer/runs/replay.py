@@ -139,7 +139,7 @@ def replay(
         inputs = dataclasses.replace(inputs, task=inputs.task.with_settings(settings, where="--set"))
     policy, task = inputs.policy, inputs.task
     if record is not None:
-        check_destination(record, (policy.path, inputs.asset_given, task.source))
+        check_destination(record)
     ordering = inputs.source if reorder else None
     if not reorder:
         # the naive user: the checkpoint's vectors read in the target's order, by the task's names in that order

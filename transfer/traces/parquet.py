@@ -69,19 +69,27 @@ def columns(rec: Recording) -> dict[str, np.ndarray]:
     return out
 
 
-def check_destination(path: str | Path, inputs: tuple[str | Path | None, ...] = ()) -> Path:
-    """Refuse, before a run, a trace destination that cannot be written: pyarrow missing, a folder, a missing
-    folder, or one of the run's own ``inputs`` (the checkpoint, its task or asset: never overwritten)."""
-    _pyarrow()
+def check_destination(path: str | Path) -> Path:
+    """Refuse, before a run, a trace destination that cannot be written or must not be replaced: pyarrow missing, a
+    folder, a missing folder, a name not ending in ``.parquet``, or an existing file that is no trace (a checkpoint,
+    a task, anything of the user's: never overwritten). An earlier trace there is replaced."""
+    pa, pq = _pyarrow()
     path = Path(path)
     if path.is_dir():
         raise TraceError(f"--record {path}: is a folder; give a file name such as {path / 'trace.parquet'}")
+    if path.exists():
+        try:
+            meta = (pq.read_schema(path).metadata or {}).get(META_KEY)
+        except (pa.ArrowException, OSError):
+            meta = None
+        if meta is None:
+            raise TraceError(f"--record {path}: exists and is not a transfer trace; it is never overwritten: give "
+                             "another file name")  # fmt: skip
+    if path.suffix != ".parquet":
+        raise TraceError(f"--record {path}: a trace is a Parquet file; give a name ending in .parquet, such as "
+                         f"{path.with_suffix('.parquet')}")  # fmt: skip
     if not path.parent.is_dir():
         raise TraceError(f"--record {path}: the folder {path.parent} does not exist; create it first")
-    for given in inputs:
-        if given is not None and Path(given).exists() and path.exists() and path.samefile(given):
-            raise TraceError(f"--record {path}: is one of the run's inputs ({given}); it is never overwritten: "
-                             "give another file name")  # fmt: skip
     return path
 
 
@@ -103,6 +111,8 @@ def read_trace(path: str | Path) -> tuple[Any, dict[str, Any]]:
     metadata. Refuses a file that is not a trace, naming it."""
     pa, pq = _pyarrow()
     path = Path(path)
+    if path.is_dir():
+        raise TraceError(f"trace {path}: is a folder; give a trace file (FILE.parquet)")
     if not path.is_file():
         raise TraceError(f"trace {path}: no such file (write one with transfer replay ... --record {path})")
     try:
@@ -125,7 +135,6 @@ def read_trace(path: str | Path) -> tuple[Any, dict[str, Any]]:
 
 def trace_paths(path: str | Path, labels: list[str]) -> list[Path]:
     """One file per run of a ``--compare`` given one ``--record`` path: ``trace.parquet`` becomes
-    ``trace.native.parquet``, ``trace.reordered.parquet``, ``trace.naive.parquet`` (by ``labels``)."""
-    path = Path(path)
-    stem, suffix = (path.stem, path.suffix) if path.suffix else (path.name, ".parquet")
-    return [path.with_name(f"{stem}.{label}{suffix}") for label in labels]
+    ``trace.native-physx.parquet``, ... (by ``labels``), each checked (:func:`check_destination`) before any runs."""
+    path = check_destination(path)
+    return [check_destination(path.with_name(f"{path.stem}.{label}.parquet")) for label in labels]
