@@ -147,9 +147,8 @@ def diagnose(
     from transfer.runs.replay import baseline_failure, replay
 
     inputs = resolve_inputs(checkpoint, source=source, config=config, asset=asset)
-    with_set = lambda s, where: dataclasses.replace(inputs, task=inputs.task.with_settings(s, where=where)) if s \
-        else inputs  # noqa: E731
-    native_inputs, target_inputs = with_set(native_settings, "--native-set"), with_set(settings, "--set")
+    native_inputs, target_inputs = _with_settings(inputs, native_settings, "--native-set"), \
+        _with_settings(inputs, settings, "--set")  # fmt: skip
     perturb = dict(Perturbation.from_dict(perturbation or {}))
     plan = candidates(native_inputs.task, target_inputs.task, target, perturb, tuple(factors) if factors else None)
     common = dict(num_envs=num_envs, seconds=seconds, command=command, seed=seed, progress=progress)
@@ -171,6 +170,13 @@ def diagnose(
         tried=tried, ranking=_rank(tried), baseline=baseline_failure(native),
         warnings=list(dict.fromkeys([*native.warnings, *moved.warnings])),
     )  # fmt: skip
+
+
+def _with_settings(inputs: Any, settings: Mapping[str, Any] | None, where: str) -> Any:
+    """``inputs`` with its task's fields changed by dotted name (unchanged without ``settings``)."""
+    if not settings:
+        return inputs
+    return dataclasses.replace(inputs, task=inputs.task.with_settings(settings, where=where))
 
 
 def _tried(c: Candidate, record: Mapping[str, Any], native: Mapping[str, Any], gap: float) -> Tried:
@@ -198,7 +204,7 @@ def _run_candidates(plan: list[Candidate], inputs: Any, target: str, perturb: Ma
 
     cells = []
     for i, c in enumerate(plan):
-        task = inputs.task.with_settings(c.settings, where=f"diagnose {c.factor}") if c.settings else inputs.task
+        task = _with_settings(inputs, c.settings, f"diagnose {c.factor}").task
         cells.append({
             "key": f"{i:03d}-{c.factor}", "label": f"{c.factor}: {c.label}", "checkpoint": str(inputs.policy.path),
             "target": target, "seed": common["seed"], "command": list(common["command"] or inputs.task.command),

@@ -163,10 +163,6 @@ def candidates(native: Any, target: Any, engine: str, perturbation: Mapping[str,
     if unknown:
         raise ValueError(f"--factor {', '.join(unknown)}: no such factor; factors: {', '.join(FACTORS)}")
     n, t = native.to_dict(), target.to_dict()
-    for d in (n, t):
-        d.update({name: dict(d.get(name) or {}) for name in _engines(native, target, engine)})
+    for d in (n, t):  # every engine's section a plain dict, the target's included when neither task sets it
+        d.update({name: dict(d.get(name) or {}) for name in {engine, *native.engines, *target.engines}})
     return [c for name in (factors or tuple(FACTORS)) for c in FACTORS[name](n, t, engine, dict(perturbation))]
-
-
-def _engines(native: Any, target: Any, engine: str) -> set[str]:
-    return {engine, *native.engines, *target.engines}

@@ -223,13 +223,19 @@ def _run_cells(
             report(record)
 
         try:
-            if device is None:
-                for cell in todo:
-                    finished(run_cell(cell))
-            else:
-                _run_on_ray(todo, device, finished)
+            _execute(todo, device, finished)
         finally:
             report.close()
+
+
+def _execute(cells: list[dict[str, Any]], device: str | None, finished: Callable[[dict[str, Any]], None]) -> None:
+    """Each cell's record to ``finished`` as it arrives: run here one after another (``device`` ``None``), or on the
+    Ray cluster already joined."""
+    if device is None:
+        for cell in cells:
+            finished(run_cell(cell))
+    else:
+        _run_on_ray(cells, device, finished)
 
 
 def run_cells(
@@ -246,21 +252,16 @@ def run_cells(
         records[record["key"]] = record
         report(record)
 
+    on_ray = not in_process and bool(cells)
+    started = _start_ray(workers, address) if on_ray else False
     try:
-        if in_process or not cells:
-            for cell in cells:
-                finished(run_cell(cell))
-        else:
-            started = _start_ray(workers, address)
-            try:
-                _run_on_ray(cells, cells[0].get("device", "cpu"), finished)
-            finally:
-                if started:
-                    import ray
-
-                    ray.shutdown()
+        _execute(cells, cells[0].get("device", "cpu") if on_ray else None, finished)
     finally:
         report.close()
+        if started:
+            import ray
+
+            ray.shutdown()
     return [records[c["key"]] for c in cells]
 
 
