@@ -53,6 +53,7 @@ FLOORS: dict[str, int] = {
     "transfer.policy": 5,
     "transfer.checkpoint": 5,
     "transfer.formats": 5,
+    "transfer._figures": 5,
     # 6 environment
     "transfer.env": 6,
     "transfer.spawn": 6,

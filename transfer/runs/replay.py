@@ -310,10 +310,9 @@ def compare(checkpoint: str | Path, target: str, **kwargs: Any) -> list[ReplayRe
 
 def plot(results: Sequence[ReplayResult], path: str | Path) -> Path:
     """Commanded vs measured forward velocity and base height over time, one line per run, as a PNG at ``path``."""
-    import matplotlib
+    from transfer._figures import pyplot, save
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, (ax_v, ax_h) = plt.subplots(2, 1, figsize=(9, 6), sharex=True)
     for r in results:
@@ -337,7 +336,4 @@ def plot(results: Sequence[ReplayResult], path: str | Path) -> Path:
     name = Path(results[0].checkpoint).name if results else ""
     fig.suptitle(f"transfer replay {name}: commanded vs measured")
     fig.tight_layout()
-    out = Path(path)
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    return out
+    return save(fig, path)

@@ -392,10 +392,9 @@ def _export(runner: Any, path: Path, metadata: dict[str, Any]) -> Path:
 
 def plot_rewards(curve: dict[str, list[float]], path: Path, title: str) -> Path:
     """Mean episode return and episode length per iteration, as a PNG."""
-    import matplotlib
+    from transfer._figures import pyplot, save
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, (ax_r, ax_l) = plt.subplots(2, 1, figsize=(8, 5.5), sharex=True)
     ax_r.plot(curve["iteration"], curve["reward"], color="tab:blue")
@@ -405,6 +404,4 @@ def plot_rewards(curve: dict[str, list[float]], path: Path, title: str) -> Path:
     ax_l.set_xlabel("PPO iteration")
     fig.suptitle(f"transfer train: {title}")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save(fig, path)

@@ -153,10 +153,9 @@ def plot_traces(a: str | Path, b: str | Path, path: str | Path, comparison: Trac
                 joints: int = 3, env: int = 0) -> Path:  # fmt: skip
     """A PNG at ``path``: env ``env``'s position of the ``joints`` joints that part most (A solid, B dashed, target
     dotted), base height and forward velocity, both traces over time."""
-    import matplotlib
+    from transfer._figures import pyplot, save
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     comparison = comparison or compare_traces(a, b)
     tables = [read_trace(p) for p in (a, b)]
@@ -185,7 +184,4 @@ def plot_traces(a: str | Path, b: str | Path, path: str | Path, comparison: Trac
     parted = f"first parted: {first.column} at {first.first_time:.2f} s" if first else "never parted"
     fig.suptitle(f"transfer traces (env {env}): {parted}", fontsize=10)
     fig.tight_layout()
-    out = Path(path)
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    return out
+    return save(fig, path)

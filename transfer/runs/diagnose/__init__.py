@@ -218,10 +218,9 @@ def _run_candidates(plan: list[Candidate], inputs: Any, target: str, perturb: Ma
 
 def plot(d: Diagnosis, path: str | Path) -> Path:
     """A PNG at ``path``: per factor, the share of the gap each value closed (the best one labelled), best first."""
-    import matplotlib
+    from transfer._figures import pyplot, save
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     order = [r["factor"] for r in d.ranking] + sorted({t.factor for t in d.tried} - {r["factor"] for r in d.ranking})
     fig, ax = plt.subplots(figsize=(9, 0.5 * len(order) + 1.6))
@@ -243,7 +242,4 @@ def plot(d: Diagnosis, path: str | Path) -> Path:
     ax.set_title(f"transfer diagnose {Path(d.checkpoint).name}: {t['label']} at {d.gap:.0%} gap from "
                  f"{n['label']}", fontsize=9)  # fmt: skip
     fig.tight_layout()
-    out = Path(path)
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    return out
+    return save(fig, path)

@@ -132,10 +132,9 @@ def _heatmap_table(perturbations: Mapping[str, list], rows: list[str], groups: l
 def heatmap(summary: Mapping[str, Any], path: str | Path) -> Path:
     """Draw ``summary``'s heatmap (checkpoint -> target x perturbation value, colour = mean ratio to native) as a
     PNG at ``path``."""
-    import matplotlib
+    from transfer._figures import pyplot, save
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     import numpy as np
 
     table = summary["heatmap"]
@@ -167,12 +166,7 @@ def heatmap(summary: Mapping[str, Any], path: str | Path) -> Path:
     fig.colorbar(image, ax=ax, label="x native (mean)")
     ax.set_title("transfer sweep: forward speed as a ratio of native\n(mean over the cells at each value)", fontsize=9)
     fig.tight_layout()
-    out = Path(path)
-    from transfer.checkpoint import atomic_write
-
-    atomic_write(out, lambda tmp: fig.savefig(tmp, dpi=110, format="png"))  # a full disk: named, nothing half-written
-    plt.close(fig)
-    return out
+    return save(fig, path)  # atomic: a full disk is named, nothing half-written
 
 
 COLUMNS = (

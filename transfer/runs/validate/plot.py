@@ -10,10 +10,9 @@ __all__ = ["plot"]
 
 def plot(report: ValidateReport, path: str | Path) -> Path:
     """Per joint, rotation (deg) and translation (% of the child's diagonal) over time, one row per backend."""
-    import matplotlib
+    from transfer._figures import pyplot, save
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     rows = list(report.joint_movement.values())
     fig, axes = plt.subplots(max(len(rows), 1), 2, figsize=(11, 3.2 * max(len(rows), 1)), squeeze=False)
@@ -33,7 +32,4 @@ def plot(report: ValidateReport, path: str | Path) -> Path:
         ax_r.legend(fontsize=6, ncol=2, loc="upper left")
     fig.suptitle(f"transfer validate {Path(report.asset).name}: child motion relative to its parent")
     fig.tight_layout()
-    out = Path(path)
-    fig.savefig(out, dpi=100)
-    plt.close(fig)
-    return out
+    return save(fig, path, dpi=100)

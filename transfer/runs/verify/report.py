@@ -257,10 +257,9 @@ def _verdict(
 def plot_trace(report: VerifyReport, path: str | Path) -> Path:
     """Per-joint divergence over time (thin), its maximum (thick) and the drift threshold, above both bases'
     heights; a PNG at ``path``."""
-    import matplotlib
+    from transfer._figures import pyplot, save
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     tr = report.trace
     if tr is None:
@@ -284,7 +283,4 @@ def plot_trace(report: VerifyReport, path: str | Path) -> Path:
     state = "ordering ok" if report.ok else "ordering checks FAILED"
     fig.suptitle(f"transfer verify {Path(report.checkpoint).name}: closed-loop divergence ({state})")
     fig.tight_layout()
-    out = Path(path)
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    return out
+    return save(fig, path)
