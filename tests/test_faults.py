@@ -173,7 +173,8 @@ def small_disk(tmp_path):
     if done is None or done.returncode != 0:
         pytest.skip(f"cannot mount a small file system here ({done.stderr.strip() if done else 'no mount'})")
     yield folder
-    subprocess.run(["umount", str(folder)], check=False)
+    if subprocess.run(["umount", str(folder)], capture_output=True).returncode != 0:
+        subprocess.run(["umount", "-l", str(folder)], check=False)  # still busy (a child winding down): detach it
 
 
 def _fill(folder: Path) -> Path:
