@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from transfer.env import MAX_BUFFER_BYTES
 from transfer.spawn import lowest
 
 __all__ = ["CONTACT_HEIGHT", "FOOT_REACH", "Recording", "Recorder", "feet_of"]
@@ -30,8 +31,6 @@ a rotated sphere or capsule reach a little below the shape itself, so the margin
 FOOT_REACH = 0.03
 """Feet are the links whose collision geometry reaches within this distance (m) of the robot's lowest point in its
 spawn pose: what it stands on."""
-MAX_RECORDING_BYTES = 2 << 30
-"""The most memory a recording may take (2 GiB); a longer run is refused before it starts."""
 
 
 def feet_of(env: Any) -> list[int]:
@@ -91,9 +90,9 @@ class Recorder:
         if observations:
             widths["observation"] = env.observation_size
         size = 4 * self.steps * n * (sum(widths.values()) + 2 * joints + len(self.feet))
-        if size > MAX_RECORDING_BYTES:
+        if size > MAX_BUFFER_BYTES:  # the env's bound on any one buffer of a run
             raise ValueError(f"recording {self.steps} policy steps of {n} envs would take {size / 2**30:.1f} GiB (at "
-                             f"most {MAX_RECORDING_BYTES / 2**30:g} GiB): record fewer envs or seconds")  # fmt: skip
+                             f"most {MAX_BUFFER_BYTES / 2**30:g} GiB): replay fewer envs or seconds")  # fmt: skip
         self.arrays = {k: np.zeros((self.steps, n, w), np.float32) for k, w in widths.items()}
         self.arrays["saturated"] = np.zeros((self.steps, n, joints), bool)
         self.arrays["contact"] = np.zeros((self.steps, n, len(self.feet)), bool)
