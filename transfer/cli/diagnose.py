@@ -91,7 +91,7 @@ def print_diagnosis(d, out=None) -> None:
     """The diagnosis as text: the two runs, where they part, the ranked factors and the suggested flags."""
     out = out or sys.stdout
     n, t = d.native, d.target
-    print(f"native {n['label']}: {_speed(n)}; {t['label']}: {_speed(t)}; gap {d.gap:.0%} of native", file=out)
+    print(f"{n['label']}: {_speed(n)}; {t['label']}: {_speed(t)}; gap {d.gap:.0%} of native", file=out)
     if d.baseline:
         print(f"warning: {d.baseline}", file=out)
     for name, parted in (("open loop (native actions replayed on the target)", d.parted_open_loop),
