@@ -84,3 +84,17 @@ def test_bad_perturbations_and_factors_are_refused_by_name(capsys):
     assert "perturbation action_delay: expected a whole number" in capsys.readouterr().err
     assert main(["diagnose", str(DEMO), "--target", "physx", "--factor", "gravity"]) == 2
     assert "--factor gravity: no such factor" in capsys.readouterr().err
+
+
+@pytest.mark.engines
+def test_a_native_run_that_falls_is_no_baseline_and_nothing_is_ranked(capsys):
+    pytest.importorskip("ovphysx")
+    from transfer.cli.diagnose import print_diagnosis
+    from transfer.runs.diagnose import diagnose
+
+    found = diagnose(DEMO, "physx", seconds=2.0, num_envs=1, progress=False,
+                     native_settings={"stiffness": {".*": 5.0}})  # fmt: skip
+    assert found.baseline and "native run fails" in found.baseline
+    assert found.tried == [] and found.ranking == [] and found.suggestion() is None
+    print_diagnosis(found)
+    assert "no factor varied: the native run is no baseline" in capsys.readouterr().out

@@ -101,9 +101,9 @@ def print_diagnosis(d, out=None) -> None:
         print(f"{name}: {where}", file=out)
     rows = [["rank", "factor", "best value", "closes", "fwd m/s", "fell"]]
     for i, r in enumerate(d.ranking, 1):
-        v = r["forward_velocity"]
-        rows.append([str(i), r["factor"], r["label"], f"{r['closes']:.0%}", "n/a" if v is None else f"{v:.2f}",
-                     f"{r['fall_fraction']:.0%}"])  # fmt: skip
+        v, fell = r.forward_velocity, r.fall_fraction
+        rows.append([str(i), r.factor, r.label, f"{r.closes:.0%}", "n/a" if v is None else f"{v:.2f}",
+                     "n/a" if fell is None else f"{fell:.0%}"])  # fmt: skip
     for line in aligned(rows, left=3):
         print(line, file=out)
     failed = [x for x in d.tried if x.error]
@@ -111,10 +111,12 @@ def print_diagnosis(d, out=None) -> None:
         print(f"{len(failed)} value(s) could not run: " + "; ".join(f"{x.factor} {x.label}: {x.error[:120]}"
                                                                     for x in failed[:3]), file=out)  # fmt: skip
     best = d.suggestion()
-    if d.gap < 0.1:
+    if d.baseline:
+        print("no factor varied: the native run is no baseline to close a gap to (set what training used)", file=out)
+    elif d.gap < 0.1:
         print(f"the target already walks within {d.gap:.0%} of native: nothing much to close", file=out)
     if best:
-        print(f"suggested ({best['factor']}: {best['label']}, closes {best['closes']:.0%} of the gap):", file=out)
-        print(f"  transfer replay {d.checkpoint} --target {d.target['target']} " + " ".join(best["lines"]), file=out)
+        print(f"suggested ({best.factor}: {best.label}, closes {best.closes:.0%} of the gap):", file=out)
+        print(f"  transfer replay {d.checkpoint} --target {d.target['target']} " + " ".join(best.lines), file=out)
     for w in d.warnings:
         print(f"warning: {w}", file=out)

@@ -71,20 +71,21 @@ class Diagnosis:
     replayed on the target from the same start; ``None`` if none passed its threshold."""
     parted_closed_loop: dict[str, Any] | None
     tried: list[Tried]
-    ranking: list[dict[str, Any]]
-    """Per factor, best first: ``factor``, ``closes`` (of the gap, the best value's), ``label`` and ``lines`` of the
-    best value, its speed and fall fraction."""
+    ranking: list[Tried]
+    """Each factor's best value, the factor that closes most of the gap first."""
     baseline: str | None = None
-    """Why the native run is no baseline (then nothing here says much), else ``None``."""
+    """Why the native run is no baseline, else ``None``; then no factor is varied (there is nothing to close a gap
+    to), ``tried`` and ``ranking`` are empty."""
     warnings: list[str] = field(default_factory=list)
 
-    def suggestion(self) -> dict[str, Any] | None:
+    def suggestion(self) -> Tried | None:
         """The best factor's best value, when it closes some of the gap."""
-        return self.ranking[0] if self.ranking and self.ranking[0]["closes"] > 0 else None
+        return self.ranking[0] if self.ranking and self.ranking[0].closes > 0 else None
 
     def to_dict(self) -> dict[str, Any]:
         out = dataclasses.asdict(self)
-        out["suggestion"] = self.suggestion()
+        best = self.suggestion()
+        out["suggestion"] = None if best is None else dataclasses.asdict(best)
         return out
 
 
@@ -161,13 +162,15 @@ def diagnose(
                        **common)  # fmt: skip
     n, t = native.to_dict(), moved.to_dict()
     gap = 1.0 - quality(t, n)
-    records = _run_candidates(plan, target_inputs, target, perturb, common, workers, address, progress)
-    tried = [_tried(c, r, n, gap) for c, r in zip(plan, records, strict=True)]
+    baseline = baseline_failure(native)
+    records = [] if baseline else _run_candidates(plan, target_inputs, target, perturb, common, workers, address,
+                                                  progress)  # fmt: skip
+    tried = [_tried(c, r, n, gap) for c, r in zip(plan, records, strict=False)]
     return Diagnosis(
         checkpoint=str(checkpoint), native=n, target=t, gap=gap,
         parted_open_loop=_parted(native.recording, open_loop.recording),
         parted_closed_loop=_parted(native.recording, moved.recording),
-        tried=tried, ranking=_rank(tried), baseline=baseline_failure(native),
+        tried=tried, ranking=_rank(tried), baseline=baseline,
         warnings=list(dict.fromkeys([*native.warnings, *moved.warnings])),
     )  # fmt: skip
 
@@ -186,14 +189,12 @@ def _tried(c: Candidate, record: Mapping[str, Any], native: Mapping[str, Any], g
                  closes, record.get("error"))  # fmt: skip
 
 
-def _rank(tried: list[Tried]) -> list[dict[str, Any]]:
+def _rank(tried: list[Tried]) -> list[Tried]:
     best: dict[str, Tried] = {}
     for t in tried:
         if t.error is None and (t.factor not in best or t.closes > best[t.factor].closes):
             best[t.factor] = t
-    ranked = sorted(best.values(), key=lambda t: -t.closes)
-    return [{"factor": t.factor, "closes": t.closes, "label": t.label, "lines": t.lines,
-             "forward_velocity": t.forward_velocity, "fall_fraction": t.fall_fraction} for t in ranked]  # fmt: skip
+    return sorted(best.values(), key=lambda t: -t.closes)
 
 
 def _run_candidates(plan: list[Candidate], inputs: Any, target: str, perturb: Mapping[str, Any],
@@ -222,7 +223,7 @@ def plot(d: Diagnosis, path: str | Path) -> Path:
 
     plt = pyplot()
 
-    order = [r["factor"] for r in d.ranking] + sorted({t.factor for t in d.tried} - {r["factor"] for r in d.ranking})
+    order = [r.factor for r in d.ranking] + sorted({t.factor for t in d.tried} - {r.factor for r in d.ranking})
     fig, ax = plt.subplots(figsize=(9, 0.5 * len(order) + 1.6))
     for y, factor in enumerate(order):
         values = [t for t in d.tried if t.factor == factor and t.error is None]
