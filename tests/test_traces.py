@@ -89,6 +89,52 @@ def test_an_action_that_zigzags_every_step_is_all_reversals_and_high_frequency()
     assert joints["b"]["high_frequency"] < 0.01
 
 
+def test_slip_is_the_lowest_point_s_travel_between_two_steps_in_contact():
+    steps = 100
+    contact = np.zeros((steps, 1, 1), bool)
+    contact[10:60] = True
+    speed = np.full((steps, 1, 1), 0.05, np.float32)
+    speed[10] = 3.0  # the touchdown step: its travel was made in the air
+    speed[60:] = 2.0  # swing
+    m = metrics(recording(steps, contact=contact, foot_speed=speed), warmup=0.0)
+    assert m["feet"]["f"]["slip"] == pytest.approx(0.05)
+
+
+def test_collider_points_give_the_exact_lowest_point_of_spheres_and_capsules(tmp_path):
+    pytest.importorskip("pxr")
+    from pxr import Gf, Usd, UsdGeom, UsdPhysics
+
+    from transfer._rotations import rotation_matrices
+    from transfer.orders.usd import collider_points
+
+    path = tmp_path / "feet.usda"
+    stage = Usd.Stage.CreateNew(str(path))
+    UsdGeom.SetStageMetersPerUnit(stage, 1.0)
+    body = UsdGeom.Xform.Define(stage, "/robot/foot")
+    UsdPhysics.RigidBodyAPI.Apply(body.GetPrim())
+    sphere = UsdGeom.Sphere.Define(stage, "/robot/foot/ball")
+    sphere.CreateRadiusAttr(0.03)
+    sphere.AddTranslateOp().Set(Gf.Vec3d(0.0, 0.0, -0.2))
+    capsule = UsdGeom.Capsule.Define(stage, "/robot/foot/shin")
+    capsule.CreateRadiusAttr(0.02)
+    capsule.CreateHeightAttr(0.1)
+    capsule.CreateAxisAttr("Z")
+    capsule.AddTranslateOp().Set(Gf.Vec3d(0.0, 0.0, -0.1))
+    for prim in (sphere.GetPrim(), capsule.GetPrim()):
+        UsdPhysics.CollisionAPI.Apply(prim)
+    stage.Save()
+    points = np.asarray(collider_points(path)["/robot/foot"])
+    assert points[:, 3].tolist() == pytest.approx([0.03, 0.02, 0.02])
+    rng = np.random.default_rng(0)
+    for q in rng.normal(size=(50, 4)):
+        q /= np.linalg.norm(q)
+        r = rotation_matrices(q)
+        lowest = (r[2] @ points[:, :3].T - points[:, 3]).min()
+        ends = [r @ np.array([0, 0, -0.1 + s * 0.05]) for s in (-1, 1)]
+        exact = min((r @ np.array([0, 0, -0.2]))[2] - 0.03, min(e[2] for e in ends) - 0.02)
+        assert lowest == pytest.approx(exact, abs=1e-9)
+
+
 def test_fallen_envs_and_the_warm_up_do_not_count():
     steps = 100
     target = np.zeros((steps, 2, 2), np.float32)
@@ -130,6 +176,9 @@ def test_a_recorded_replay_is_one_row_per_step_and_env_by_name(physx_trace):
             assert f"{kind}.{joint}" in df.columns
     assert [c for c in df.columns if c.startswith("action.")] == [f"action.{n}" for n in rec.action_names]
     assert sorted(rec.foot_names) == ["LF_SHANK", "LH_SHANK", "RF_SHANK", "RH_SHANK"]
+    # the sphere feet stand on the ground, read exactly: not centimetres into it (as box corners would say)
+    standing = rec.arrays["foot_height"][rec.time > 1.0]
+    assert standing.min() > -0.005 and np.percentile(standing, 10) < 0.002
     assert {f"contact.{f}" for f in rec.foot_names} <= set(df.columns)
     assert sum(c.startswith("obs.") for c in df.columns) == len(rec.observation_names) == 48
     # the values are the run's: env 1's knee at the last step, and the base height the replay's trace saw

@@ -327,10 +327,9 @@ class PolicyEnv:
         self.art.write_root_velocity(velocity_w.astype(np.float32))
 
     @property
-    def body_corners(self) -> dict[int, np.ndarray]:
-        """Each link's collision-geometry box corners in its own frame, by public body index (``(k, 3)``, m): links
-        without collision geometry are absent."""
-        return self._corners
+    def asset(self) -> str | Path:
+        """The robot's asset file this env was opened on."""
+        return self._asset
 
     @property
     def policy_dt(self) -> float:

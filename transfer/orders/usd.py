@@ -483,18 +483,16 @@ def spawn_geometry(asset: Any, root_body: str) -> tuple[float, float | None]:
     return float(root_z * scale), (float(min(lows) * scale) if lows else None)
 
 
-def collider_corners(asset: Any) -> dict[str, list[tuple[float, float, float]]]:
-    """The corners of every collision prim's bounding box in the frame of the rigid body it belongs to (metres), by
-    body path: with the bodies' world poses (an engine's, in any joint pose) they say how low the robot reaches and
-    whether its base touches the ground. Prims with no bound (empty, unloaded meshes) are left out."""
-    from pxr import Gf, Usd, UsdGeom, UsdPhysics
+def _colliders(asset: Any):
+    """``(body path, prim, its bound relative to the body, metres per unit)`` of every collision prim that has a
+    bound (empty and unloaded meshes left out)."""
+    from pxr import Usd, UsdGeom, UsdPhysics
 
     stage = file_stage(asset)
     scale = UsdGeom.GetStageMetersPerUnit(stage) or 1.0
     boxes = UsdGeom.BBoxCache(
         Usd.TimeCode.Default(), [UsdGeom.Tokens.default_, UsdGeom.Tokens.guide], useExtentsHint=True
     )
-    out: dict[str, list[tuple[float, float, float]]] = {}
     for prim in Usd.PrimRange(stage.GetPseudoRoot(), Usd.TraverseInstanceProxies()):
         if not (prim.HasAPI(UsdPhysics.CollisionAPI) and prim.IsA(UsdGeom.Imageable)):
             continue
@@ -507,11 +505,52 @@ def collider_corners(asset: Any) -> dict[str, list[tuple[float, float, float]]]:
         lo, hi = box.GetRange().GetMin(), box.GetRange().GetMax()
         if box.GetRange().IsEmpty() or any(abs(v) > 1e30 for v in (*lo, *hi)):
             continue
-        matrix = box.GetMatrix()
-        corners = out.setdefault(str(body.GetPath()), [])
+        yield str(body.GetPath()), prim, box, scale
+
+
+def collider_corners(asset: Any) -> dict[str, list[tuple[float, float, float]]]:
+    """The corners of every collision prim's bounding box in the frame of the rigid body it belongs to (metres), by
+    body path: with the bodies' world poses (an engine's, in any joint pose) they say how low the robot reaches and
+    whether its base touches the ground. Prims with no bound (empty, unloaded meshes) are left out."""
+    from pxr import Gf
+
+    out: dict[str, list[tuple[float, float, float]]] = {}
+    for body, _, box, scale in _colliders(asset):
+        lo, hi, matrix = box.GetRange().GetMin(), box.GetRange().GetMax(), box.GetMatrix()
+        corners = out.setdefault(body, [])
         for x in (lo[0], hi[0]):
             for y in (lo[1], hi[1]):
                 for z in (lo[2], hi[2]):
                     p = matrix.Transform(Gf.Vec3d(x, y, z))
                     corners.append((p[0] * scale, p[1] * scale, p[2] * scale))
+    return out
+
+
+def collider_points(asset: Any) -> dict[str, list[tuple[float, float, float, float]]]:
+    """Every collision prim as points swept by a radius, ``(x, y, z, radius)`` in its body's frame (metres), by body
+    path: a sphere is its centre and radius, a capsule the two ends of its segment and its radius, any other shape
+    its bounding box's corners with radius 0. The lowest point of a body at a world pose is then exact for spheres
+    and capsules, whatever their rotation (box corners of a rotated sphere reach up to 0.73 r below it)."""
+    from pxr import Gf, UsdGeom
+
+    out: dict[str, list[tuple[float, float, float, float]]] = {}
+    corners = collider_corners(asset)
+    boxes: dict[str, int] = {}
+    for body, prim, box, scale in _colliders(asset):
+        matrix = box.GetMatrix()
+        unit = matrix.TransformDir(Gf.Vec3d(1, 0, 0)).GetLength() * scale  # the prim's scale into body metres
+        centre = matrix.Transform(Gf.Vec3d(0, 0, 0)) * scale
+        points = out.setdefault(body, [])
+        if prim.IsA(UsdGeom.Sphere):
+            points.append((*centre, float(UsdGeom.Sphere(prim).GetRadiusAttr().Get()) * unit))
+        elif prim.IsA(UsdGeom.Capsule):
+            capsule = UsdGeom.Capsule(prim)
+            axis = Gf.Vec3d(*(float(a == capsule.GetAxisAttr().Get()) for a in "XYZ"))
+            half = matrix.TransformDir(axis * float(capsule.GetHeightAttr().Get()) / 2) * scale
+            radius = float(capsule.GetRadiusAttr().Get()) * unit
+            points += [(*(centre + half), radius), (*(centre - half), radius)]
+        else:
+            k = boxes.get(body, 0)
+            points += [(*c, 0.0) for c in corners[body][k : k + 8]]
+        boxes[body] = boxes.get(body, 0) + 8
     return out

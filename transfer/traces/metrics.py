@@ -6,7 +6,8 @@ that step. Per joint: ``tracking_error`` (RMS of target minus position, rad or m
 policy steps at which the action's direction of change reverses: 1.0 is an action that zig-zags every step, a
 smooth gait stays well below 0.5) and ``high_frequency`` (fraction of the action's variance above a quarter of the
 policy rate, e.g. above 12.5 Hz at 50 Hz). Per foot: ``duty_factor`` (fraction of samples in contact),
-``stride_period`` (s between touchdowns) and ``slip`` (mean horizontal speed while in contact, m/s). ``summary``
+``stride_period`` (s between touchdowns) and ``slip`` (mean horizontal speed of the foot's lowest point between two policy steps both in contact, m/s: a
+touchdown or lift-off step does not count). ``summary``
 holds one number of each over joints and feet: means, except ``effort_peak`` (the largest) and ``saturation`` (the
 largest of any joint). A metric with no sample is ``None``.
 """
@@ -111,7 +112,8 @@ def metrics(rec: Recording, warmup: float = WARMUP) -> dict[str, Any]:
     per_foot = {
         "duty_factor": _masked(contact.astype(np.float32), mask, "mean"),
         "stride_period": _strides(contact[window], steady, rec.policy_dt),
-        "slip": np.asarray([_mean(a["foot_speed"][..., j][mask & contact[..., j]]) for j in range(contact.shape[-1])]),
+        "slip": np.asarray([_mean(a["foot_speed"][1:, :, j][(mask & contact[..., j])[1:] & contact[:-1, :, j]])
+                            for j in range(contact.shape[-1])]),  # fmt: skip
     }
     joints: dict[str, dict[str, float | None]] = {}
     for i, name in enumerate(rec.joint_names):

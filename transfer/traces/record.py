@@ -3,7 +3,8 @@
 One :class:`Recorder` samples a :class:`~transfer.env.PolicyEnv` after each policy step into preallocated arrays:
 the observation the policy read, its action, the joint targets the engine drives to, joint positions and
 velocities, the effort applied (and whether it hit its limit), the base pose and velocity, and per foot whether it
-touches the ground, its height and its horizontal speed. Every engine is sampled through the same public-order
+touches the ground, its lowest point's height and how fast that point moves horizontally (its travel between policy
+steps: in contact, the foot's slip). Every engine is sampled through the same public-order
 reads, so two engines' recordings hold the same columns (:mod:`transfer.traces.parquet` writes them).
 
 The effort of a joint the engine drives itself (an implicit PD drive) is the one its drive computes,
@@ -20,29 +21,45 @@ from typing import Any
 
 import numpy as np
 
+from transfer._rotations import rotation_matrices
 from transfer.env import MAX_BUFFER_BYTES
-from transfer.spawn import lowest
 
 __all__ = ["CONTACT_HEIGHT", "FOOT_REACH", "Recording", "Recorder", "feet_of"]
 
-CONTACT_HEIGHT = 0.02
-"""A foot whose collision geometry's lowest box corner is below this height (m) touches the ground. Box corners of
-a rotated sphere or capsule reach a little below the shape itself, so the margin is generous."""
+CONTACT_HEIGHT = 0.01
+"""A foot whose collision geometry's lowest point is below this height (m) touches the ground (exact for sphere and
+capsule feet, :func:`transfer.orders.usd.collider_points`; other shapes are read by their bounding box's corners)."""
 FOOT_REACH = 0.03
 """Feet are the links whose collision geometry reaches within this distance (m) of the robot's lowest point in its
 spawn pose: what it stands on."""
 
 
-def feet_of(env: Any) -> list[int]:
+def _points(env: Any) -> dict[int, np.ndarray]:
+    """Each link's collision geometry as points swept by a radius, ``(k, 4)`` (x, y, z, r) in its frame, by public
+    body index (:func:`transfer.orders.usd.collider_points`: exact for spheres and capsules)."""
+    from transfer.orders.usd import collider_points
+
+    names = env.art.body_names
+    return {names.index(path.rsplit("/", 1)[-1]): np.asarray(pts, np.float64)
+            for path, pts in collider_points(env.asset).items() if path.rsplit("/", 1)[-1] in names}  # fmt: skip
+
+
+def _lowest(points: np.ndarray, pos: np.ndarray, quat: np.ndarray) -> np.ndarray:
+    """Per env, the lowest world height of one link's ``points`` ``(k, 4)`` at ``pos`` ``(n, 3)``, ``quat`` xyzw."""
+    return (pos[:, 2:3] + rotation_matrices(quat)[:, 2, :] @ points[:, :3].T - points[:, 3]).min(axis=1)
+
+
+def feet_of(env: Any, points: dict[int, np.ndarray] | None = None) -> list[int]:
     """Public body indices of the links the robot stands on in its spawn pose (see :data:`FOOT_REACH`), the base
     excluded; empty for a fixed-base robot or one without collision geometry."""
     art = env.art
-    if art.fixed_base or not env.body_corners:
+    points = _points(env) if points is None else points
+    if art.fixed_base or not points:
         return []
     d = art.data
     pos, quat = d.body_pos_w.numpy()[:1], d.body_quat_w.numpy()[:1]
     base = art.body_names.index(art.backend_body_names[0])
-    low = {i: float(lowest(c, pos[:, i], quat[:, i])[0]) for i, c in env.body_corners.items() if i != base}
+    low = {i: float(_lowest(p, pos[:, i], quat[:, i])[0]) for i, p in points.items() if i != base}
     if not low:
         return []
     floor = min(low.values())
@@ -80,11 +97,13 @@ class Recorder:
         art = self.art = env.art
         self.env, self.steps, self.k = env, int(steps), 0
         n, joints = env.num_envs, len(art.joint_names)
-        self.feet = feet_of(env)
-        corners = [np.asarray(env.body_corners[i], np.float64) for i in self.feet]
-        k = max((len(c) for c in corners), default=1)  # padded with a repeated corner: the lowest stays the lowest
-        self.corners = np.stack([np.concatenate([c, np.repeat(c[:1], k - len(c), 0)]) for c in corners]) if corners \
-            else np.zeros((0, 1, 3))
+        points = _points(env)
+        self.feet = feet_of(env, points)
+        per_foot = [points[i] for i in self.feet]
+        k = max((len(p) for p in per_foot), default=1)  # padded with a repeated point: no minimum changes
+        self.points = np.stack([np.concatenate([p, np.repeat(p[:1], k - len(p), 0)]) for p in per_foot]) \
+            if per_foot else np.zeros((0, 1, 4))  # (feet, k, 4)
+        self._last_low: np.ndarray | None = None
         widths = {"action": env.action_size, "target": joints, "position": joints, "velocity": joints,
                   "effort": joints, "base": 13, "foot_height": len(self.feet), "foot_speed": len(self.feet)}  # fmt: skip
         if observations:
@@ -136,14 +155,16 @@ class Recorder:
         a["base"][k] = np.concatenate([d.root_pos_w.numpy(), d.root_quat_w.numpy(), d.root_lin_vel_w.numpy(),
                                        d.root_ang_vel_w.numpy()], axis=1)  # fmt: skip
         if self.feet:
-            feet = self.feet
-            pos, quat = d.body_pos_w.numpy()[:, feet], d.body_quat_w.numpy()[:, feet]
-            lin = d.body_lin_vel_w.numpy()[:, feet]
-            x, y, z, w = (quat[..., i].astype(np.float64) for i in range(4))
-            z_row = np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], axis=-1)
-            heights = np.einsum("fkc,efc->efk", self.corners, z_row).min(axis=-1)  # (envs, feet)
-            a["foot_height"][k] = pos[..., 2] + heights
-            a["foot_speed"][k] = np.hypot(lin[..., 0], lin[..., 1])
+            feet, p = self.feet, self.points
+            pos, rot = d.body_pos_w.numpy()[:, feet], rotation_matrices(d.body_quat_w.numpy()[:, feet])
+            world = pos[:, :, None, :] + np.einsum("efij,fkj->efki", rot, p[..., :3])  # (envs, feet, k, 3)
+            world[..., 2] -= p[..., 3]  # each point's lowest: its radius below it
+            low = world[..., 2].argmin(axis=-1)  # (envs, feet)
+            lowest_point = np.take_along_axis(world, low[..., None, None], axis=2)[:, :, 0]
+            a["foot_height"][k] = lowest_point[..., 2]
+            if k and self._last_low is not None:  # the lowest point's horizontal travel since the last step
+                a["foot_speed"][k] = np.hypot(*(lowest_point[..., :2] - self._last_low).transpose(2, 0, 1)) / env.policy_dt
+            self._last_low = lowest_point[..., :2]
             a["contact"][k] = a["foot_height"][k] < CONTACT_HEIGHT
         a["alive"][k] = alive
         self.time[k] = env.time
