@@ -31,7 +31,7 @@ from transfer.checkpoint import (
 )
 from transfer.cli import main
 from transfer.formats import load_policy, read_metadata, write_metadata
-from transfer.formats.info import checkpoint_info
+from transfer.runs.info import checkpoint_info
 from transfer.task import OBS_TERMS, ActionTerm, ObsTerm, Task, load_task
 
 torch = pytest.importorskip("torch")

@@ -424,7 +424,7 @@ def test_the_newest_model_is_chosen_by_iteration_number_unless_one_is_named(tmp_
     assert find_run(folder / "exported/policy.onnx") == (folder, folder / "exported/policy.onnx")
     assert find_run(tmp_path) is None
     assert read_isaaclab_run(folder).policy_options() == {"activation": "elu"}
-    from transfer.formats.info import checkpoint_info
+    from transfer.runs.info import checkpoint_info
 
     info = checkpoint_info(folder, asset=anymal["asset"])  # the newest model, loaded with weights_only=True
     assert info["checkpoint"] == str(folder / "model_1000.pt") and info["format"] == "rsl_rl"
@@ -468,7 +468,7 @@ def test_info_and_the_input_layer_read_a_run_folder_alike(runs, anymal):
     """``transfer info`` (floor 5) and the input layer (replay, verify, convert) map a run folder the same way: the
     metadata info shows is the document of the task a replay would run."""
     from transfer.checkpoint import build_metadata
-    from transfer.formats.info import checkpoint_info
+    from transfer.runs.info import checkpoint_info
     from transfer.runs.inputs import resolve_inputs
 
     for engine in ("newton", "physx"):

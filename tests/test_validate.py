@@ -755,7 +755,7 @@ def test_mujoco_warnings_go_to_logging_not_to_a_file_in_the_working_directory(tm
     import mujoco
 
     import transfer.backends.newton  # noqa: F401  (installs the handler)
-    from transfer.backends.newton._mujoco_log import LOGGER
+    from transfer.backends._mujoco_log import LOGGER
 
     monkeypatch.chdir(tmp_path)
     model = mujoco.MjModel.from_xml_string(

@@ -157,38 +157,11 @@ def _lines(info: dict[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
-def _from_config(cmd: Info) -> dict[str, Any]:
-    """``checkpoint_info``'s keys for CHECKPOINT read with --config (and --source, --asset) by the input layer, with
-    ``sources``: which file or flag gave the task, the joint order and the robot."""
-    from transfer.checkpoint import build_metadata
-    from transfer.formats.info import checkpoint_info, observation_size
-    from transfer.orders import resolve_ordering
-    from transfer.runs.inputs import resolve_inputs
-
-    info = checkpoint_info(cmd.checkpoint)
-    inputs = resolve_inputs(cmd.checkpoint, source=cmd.source, config=cmd.config, asset=cmd.asset)
-    names = resolve_ordering(inputs.asset, inputs.source).joints
-    task = inputs.task
-    meta = build_metadata(task, names, convention=task.convention, trained_on=task.trained_on,
-                          asset=str(inputs.asset_given))  # fmt: skip
-    order = f"--source {cmd.source}" if cmd.source else f"{cmd.config} ({inputs.source_label})"
-    info.update(
-        metadata=meta,
-        observation_size=observation_size(meta),
-        sources={"task": str(cmd.config), "joint order": f"{order} on {inputs.asset_given}",
-                 "asset": f"--asset {cmd.asset}" if cmd.asset else f"{cmd.config} ({inputs.asset_given})"},
-        notes=[*info["notes"], *inputs.warnings],
-    )  # fmt: skip
-    return info
-
-
 def run_info(cmd: Info) -> int:
-    from transfer.formats.info import checkpoint_info
+    from transfer.runs.info import checkpoint_info
 
     try:
-        if cmd.source is not None and cmd.config is None:
-            raise ValueError("--source reads the checkpoint with --config: give the config it ships with")
-        info = _from_config(cmd) if cmd.config is not None else checkpoint_info(cmd.checkpoint, asset=cmd.asset)
+        info = checkpoint_info(cmd.checkpoint, asset=cmd.asset, config=cmd.config, source=cmd.source)
     except (FileNotFoundError, ValueError, NotImplementedError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

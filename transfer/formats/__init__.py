@@ -18,6 +18,7 @@ Here: :func:`detect_format`, :func:`load_policy`, :func:`read_metadata`, :func:`
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -32,7 +33,9 @@ __all__ = [
     "CheckpointFormat",
     "checkpoint_format",
     "detect_format",
+    "CheckpointFile",
     "load_policy",
+    "open_checkpoint",
     "permutation_class",
     "read_metadata",
     "write_metadata",
@@ -94,6 +97,32 @@ def load_policy(path: str | Path, *, device: str = "cpu", format: str | None = N
         PolicyError: a corrupt or unrecognised file, or one that would need arbitrary pickle code.
         NotImplementedError: a recurrent or CNN RSL-RL actor, a multi-input ONNX graph.
     """
+    path = _checkpoint_path(path)
+    fmt = detect_format(path) if format is None else format
+    if fmt not in FORMATS:
+        raise ValueError(f"Unknown policy format {format!r}; expected one of {list(FORMATS)} or None")
+    return FORMATS[fmt].load(path, device, **options)
+
+
+@dataclass(frozen=True)
+class CheckpointFile:
+    """A checkpoint described but not loaded: its file, format and metadata (``None``: it carries none). What
+    ``transfer convert`` and ``info`` resolve their inputs with (:func:`open_checkpoint`): converting edits the
+    weights in the file and never runs the network."""
+
+    path: Path
+    format: str
+    metadata: dict[str, Any] | None
+
+
+def open_checkpoint(path: str | Path) -> CheckpointFile:
+    """``path``'s format and metadata, the weights not loaded; the same refusals as :func:`load_policy`."""
+    path = _checkpoint_path(path)
+    fmt = detect_format(path)
+    return CheckpointFile(path, fmt, read_metadata(path, fmt))
+
+
+def _checkpoint_path(path: str | Path) -> Path:
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"Policy file not found: {path}")
@@ -102,10 +131,7 @@ def load_policy(path: str | Path, *, device: str = "cpu", format: str | None = N
             f"{path} is a folder without params/env.yaml, so not an Isaac Lab run folder; pass the checkpoint file "
             "(policy.pt, policy.onnx, model_<iter>.pt), or a run folder that holds params/env.yaml"
         )
-    fmt = detect_format(path) if format is None else format
-    if fmt not in FORMATS:
-        raise ValueError(f"Unknown policy format {format!r}; expected one of {list(FORMATS)} or None")
-    return FORMATS[fmt].load(path, device, **options)
+    return path
 
 
 def read_metadata(path: str | Path, format: str | None = None) -> dict[str, Any] | None:

@@ -58,6 +58,12 @@ class Inputs:
     written); the command line prints each as ``warning: ...``."""
     policy_options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     """What the policy was loaded with beyond its file (an RSL-RL actor's activation, from its run's agent.yaml)."""
+    run: Any = None
+    """The Isaac Lab run folder the inputs were read from (:class:`transfer.task.isaaclab.IsaacLabRun`), else
+    ``None``. Not carried by :meth:`to_dict`: a sweep cell needs only what was resolved from it."""
+    notes: tuple[str, ...] = ()
+    """What the inputs could not say and the run assumes (an env.yaml term without a counterpart): ``info`` shows
+    them; a replay does not repeat them."""
 
     def to_dict(self) -> dict[str, Any]:
         """The resolved inputs as JSON-able data (what a sweep cell carries): :meth:`from_dict` of it loads the
@@ -123,8 +129,12 @@ def resolve_inputs(
     source: str | Sequence[str] | None = None,
     config: str | Path | None = None,
     asset: str | Path | None = None,
+    load: bool = True,
 ) -> Inputs:
     """Load the checkpoint and the task, and settle the asset and the checkpoint's joint order.
+
+    ``load=False``: the policy is a :class:`~transfer.formats.CheckpointFile` (format and metadata, the weights not
+    loaded): what ``convert`` and ``info`` need, and the network is never run.
 
     A checkpoint carrying metadata (:mod:`transfer.checkpoint`, written by ``transfer convert``) says all three:
     ``source``, ``config`` and ``asset`` are optional then. Given anyway, each is checked against it and refused
@@ -138,28 +148,34 @@ def resolve_inputs(
     """
     from transfer.assets import conversion_warnings
 
-    inputs = _resolve(checkpoint, source, config, asset)
+    inputs = _resolve(checkpoint, source, config, asset, load)
     extra = conversion_warnings(inputs.asset_file)
     return dataclasses.replace(inputs, warnings=(*inputs.warnings, *extra)) if extra else inputs
 
 
-def _resolve(checkpoint: str | Path, source: Any, config: Any, asset: Any) -> Inputs:
-    from transfer.formats import load_policy
+def _open(path: str | Path, load: bool, **options: Any) -> Any:
+    """The policy in ``path`` (``load``), else its :class:`~transfer.formats.CheckpointFile`."""
+    from transfer.formats import load_policy, open_checkpoint
+
+    return load_policy(path, **options) if load else open_checkpoint(path)
+
+
+def _resolve(checkpoint: str | Path, source: Any, config: Any, asset: Any, load: bool) -> Inputs:
     from transfer.task.deploy import DeployConfig
     from transfer.task.isaaclab import find_run
     from transfer.task.readers import read_config
 
     if find_run(checkpoint) is not None and (config is None or Path(checkpoint).is_dir()):
-        return _inputs_from_run(checkpoint, source, config, asset)
-    policy = load_policy(checkpoint)
+        return _inputs_from_run(checkpoint, source, config, asset, load)
+    policy = _open(checkpoint, load)
     meta = policy.metadata
     if meta is not None:
         return _inputs_from_metadata(policy, meta, source, config, asset)
     if config is None:
         raise ReplayError(
-            f"{checkpoint}: no task configuration. Pass --config with a task file (presets/tasks/*.yaml) or a Newton "
-            "policy YAML describing the checkpoint's observation, action and defaults; or store them in the "
-            "checkpoint once: transfer convert CHECKPOINT --source X --to X --config FILE.yaml --asset ROBOT.usd -o OUT."
+            f"{Path(checkpoint).name} carries no metadata: pass --config with a task file (presets/tasks/*.yaml), a "
+            "deploy config or a Newton policy YAML describing the checkpoint's observation, action and defaults "
+            "(no task configuration was given); or store them in the checkpoint once: transfer convert CHECKPOINT --source X --to X --config FILE.yaml --asset ROBOT.usd -o OUT."
         )
     found = read_config(config)
     parsed = parse_source(source)
@@ -229,7 +245,7 @@ def _inputs_from_deploy(policy: Any, config: Any, parsed: Any, asset: Any) -> In
     return Inputs(policy, task, path, order, label, source_file)
 
 
-def _inputs_from_run(path: str | Path, source: Any, config: Any, asset: Any) -> Inputs:
+def _inputs_from_run(path: str | Path, source: Any, config: Any, asset: Any, load: bool) -> Inputs:
     """:func:`resolve_inputs` for an Isaac Lab run folder (or a checkpoint file inside one, without ``config``).
 
     The run's ``params/env.yaml`` is read (safely) before anything else is loaded; the checkpoint is the named
@@ -238,16 +254,18 @@ def _inputs_from_run(path: str | Path, source: Any, config: Any, asset: Any) -> 
     or the one the training engine (or ``scene.robot.joint_ordering``) gives, the asset is ``asset`` or the run's
     ``usd_path`` when that is a local file. A checkpoint carrying metadata speaks for itself.
     """
-    from transfer.formats import detect_format, load_policy
+    from transfer.formats import detect_format
     from transfer.orders import resolve_ordering
     from transfer.task import load_task
     from transfer.task.isaaclab import isaaclab_task, read_isaaclab_run
 
     run = read_isaaclab_run(path)
     options = run.policy_options() if detect_format(run.checkpoint) == "rsl_rl" else {}
-    policy = load_policy(run.checkpoint, **options)
+    policy = _open(run.checkpoint, load, **options)
     if policy.metadata is not None:
-        return _inputs_from_metadata(policy, policy.metadata, source, config, asset)
+        inputs = _inputs_from_metadata(policy, policy.metadata, source, config, asset)
+        return dataclasses.replace(inputs, run=run, notes=(
+            f"{policy.path.name} carries its own metadata; params/env.yaml is not used",))
     parsed = parse_source(source) if source is not None else parse_ordering(run.order)
     if config is not None:
         task = load_task(config)
@@ -259,11 +277,14 @@ def _inputs_from_run(path: str | Path, source: Any, config: Any, asset: Any) -> 
 
             asset = locate_asset(task.asset)
     asset_path, source_file = robot_asset(run.asset_path(asset))
+    notes: list[str] = []
     if config is None:
         order = parsed.value if isinstance(parsed, OrderingConvention) else tuple(parsed)
-        task = isaaclab_task(run, resolve_ordering(asset_path, parsed).joints, order=order, asset=asset_path)
+        task = isaaclab_task(run, resolve_ordering(asset_path, parsed).joints, order=order, asset=asset_path,
+                             notes=notes)  # fmt: skip
     label = parsed.value if isinstance(parsed, OrderingConvention) else "explicit list"
-    return Inputs(policy, task, asset_path, parsed, label, source_file, policy_options=options)
+    return Inputs(policy, task, asset_path, parsed, label, source_file, policy_options=options, run=run,
+                  notes=tuple(notes))  # fmt: skip
 
 
 def _inputs_from_metadata(policy: Any, meta: dict[str, Any], source: Any, config: Any, asset: Any) -> Inputs:

@@ -13,7 +13,10 @@ from typing import Any
 
 import mujoco
 
+from transfer.backends._mujoco_log import install as _install_mujoco_log
 from transfer.backends.scene import SceneDescription
+
+_install_mujoco_log()  # MuJoCo's warnings to logging, never a MUJOCO_LOG.TXT in the user's folder
 
 __all__ = ["MujocoModel", "build_model", "dof_names", "robot_file"]
 

@@ -11,7 +11,7 @@
 Importing this package imports nothing heavy (its settings module, :mod:`~transfer.backends.newton.settings`, is read
 by the task model); each name above imports ``newton`` and ``warp`` on first use. Every Newton path goes through
 :mod:`~transfer.backends.newton.importer`, which routes MuJoCo's warnings to Python logging
-(:mod:`transfer.backends.newton._mujoco_log`): no ``MUJOCO_LOG.TXT`` in the working directory.
+(:mod:`transfer.backends._mujoco_log`): no ``MUJOCO_LOG.TXT`` in the working directory.
 """
 
 from importlib import import_module

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from transfer.backends.newton._mujoco_log import install as _install_mujoco_log
+from transfer.backends._mujoco_log import install as _install_mujoco_log
 from transfer.errors import MissingPackageError
 from transfer.orders.graph import Body, Joint, JointType, OrderingError
 

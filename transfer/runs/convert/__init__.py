@@ -38,12 +38,11 @@ from typing import Any
 
 import numpy as np
 
-from transfer.backends import native_backend
-from transfer.checkpoint import build_metadata, check_metadata, check_output, merge_config, metadata_to_task
-from transfer.formats import checkpoint_format, detect_format, permutation_class, read_metadata
+from transfer.checkpoint import build_metadata, check_metadata, check_output
+from transfer.formats import checkpoint_format, detect_format, permutation_class
 from transfer.ordering import OrderingConvention
 from transfer.runs.convert.order import RUNTIME_HINT, ConvertError, Reorder, in_order
-from transfer.task import Task
+from transfer.runs.inputs import checkpoint_order
 
 __all__ = ["ConvertError", "ConvertResult", "Reorder", "convert", "reorder_checkpoint"]
 
@@ -112,157 +111,80 @@ def convert(
         CheckpointError: ``out`` refused; checkpoint metadata of another format version.
         FileNotFoundError: a missing checkpoint, config or asset.
     """
-    from transfer.task.isaaclab import find_run
-
-    if find_run(checkpoint) is not None and (config is None or Path(checkpoint).is_dir()) or _positional(config):
-        return _convert_run(checkpoint, to, out=out, source=source, config=config, asset=asset, force=force)
-    return _convert_file(checkpoint, to, out=out, source=source, config=config, asset=asset, force=force)
-
-
-def _positional(config: Any) -> bool:
-    """Whether ``config`` is a deploy config (values by position: the input layer resolves it with the order)."""
-    if config is None:
-        return False
-    from transfer.task.deploy import DeployConfig
-    from transfer.task.readers import read_config
-
-    try:
-        return isinstance(read_config(config), DeployConfig)
-    except (OSError, ValueError):
-        return False  # the file's own reader names the problem
-
-
-def _convert_file(checkpoint: Any, to: Any, *, out: Any, source: Any, config: Any, asset: Any, force: bool):
-    """:func:`convert` for a checkpoint file described by its metadata and/or a task file."""
     from transfer.orders import resolve_ordering
-    from transfer.task import resolve_asset
-
-    checkpoint = Path(checkpoint)
-    if checkpoint.is_dir():
-        raise ConvertError(
-            f"{checkpoint} is a folder without params/env.yaml, so not an Isaac Lab run folder; pass the checkpoint "
-            "file (policy.pt, policy.onnx, model_<iter>.pt), or a run folder that holds params/env.yaml"
-        )
-    if not checkpoint.is_file():
-        raise FileNotFoundError(f"Checkpoint not found: {checkpoint}")
-    fmt = detect_format(checkpoint)  # once per conversion, as check_output below
-    out = check_output(checkpoint, out, force=force, format=fmt)
-    meta = read_metadata(checkpoint, fmt)
-    task, asset_text = _task_and_asset(checkpoint, meta, config, asset)
-    asset_path = resolve_asset(asset_text)
-    parsed, parsed_to = _orders(checkpoint, meta, task, source, to)
-    src_order, to_order = resolve_ordering(asset_path, parsed), resolve_ordering(asset_path, parsed_to)
-    if meta is not None and tuple(meta["joint_names"]) != src_order.joints:
-        raise ConvertError(
-            f"--source {_label(parsed)} contradicts {checkpoint.name}'s metadata: the checkpoint's joint order is "
-            f"{_label(_metadata_order(meta))} {list(meta['joint_names'])}, --source gives {list(src_order.joints)} on "
-            f"{asset_path.name}. Drop --source (the metadata says it), or fix it."
-        )
-    if meta is None:
-        if isinstance(parsed, OrderingConvention):
-            task = task.with_convention(parsed)
-        try:
-            task.with_joint_names(src_order.joints)  # checks the order the config lists, and its joint names
-        except ValueError as exc:
-            raise ConvertError(f"--config {config} does not fit {asset_path.name}: {exc}") from None
-    conventions = isinstance(parsed, OrderingConvention) and isinstance(parsed_to, OrderingConvention)
-    src_bodies, to_bodies = (src_order.bodies, to_order.bodies) if conventions else (None, None)
-    reorder = Reorder.from_names(task, src_order.joints, to_order.joints, src_bodies, to_bodies)
-    trained_on = task.trained_on
-    if trained_on is None and isinstance(parsed, OrderingConvention):
-        trained_on = native_backend(parsed)
-    metadata = build_metadata(
-        in_order(task, src_order.joints, to_order.joints),
-        to_order.joints,
-        body_names=to_bodies,
-        convention=parsed_to.value if isinstance(parsed_to, OrderingConvention) else None,
-        trained_on=trained_on,
-        asset=asset_text,
-        history=[*(meta or {}).get("history", []), _history(checkpoint, parsed, parsed_to)],
-    )
-    return _reorder(checkpoint, out, reorder, metadata, fmt, CHECK_SAMPLES, _label(parsed))
-
-
-def _convert_run(path: Any, to: Any, *, out: Any, source: Any, config: Any, asset: Any, force: bool) -> ConvertResult:
-    """:func:`convert` for an Isaac Lab run folder (or a checkpoint file inside one): its checkpoint, task, order and
-    asset as :func:`transfer.runs.inputs.resolve_inputs` reads them; OUT's metadata records the run."""
-    from transfer.orders import resolve_ordering
-    from transfer.runs.inputs import resolve_inputs
-    from transfer.task.isaaclab import find_run
-
-    inputs = resolve_inputs(path, source=source, config=config, asset=asset)
-    checkpoint = inputs.policy.path
-    if inputs.policy.metadata is not None:  # the checkpoint describes itself (not again through its run folder)
-        return _convert_file(checkpoint, to, out=out, source=source, config=config, asset=asset, force=force)
-    out = check_output(checkpoint, out, force=force, format=inputs.policy.format)
-    parsed, parsed_to = inputs.source, _parse_to(to)
-    if parsed_to is None:
-        raise ConvertError("--to is needed: the joint order to convert to (physx, mjwarp, robot_schema, mujoco, or names)")
-    src_order, to_order = resolve_ordering(inputs.asset, parsed), resolve_ordering(inputs.asset, parsed_to)
-    task = inputs.task
-    try:
-        task.with_joint_names(src_order.joints)
-    except ValueError as exc:
-        raise ConvertError(f"{path} does not fit {inputs.asset_given.name}: {exc}") from None
-    conventions = isinstance(parsed, OrderingConvention) and isinstance(parsed_to, OrderingConvention)
-    src_bodies, to_bodies = (src_order.bodies, to_order.bodies) if conventions else (None, None)
-    reorder = Reorder.from_names(task, src_order.joints, to_order.joints, src_bodies, to_bodies)
-    run = find_run(path)
-    metadata = build_metadata(
-        in_order(task, src_order.joints, to_order.joints),
-        to_order.joints,
-        body_names=to_bodies,
-        convention=parsed_to.value if isinstance(parsed_to, OrderingConvention) else None,
-        trained_on=task.trained_on,
-        asset=str(inputs.asset_given.resolve()),
-        history=[{**_history(checkpoint, parsed, parsed_to), **({"run": str(run[0])} if run else {}),
-                  **({"config": str(Path(config).resolve())} if run is None and config is not None else {})}],
-    )
-    return _reorder(checkpoint, out, reorder, metadata, inputs.policy.format, CHECK_SAMPLES, _label(parsed))
-
-
-def _task_and_asset(checkpoint: Path, meta: Mapping[str, Any] | None, config: Any, asset: Any) -> tuple[Task, str]:
-    """The checkpoint's task (its metadata's, completed by ``config``; or ``config``'s) and the asset to use."""
-    from transfer.task import load_task
-
-    meta_task = None if meta is None else metadata_to_task(meta, source=f"{checkpoint.name} (metadata)")
-    config_task = None if config is None else load_task(config)
-    if meta_task is not None:
-        where = f"--config {config} contradicts {checkpoint.name}'s metadata"
-        task = meta_task if config_task is None else merge_config(meta_task, config_task, where=where)
-    elif config_task is not None:
-        task = config_task
-    else:
-        raise ConvertError(
-            f"{checkpoint.name} carries no metadata: pass --config with the task it was trained on (a task file, "
-            "presets/tasks/*.yaml, or a Newton policy YAML): convert needs the observation layout to find the "
-            "joint-indexed entries."
-        )
-    given = (asset and Path(asset).resolve(), config_task and config_task.asset, task.asset)
-    asset_text = next((str(a) for a in given if a), None)
-    if asset_text is None:
-        raise ConvertError("--asset is needed: the robot's USD file, to resolve both joint orders by name")
-    return task, asset_text
-
-
-def _orders(checkpoint: Path, meta: Mapping[str, Any] | None, task: Task, source: Any, to: Any) -> tuple[Any, Any]:
-    """The checkpoint's order (``source``, else its metadata's, else the task's convention) and the new one."""
-    from transfer.runs.inputs import parse_source
 
     parsed_to = _parse_to(to)
     if parsed_to is None:
         raise ConvertError("--to is needed: the joint order to convert to (physx, mjwarp, robot_schema, mujoco, or names)")
-    parsed = parse_source(source if source is None or isinstance(source, str) else list(source))
-    if parsed is None and meta is not None:
-        parsed = _metadata_order(meta)
-    if parsed is None and task.convention is not None:
-        parsed = OrderingConvention(task.convention)
-    if parsed is None:
-        raise ConvertError(
-            f"--source is needed: the joint order {checkpoint.name} was trained in (physx, mjwarp, robot_schema, mujoco, or "
-            "a file listing its joint names)"
-        )
-    return parsed, parsed_to
+    inputs = _inputs(checkpoint, source, config, asset)
+    file = inputs.policy
+    out = check_output(file.path, out, force=force, format=file.format)
+    task, parsed = inputs.task, inputs.source
+    src_order = resolve_ordering(inputs.asset, parsed)
+    to_order = resolve_ordering(inputs.asset, checkpoint_order(parsed_to, inputs.asset_file))
+    try:
+        task.with_joint_names(src_order.joints)  # checks the order the config lists, and its joint names
+    except ValueError as exc:
+        raise ConvertError(f"{config or checkpoint} does not fit {inputs.asset_given.name}: {exc}") from None
+    conventions = isinstance(parsed, OrderingConvention) and isinstance(parsed_to, OrderingConvention)
+    src_bodies, to_bodies = (src_order.bodies, to_order.bodies) if conventions else (None, None)
+    reorder = Reorder.from_names(task, src_order.joints, to_order.joints, src_bodies, to_bodies)
+    history = _history(file.path, inputs.source_label, _label(parsed_to))
+    if inputs.run is not None and file.metadata is None:
+        history["run"] = str(inputs.run.folder)
+    elif config is not None:
+        history["config"] = str(Path(config).resolve())
+    metadata = build_metadata(
+        in_order(task, src_order.joints, to_order.joints),
+        to_order.joints,
+        body_names=to_bodies,
+        convention=parsed_to.value if isinstance(parsed_to, OrderingConvention) else None,
+        trained_on=_trained_on(inputs),
+        asset=_asset_named(inputs, asset),
+        history=[*(file.metadata or {}).get("history", []), history],
+    )
+    return _reorder(file.path, out, reorder, metadata, file.format, CHECK_SAMPLES, inputs.source_label)
+
+
+def _inputs(checkpoint: Any, source: Any, config: Any, asset: Any) -> Any:
+    """The input layer's resolution of the checkpoint (not loaded: its weights are edited, never run), its
+    refusals as :class:`ConvertError`."""
+    from transfer.runs.inputs import ReplayError, resolve_inputs
+
+    try:
+        return resolve_inputs(checkpoint, source=source, config=config, asset=asset, load=False)
+    except ReplayError as exc:
+        raise ConvertError(str(exc)) from None
+
+
+def _trained_on(inputs: Any) -> str | None:
+    """The engine the checkpoint was trained on, when the inputs say (the task's, else its convention's)."""
+    from transfer.runs.inputs import ReplayError, native_backend
+
+    try:
+        return native_backend(inputs)
+    except ReplayError:
+        return None
+
+
+def _asset_named(inputs: Any, asset: Any) -> str:
+    """The robot as the output's metadata names it: ``--asset`` as an absolute path, else the task's own name for
+    it (``transfer:quadruped.usda`` stays portable) when that is the file in use, else the file in use."""
+    from transfer.assets import locate_asset
+
+    if asset is None and inputs.task.asset is not None:
+        try:
+            if locate_asset(inputs.task.asset) == inputs.asset_given:
+                return str(inputs.task.asset)
+        except (FileNotFoundError, ValueError):
+            pass
+    return str(inputs.asset_given.resolve())
+
+
+def _history(checkpoint: Path, source: str, to: str) -> dict[str, str]:
+    from transfer import __version__
+
+    return {"convert": f"{source} -> {to}", "input": checkpoint.name, "transfer": __version__}
 
 
 def _parse_to(to: Any) -> Any:
@@ -273,17 +195,6 @@ def _parse_to(to: Any) -> Any:
         return parse_source(to if isinstance(to, str) else list(to))
     except ValueError as exc:
         raise ConvertError(str(exc).replace("--source", "--to", 1)) from None
-
-
-def _history(checkpoint: Path, source: Any, to: Any) -> dict[str, str]:
-    from transfer import __version__
-
-    return {"convert": f"{_label(source)} -> {_label(to)}", "input": checkpoint.name, "transfer": __version__}
-
-
-def _metadata_order(meta: Mapping[str, Any]) -> Any:
-    conv = meta.get("convention")
-    return OrderingConvention(conv) if conv is not None else tuple(meta["joint_names"])
 
 
 def _label(order: Any) -> str:

@@ -3,13 +3,14 @@
 MuJoCo's C engine reports a warning (e.g. "Nan, Inf or huge value in QACC at DOF 1. The simulation is unstable.")
 through ``mju_user_warning`` when one is set; otherwise it prints it and appends it to ``MUJOCO_LOG.TXT`` in the
 current directory. :func:`install` sets that handler once per process, to one that logs to
-``logging.getLogger("transfer.backends.newton.mujoco")``: the instability warnings (the ones after which MuJoCo
+``logging.getLogger("transfer.backends.mujoco.engine")``: the instability warnings (the ones after which MuJoCo
 resets the simulation, mjWARN_BADQPOS/BADQVEL/BADQACC/BADCTRL: "The simulation is unstable") at ERROR, the rest at
 WARNING. ``transfer validate`` collects these records into its report; any other command shows them on stderr
 (inside ``engine_output``: in its log, shown with ``--verbose``). A handler the host application set before is
 left in place.
 
-Every Newton path of ``transfer`` imports :mod:`transfer.backends.newton` first, which calls :func:`install`.
+Both backends that run MuJoCo call :func:`install` on import: Newton's importer (every Newton path) and the MuJoCo
+backend's model reader.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import logging
 
 __all__ = ["LOGGER", "install"]
 
-LOGGER = "transfer.backends.newton.mujoco"
+LOGGER = "transfer.backends.mujoco.engine"
 UNSTABLE = "The simulation is unstable"
 _installed = False
 
