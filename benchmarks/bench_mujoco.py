@@ -43,7 +43,7 @@ def _loop(num_envs: int):
     from transfer.runs.inputs import resolve_inputs
 
     inputs = resolve_inputs(CHECKPOINT, asset=MJCF)
-    env = PolicyEnv(inputs.task, inputs.asset, "mujoco", inputs.source, num_envs=num_envs)
+    env = PolicyEnv(inputs.task, inputs.robot, "mujoco", inputs.source, num_envs=num_envs)
     policy, state = inputs.policy, {"obs": env.observe()}
 
     def step() -> None:

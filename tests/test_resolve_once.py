@@ -63,3 +63,40 @@ def test_a_sweep_resolves_each_checkpoint_once(tmp_path, monkeypatch):
     assert calls == [str(QUADRUPED)]  # 4 cells (2 targets x 2 seeds; the native reference is among them): 1 resolution
     records = [json.loads(line) for line in (tmp_path / "out" / "cells.jsonl").read_text().splitlines()]
     assert all(r["error"] is None for r in records) and all("inputs" not in r["cell"] for r in records)
+
+
+@pytest.mark.engines
+def test_a_replay_reads_each_fact_of_the_robot_once(monkeypatch):
+    """The robot is one value (:class:`transfer.orders.robot.Robot`) from the input layer down: a replay reads its
+    topology, its PhysX order, its spawn geometry and its colliders from the file once each, however many floors
+    (inputs, spawn rule, base, default pose, articulation factory, fall rule) ask."""
+    pytest.importorskip("ovphysx")
+    from pxr import Usd
+
+    import transfer.orders as orders
+    import transfer.orders.usd as usd
+    from transfer.orders.robot import Robot
+    from transfer.runs.inputs import resolve_inputs
+    from transfer.runs.replay import replay
+
+    calls: dict[str, int] = {}
+
+    def counted(module, name):
+        real = getattr(module, name)
+
+        def call(*args, **kwargs):
+            if not isinstance(args[0], (Usd.Stage, Robot)):  # a read of the file (a Robot answers from its own;
+                calls[name] = calls.get(name, 0) + 1  # an engine reading the stage it composed is its own)
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, call)
+
+    for module, name in ((orders, "read_topology"), (orders, "holds_base"), (usd, "spawn_geometry"),
+                         (usd, "collider_corners"), (usd, "collider_points")):  # fmt: skip
+        counted(module, name)
+    inputs = resolve_inputs(QUADRUPED)
+    assert isinstance(inputs.robot, Robot) and Path(inputs.robot) == inputs.asset
+    result = replay(QUADRUPED, target="physx", seconds=0.1, inputs=inputs)
+    assert result.forward_velocity is not None
+    assert calls and all(n == 1 for n in calls.values()), calls
+    assert {"read_topology", "spawn_geometry", "collider_corners"} <= set(calls)

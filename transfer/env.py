@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from transfer._rotations import yaw
+from transfer.orders.robot import Robot
 from transfer.perturbations import Perturbation
 from transfer.spawn import SPAWN_MARGIN, default_pose, lowest, spawn_heights, training_base
 from transfer.task import Task
@@ -142,7 +143,7 @@ class PolicyEnv:
     def __init__(
         self,
         task: Task,
-        asset: str | Path,
+        asset: str | Path | Robot,
         backend: str,
         joint_ordering: Any,
         *,
@@ -157,7 +158,7 @@ class PolicyEnv:
         from transfer.articulation import open_articulation
 
         self.backend = backend
-        self._asset = asset
+        self._robot = asset = Robot.of(asset)  # read once: every reader below takes the value
         self.perturbation = perturbation or Perturbation()
         self._perturbing = self.perturbation.active()  # (kind, value) of each kind changed: the hooks called below
         fixed_base = training_base(task, asset)
@@ -225,11 +226,9 @@ class PolicyEnv:
 
     def _body_corners(self) -> dict[int, np.ndarray]:
         """Each link's collision-geometry box corners in its own frame (public body index -> ``(k, 3)``)."""
-        from transfer.orders.usd import collider_corners
-
         names = self.art.body_names
         out = {}
-        for path, corners in collider_corners(self._asset).items():
+        for path, corners in self._robot.collider_corners.items():
             name = path.rsplit("/", 1)[-1]
             if name in names:
                 out[names.index(name)] = np.asarray(corners, np.float64)
@@ -327,9 +326,9 @@ class PolicyEnv:
         self.art.write_root_velocity(velocity_w.astype(np.float32))
 
     @property
-    def asset(self) -> str | Path:
-        """The robot's asset file this env was opened on."""
-        return self._asset
+    def asset(self) -> Robot:
+        """The robot this env was opened on (a path too: :func:`os.fspath` gives its USD)."""
+        return self._robot
 
     @property
     def policy_dt(self) -> float:

@@ -1,7 +1,8 @@
 """Where the robot starts and how low it reaches: the spawn height a task gives or the asset's collision geometry
 implies (:func:`spawn_heights`), the base the training engine builds (:func:`training_base`), the pose the engines
 create it in (:func:`default_pose`), and the lowest point of a link's collision box at an engine's pose
-(:func:`lowest`), which the environment's spawn and fall rule read. USD is read through :mod:`transfer.orders`.
+(:func:`lowest`), which the environment's spawn and fall rule read. The robot is read through its
+:class:`~transfer.orders.robot.Robot` value (a path is made one).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import numpy as np
 
 from transfer._rotations import rotation_matrices
 from transfer.ordering import OrderingConvention
+from transfer.orders.robot import Robot
 from transfer.task import Task
 
 __all__ = ["SPAWN_MARGIN", "default_pose", "lowest", "spawn_heights", "training_base"]
@@ -20,7 +22,7 @@ SPAWN_MARGIN = 0.05
 """Metres between the ground and the asset's lowest collision geometry when the spawn height is computed."""
 
 
-def spawn_heights(task: Task, asset: str | Path, fixed_base: bool | None = None) -> tuple[float, float]:
+def spawn_heights(task: Task, asset: str | Path | Robot, fixed_base: bool | None = None) -> tuple[float, float]:
     """``(spawn height, authored root height)``: where the root link starts above the ground plane (the task's
     ``spawn_height``, or computed from the asset's collision geometry at its authored pose, lifted by
     :data:`SPAWN_MARGIN`), and where the asset authors it.
@@ -28,48 +30,45 @@ def spawn_heights(task: Task, asset: str | Path, fixed_base: bool | None = None)
     A floating robot with no collision geometry at all is refused: it would fall through the ground, and a run
     would blame the policy for it. ``fixed_base``: whether the base is held to the world (:func:`training_base`);
     ``None``: as PhysX's articulation says."""
-    from transfer.orders import read_topology, resolve_ordering
-    from transfer.orders.usd import spawn_geometry
-
-    graph = read_topology(asset)
-    order = resolve_ordering(graph, OrderingConvention.PHYSX)
+    robot = Robot.of(asset)
+    order = robot.order(OrderingConvention.PHYSX)
     fixed = order.fixed_base if fixed_base is None else fixed_base
-    root_z, lowest_z = spawn_geometry(asset, order.root_body)
+    root_z, lowest_z = robot.spawn_geometry(order.root_body)
     if lowest_z is None and not fixed:
-        errors = tuple(e for articulation in graph for e in articulation.composition_errors)
-        raise ValueError(_no_colliders(asset, order.root_body, errors))
+        errors = tuple(e for articulation in robot.topology for e in articulation.composition_errors)
+        raise ValueError(_no_colliders(robot.usd, order.root_body, errors))
     if task.spawn_height is not None:
         return task.spawn_height, root_z
     return root_z - (root_z if lowest_z is None else lowest_z) + SPAWN_MARGIN, root_z
 
 
-def training_base(task: Task, asset: str | Path) -> bool | None:
+def training_base(task: Task, asset: str | Path | Robot) -> bool | None:
     """Whether the engine ``task`` was trained on holds the robot's root link to the world (a fixed base), on the
     USD ``asset`` (:func:`transfer.orders.holds_base`): the base a run asks every engine for, so that a replay on
     the other engine keeps the training conditions (docs/replay.md). The training engine is the task's
     ``trained_on``, else its convention's engine (:func:`transfer.backends.native_backend`); ``None`` when there is
     none or the asset's articulation cannot be resolved (each engine then builds the base as it does)."""
     from transfer.backends import native_backend, native_convention
-    from transfer.orders import OrderingError, holds_base
+    from transfer.orders import OrderingError
 
     engine = task.trained_on or native_backend(task.convention)
     convention = None if engine is None else native_convention(engine)
     if convention is None:
         return None
     try:
-        return holds_base(asset, convention)
+        return Robot.of(asset).holds_base(convention)
     except OrderingError:
         return None
 
 
-def default_pose(task: Task, asset: str | Path) -> dict[str, float]:
+def default_pose(task: Task, asset: str | Path | Robot) -> dict[str, float]:
     """The task's default joint positions by joint name on ``asset`` (patterns expanded): the pose the engines create
     the robot in (:attr:`~transfer.backends.scene.SceneDescription.joint_positions`)."""
-    from transfer.orders import OrderingError, resolve_ordering
+    from transfer.orders import OrderingError
     from transfer.task import TaskError, expand_joint_values
 
     try:
-        names = resolve_ordering(asset, OrderingConvention.PHYSX).joints
+        names = Robot.of(asset).order(OrderingConvention.PHYSX).joints
         return expand_joint_values(task.default_joint_pos, names, field="default_joint_pos", require_all=False)
     except (OrderingError, TaskError):
         return {}  # the environment names the problem when it expands the task on the articulation

@@ -18,6 +18,7 @@ from typing import Any
 from transfer.articulation.core import Articulation
 from transfer.name_map import build_name_map
 from transfer.ordering import OrderingConvention, parse_ordering
+from transfer.orders.robot import Robot
 from transfer.presets import OrderingOverrideWarning
 
 __all__ = ["PublicOrder", "open_articulation", "resolve_public_order"]
@@ -27,7 +28,7 @@ PublicOrder = tuple[tuple[str, ...] | None, tuple[str, ...] | None]
 
 
 def resolve_public_order(
-    usd_path: str | Path,
+    usd_path: str | Path | Robot,
     native: OrderingConvention,
     joint_ordering: Any = None,
     body_ordering: Any = None,
@@ -50,9 +51,18 @@ def resolve_public_order(
         return None, None
     from transfer.orders import OrderingError, read_topology, resolve_ordering
 
-    topology = read_topology(usd_path, root)
+    if isinstance(usd_path, Robot):  # the value's orders, each resolved once
+
+        def resolve(convention: Any) -> Any:
+            return usd_path.order(convention, root)
+    else:
+        topology = read_topology(usd_path, root)
+
+        def resolve(convention: Any) -> Any:
+            return resolve_ordering(topology, convention, root)
+
     try:
-        own = resolve_ordering(topology, native, root) if native_from_usd else None
+        own = resolve(native) if native_from_usd else None
     except OrderingError:
         if any(isinstance(w, OrderingConvention) for w in wanted.values()):
             raise
@@ -66,7 +76,7 @@ def resolve_public_order(
                 build_name_map(kind, own.joints if kind == "joint" else own.bodies, ordering)
             names[kind] = ordering
         else:
-            order = resolve_ordering(topology, ordering, root)
+            order = resolve(ordering)
             names[kind] = order.joints if kind == "joint" else order.bodies
     bodies = names["body"]
     if own is not None and own.fixed_base and bodies is not None and bodies and bodies[0] != own.bodies[0]:
@@ -80,7 +90,7 @@ def resolve_public_order(
 
 
 def open_articulation(
-    usd_path: str | Path,
+    usd_path: str | Path | Robot,
     backend: str | None = None,
     root: str | None = None,
     num_envs: int = 1,
@@ -101,14 +111,16 @@ def open_articulation(
     from transfer.backends import backend_class, default_backend
 
     cls = backend_class(default_backend() if backend is None else backend)
+    robot = usd_path if isinstance(usd_path, Robot) else None
     given = Path(usd_path)
     if not given.is_file():
         raise FileNotFoundError(f"USD file not found: {given}")
     wanted = (parse_ordering(joint_ordering), parse_ordering(body_ordering))
-    if not cls.native_from_usd and not any(isinstance(w, OrderingConvention) for w in wanted):
-        path = given  # an engine on the robot's own file, and no convention to read from a USD: no conversion
-    else:
-        path = resolve_asset(given)  # an MJCF/URDF file: its converted USD (transfer.assets)
+    own_file = not cls.native_from_usd and not any(isinstance(w, OrderingConvention) for w in wanted)
+    if own_file:  # an engine on the robot's own file, and no convention to read from a USD: no conversion
+        path = given if robot is None else robot.given
+    else:  # an MJCF/URDF file: its converted USD (transfer.assets); a Robot is one already
+        path = robot if robot is not None else resolve_asset(given)
     if (joint_ordering is None) != (body_ordering is None):
         have, lack = (
             ("joint_ordering", "body_ordering") if body_ordering is None else ("body_ordering", "joint_ordering")
@@ -119,7 +131,7 @@ def open_articulation(
             OrderingOverrideWarning,
             stacklevel=2,
         )
-    if path is given and not cls.native_from_usd:
+    if own_file:
         joints, bodies = (w if isinstance(w, tuple) else None for w in wanted)  # checked by the engine's names
     else:
         joints, bodies = resolve_public_order(path, cls.native_convention, joint_ordering, body_ordering, root,

@@ -526,7 +526,9 @@ def collider_corners(asset: Any) -> dict[str, list[tuple[float, float, float]]]:
     return out
 
 
-def collider_points(asset: Any) -> dict[str, list[tuple[float, float, float, float]]]:
+def collider_points(
+    asset: Any, corners: dict[str, list[tuple[float, float, float]]] | None = None
+) -> dict[str, list[tuple[float, float, float, float]]]:
     """Every collision prim as points swept by a radius, ``(x, y, z, radius)`` in its body's frame (metres), by body
     path: a sphere is its centre and radius, a capsule the two ends of its segment and its radius, any other shape
     its bounding box's corners with radius 0. The lowest point of a body at a world pose is then exact for spheres
@@ -534,7 +536,7 @@ def collider_points(asset: Any) -> dict[str, list[tuple[float, float, float, flo
     from pxr import Gf, UsdGeom
 
     out: dict[str, list[tuple[float, float, float, float]]] = {}
-    corners = collider_corners(asset)
+    corners = collider_corners(asset) if corners is None else corners  # the box corners, when read already
     boxes: dict[str, int] = {}
     for body, prim, box, scale in _colliders(asset):
         matrix = box.GetMatrix()

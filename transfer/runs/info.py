@@ -74,9 +74,7 @@ def _run(run: Any, info: dict[str, Any]) -> dict[str, Any]:
 
 def _metadata(inputs: Any) -> dict[str, Any]:
     """The document of the resolved inputs, in the keys :func:`build_metadata` writes."""
-    from transfer.orders import resolve_ordering
-
     task = inputs.task
-    names = resolve_ordering(inputs.asset, inputs.source).joints
+    names = inputs.robot.order(inputs.source).joints
     return build_metadata(task, names, convention=task.convention, trained_on=task.trained_on,
                           asset=str(task.asset if inputs.run is not None else inputs.asset_given))  # fmt: skip

@@ -24,6 +24,7 @@ from typing import Any
 
 from transfer.backends import native_backend as convention_backend
 from transfer.ordering import OrderingConvention, parse_ordering
+from transfer.orders.robot import Robot
 
 __all__ = [
     "Inputs",
@@ -47,12 +48,11 @@ class Inputs:
 
     policy: Any
     task: Any
-    asset: Path
+    robot: Robot
+    """The robot, read once (:class:`~transfer.orders.robot.Robot`): every floor below takes this value."""
     source: Any
     """An :class:`~transfer.ordering.OrderingConvention` or a tuple of joint names."""
     source_label: str
-    asset_file: Path | None = None
-    """The MJCF/URDF file ``asset`` was converted from (``None``: ``asset`` is the file given)."""
     warnings: tuple[str, ...] = ()
     """What the run goes ahead with but the user should know (an MJCF/URDF robot changed since the checkpoint was
     written); the command line prints each as ``warning: ...``."""
@@ -70,7 +70,7 @@ class Inputs:
         policy file again and resolves nothing else."""
         return {
             "policy": str(self.policy.path), "format": self.policy.format, "policy_options": dict(self.policy_options),
-            "task": self.task.to_dict(), "task_source": self.task.source, "asset": str(self.asset),
+            "task": self.task.to_dict(), "task_source": self.task.source, "asset": str(self.robot.usd),
             "source": self.source.value if isinstance(self.source, OrderingConvention) else list(self.source),
             "source_label": self.source_label, "asset_file": None if self.asset_file is None else str(self.asset_file),
             "warnings": list(self.warnings),
@@ -85,13 +85,23 @@ class Inputs:
         policy = load_policy(data["policy"], device=device, format=data["format"], **dict(data["policy_options"]))
         task = Task.from_dict(data["task"], source=data.get("task_source"))
         asset_file = None if data["asset_file"] is None else Path(data["asset_file"])
-        return cls(policy, task, Path(data["asset"]), parse_ordering(data["source"]), data["source_label"],
-                   asset_file, tuple(data["warnings"]), dict(data["policy_options"]))  # fmt: skip
+        return cls(policy, task, Robot(Path(data["asset"]), asset_file), parse_ordering(data["source"]),
+                   data["source_label"], tuple(data["warnings"]), dict(data["policy_options"]))  # fmt: skip
+
+    @property
+    def asset(self) -> Path:
+        """The USD file the engines open."""
+        return self.robot.usd
+
+    @property
+    def asset_file(self) -> Path | None:
+        """The MJCF/URDF file the USD was converted from (``None``: the USD is the file given)."""
+        return self.robot.file
 
     @property
     def asset_given(self) -> Path:
         """The robot file as the user gave it: the MJCF/URDF source, else the USD."""
-        return self.asset_file or self.asset
+        return self.robot.given
 
 
 def parse_source(source: str | Sequence[str] | None) -> Any:
@@ -113,14 +123,10 @@ def parse_source(source: str | Sequence[str] | None) -> Any:
         ) from None
 
 
-def robot_asset(given: str | Path) -> tuple[Path, Path | None]:
-    """The USD file to open for the asset ``given`` (a path or ``<package>:<name>``; MJCF/URDF converted through
-    :func:`transfer.assets.resolve_asset`) and the MJCF/URDF file it came from (``None`` for USD)."""
-    from transfer.assets import locate_asset, resolve_asset
-
-    located = locate_asset(given)
-    usd = resolve_asset(located)
-    return usd, (None if usd == located else located)
+def robot_asset(given: str | Path) -> Robot:
+    """The robot the asset ``given`` names (a path or ``<package>:<name>``; MJCF/URDF converted through
+    :func:`transfer.assets.resolve_asset`), read once: :meth:`Robot.of`."""
+    return Robot.of(given)
 
 
 def resolve_inputs(
@@ -196,8 +202,8 @@ def _resolve(checkpoint: str | Path, source: Any, config: Any, asset: Any, load:
         label = "explicit list"
     if asset is None and task.asset is None:
         raise ReplayError(f"--asset is needed: {config} names no asset for the robot (a USD, MJCF or URDF file)")
-    path, source_file = robot_asset(asset if asset is not None else task.asset)
-    return Inputs(policy, task, path, checkpoint_order(parsed, source_file), label, source_file)
+    robot = robot_asset(asset if asset is not None else task.asset)
+    return Inputs(policy, task, robot, checkpoint_order(parsed, robot.file), label)
 
 
 def checkpoint_order(parsed: Any, source_file: Path | None) -> Any:
@@ -220,14 +226,12 @@ def _inputs_from_deploy(policy: Any, config: Any, parsed: Any, asset: Any) -> In
     """:func:`resolve_inputs` for a deploy config (:mod:`transfer.task.deploy`): the robot is ``--asset`` (or the
     config's ``xml_path``), the policy's order ``--source`` (legged_gym's: the MJCF's, ``mujoco``), and the task the
     config's values put on the joint names of that order."""
-    from transfer.orders import resolve_ordering
-
     where = config.path
     given = asset if asset is not None else config.asset
     if given is None:
         raise ReplayError(config.asset_problem or f"--asset is needed: {where} names no robot file (the robot's USD, "
                           "MJCF or URDF)")  # fmt: skip
-    path, source_file = robot_asset(given)
+    robot = robot_asset(given)
     if parsed is None and config.kind == "legged_gym":
         parsed = OrderingConvention.MUJOCO  # Isaac Gym's order of the URDF, which the MJCF repeats
     if parsed is None:
@@ -236,13 +240,13 @@ def _inputs_from_deploy(policy: Any, config: Any, parsed: Any, asset: Any) -> In
             "for an Isaac Lab-trained policy (unitree_rl_lab), mujoco for mjlab (unitree_rl_mjlab, with the MJCF as "
             "--asset), or a file listing the joint names"
         )
-    order = checkpoint_order(parsed, source_file)
-    names = resolve_ordering(path, order).joints
+    order = checkpoint_order(parsed, robot.file)
+    names = robot.order(order).joints
     task = config.task(names)  # its joint_names: the resolved order (mujoco's stays an explicit list)
     if isinstance(parsed, OrderingConvention) and parsed is not OrderingConvention.MUJOCO:
         task = dataclasses.replace(task, joint_names=None, convention=parsed.value)
     label = parsed.value if isinstance(parsed, OrderingConvention) else "explicit list"
-    return Inputs(policy, task, path, order, label, source_file)
+    return Inputs(policy, task, robot, order, label)
 
 
 def _inputs_from_run(path: str | Path, source: Any, config: Any, asset: Any, load: bool) -> Inputs:
@@ -255,7 +259,6 @@ def _inputs_from_run(path: str | Path, source: Any, config: Any, asset: Any, loa
     ``usd_path`` when that is a local file. A checkpoint carrying metadata speaks for itself.
     """
     from transfer.formats import detect_format
-    from transfer.orders import resolve_ordering
     from transfer.task import load_task
     from transfer.task.isaaclab import isaaclab_task, read_isaaclab_run
 
@@ -276,23 +279,19 @@ def _inputs_from_run(path: str | Path, source: Any, config: Any, asset: Any, loa
             from transfer.assets import locate_asset
 
             asset = locate_asset(task.asset)
-    asset_path, source_file = robot_asset(run.asset_path(asset))
+    robot = robot_asset(run.asset_path(asset))
     notes: list[str] = []
     if config is None:
         order = parsed.value if isinstance(parsed, OrderingConvention) else tuple(parsed)
-        task = isaaclab_task(run, resolve_ordering(asset_path, parsed).joints, order=order, asset=asset_path,
-                             notes=notes)  # fmt: skip
+        task = isaaclab_task(run, robot.order(parsed).joints, order=order, asset=robot.usd, notes=notes)
     label = parsed.value if isinstance(parsed, OrderingConvention) else "explicit list"
-    return Inputs(policy, task, asset_path, parsed, label, source_file, policy_options=options, run=run,
-                  notes=tuple(notes))  # fmt: skip
+    return Inputs(policy, task, robot, parsed, label, policy_options=options, run=run, notes=tuple(notes))
 
 
 def _inputs_from_metadata(policy: Any, meta: dict[str, Any], source: Any, config: Any, asset: Any) -> Inputs:
     """:func:`resolve_inputs` for a checkpoint that describes itself: the metadata's task, order and asset, each
     explicit argument checked against them."""
     from transfer.checkpoint import merge_config, metadata_to_task
-    from transfer.orders import resolve_ordering
-
     name = policy.path.name
     task = metadata_to_task(meta, source=f"{name} (metadata)")
     order: Any = parse_ordering(task.convention) if task.convention is not None else task.joint_names
@@ -306,31 +305,31 @@ def _inputs_from_metadata(policy: Any, meta: dict[str, Any], source: Any, config
             f"--asset is needed: {name}'s metadata names no asset for the robot (convert it with --asset to store one)"
         )
     if asset is not None:
-        path, source_file = robot_asset(asset)
+        robot = robot_asset(asset)
     else:
         try:
-            path, source_file = robot_asset(str(hint))
+            robot = robot_asset(str(hint))
         except FileNotFoundError as exc:
             raise FileNotFoundError(
                 f"{exc} (named by {name}'s metadata); pass --asset with the robot's USD file"
             ) from None
-    resolved = resolve_ordering(path, order).joints
+    resolved = robot.order(order).joints
     if resolved != task.joint_names:
         raise ReplayError(
-            f"{name}'s metadata lists its joints in {label} order as {list(task.joint_names)}, but {path.name} resolves "
+            f"{name}'s metadata lists its joints in {label} order as {list(task.joint_names)}, but {robot.usd.name} resolves "
             f"that order to {list(resolved)}. Is this the checkpoint's robot? (--asset)"
         )
     if source is not None:
         parsed = parse_source(source)
-        given = resolve_ordering(path, parsed).joints
+        given = robot.order(parsed).joints
         if given != task.joint_names:
             shown = parsed.value if isinstance(parsed, OrderingConvention) else source
             raise ReplayError(
                 f"--source {shown} contradicts {name}'s metadata: the checkpoint's joint order is {label} "
-                f"{list(task.joint_names)}; --source {shown} gives {list(given)} on {path.name}. Drop --source: the "
+                f"{list(task.joint_names)}; --source {shown} gives {list(given)} on {robot.usd.name}. Drop --source: the "
                 "checkpoint says its order."
             )
-    return Inputs(policy, task, path, order, label, source_file, _asset_drift(meta, source_file, name))
+    return Inputs(policy, task, robot, order, label, _asset_drift(meta, robot.file, name))
 
 
 def _config_task(config: Any, joint_names: Any) -> Any:

@@ -145,7 +145,7 @@ def replay(
         # the naive user: the checkpoint's vectors read in the target's order, by the task's names in that order
         task = without_listed_order(task)
     env = PolicyEnv(
-        task, inputs.asset, target, ordering, num_envs=num_envs, command=command, seed=seed, device=device,
+        task, inputs.robot, target, ordering, num_envs=num_envs, command=command, seed=seed, device=device,
         backend_overrides=backend_options, perturbation=perturbation,
     )  # fmt: skip
     try:

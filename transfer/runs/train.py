@@ -275,7 +275,7 @@ def train(
         env.close()
 
 
-def _train_inputs(task: str | Path, asset: str | Path | None, episode_seconds: float) -> tuple[Any, Path, str | None]:
+def _train_inputs(task: str | Path, asset: str | Path | None, episode_seconds: float) -> tuple[Any, Any, str | None]:
     """The task file loaded, the USD to open (``asset`` or the task's; MJCF/URDF converted) and the asset the
     checkpoint's metadata names (``asset`` as an absolute path, else the task's as written)."""
     from transfer.runs.inputs import robot_asset
@@ -293,9 +293,9 @@ def _train_inputs(task: str | Path, asset: str | Path | None, episode_seconds: f
             f"{task}: the task names no asset; add `asset: ROBOT.usd` to the task file, or give the robot's USD file "
             "with --asset (asset= in the API)"
         )
-    usd, source_file = robot_asset(given)
-    hint = spec.asset if asset is None else str((source_file or usd).resolve())
-    return spec, usd, hint
+    robot = robot_asset(given)
+    hint = spec.asset if asset is None else str(robot.given.resolve())
+    return spec, robot, hint
 
 
 def _learn(

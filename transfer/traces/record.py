@@ -37,11 +37,9 @@ spawn pose: what it stands on."""
 def _points(env: Any) -> dict[int, np.ndarray]:
     """Each link's collision geometry as points swept by a radius, ``(k, 4)`` (x, y, z, r) in its frame, by public
     body index (:func:`transfer.orders.usd.collider_points`: exact for spheres and capsules)."""
-    from transfer.orders.usd import collider_points
-
     names = env.art.body_names
     return {names.index(path.rsplit("/", 1)[-1]): np.asarray(pts, np.float64)
-            for path, pts in collider_points(env.asset).items() if path.rsplit("/", 1)[-1] in names}  # fmt: skip
+            for path, pts in env.asset.collider_points.items() if path.rsplit("/", 1)[-1] in names}  # fmt: skip
 
 
 def _lowest(points: np.ndarray, pos: np.ndarray, quat: np.ndarray) -> np.ndarray:

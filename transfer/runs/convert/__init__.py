@@ -111,8 +111,6 @@ def convert(
         CheckpointError: ``out`` refused; checkpoint metadata of another format version.
         FileNotFoundError: a missing checkpoint, config or asset.
     """
-    from transfer.orders import resolve_ordering
-
     parsed_to = _parse_to(to)
     if parsed_to is None:
         raise ConvertError("--to is needed: the joint order to convert to (physx, mjwarp, robot_schema, mujoco, or names)")
@@ -120,8 +118,8 @@ def convert(
     file = inputs.policy
     out = check_output(file.path, out, force=force, format=file.format)
     task, parsed = inputs.task, inputs.source
-    src_order = resolve_ordering(inputs.asset, parsed)
-    to_order = resolve_ordering(inputs.asset, checkpoint_order(parsed_to, inputs.asset_file))
+    src_order = inputs.robot.order(parsed)
+    to_order = inputs.robot.order(checkpoint_order(parsed_to, inputs.asset_file))
     try:
         task.with_joint_names(src_order.joints)  # checks the order the config lists, and its joint names
     except ValueError as exc:

@@ -143,7 +143,7 @@ def verify(
             ordering, task = inputs.source, inputs.task
             if name in overrides:
                 ordering, task = overrides[name], without_listed_order(task)
-            envs[name] = PolicyEnv(task, inputs.asset, name, ordering, seed=seed, init_noise=0.0)
+            envs[name] = PolicyEnv(task, inputs.robot, name, ordering, seed=seed, init_noise=0.0)
         commands = {name: env.command.copy() for name, env in envs.items()}
         terms = _compare(envs, inputs, sizes, samples, seed, tol)
         for name, env in envs.items():

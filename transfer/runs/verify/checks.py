@@ -99,10 +99,10 @@ def _config_names(inputs: Inputs) -> list[str]:
 def check_sizes(inputs: Inputs) -> SizeCheck:
     """Check 1 on the asset alone (no engine): names, then the config expanded on the checkpoint's order, then
     the checkpoint's input/output sizes against the observation and action it describes."""
-    from transfer.orders import OrderingError, resolve_ordering
+    from transfer.orders import OrderingError
 
     policy, task = inputs.policy, inputs.task
-    physx = resolve_ordering(inputs.asset, OrderingConvention.PHYSX)  # every joint and body, in some order
+    physx = inputs.robot.order(OrderingConvention.PHYSX)  # every joint and body, in some order
     asset_joints = list(physx.joints)
     missing = _unmatched(_config_names(inputs), asset_joints)
     problems: list[str] = []
@@ -110,7 +110,7 @@ def check_sizes(inputs: Inputs) -> SizeCheck:
     expanded = None
     if not missing:
         try:
-            order = list(resolve_ordering(inputs.asset, inputs.source).joints)
+            order = list(inputs.robot.order(inputs.source).joints)
             expanded = task.with_joint_names(order)
         except (OrderingError, ValueError) as exc:
             problems.append(str(exc))

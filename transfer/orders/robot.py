@@ -1,0 +1,121 @@
+"""The robot as read from its asset, once: :class:`Robot`.
+
+A run names its robot once (``--asset``, a task's or a checkpoint's ``asset``); the input layer turns that into a
+:class:`Robot` (:meth:`Robot.of`: located, an MJCF/URDF converted to the USD the engines open) and hands the value
+down: :class:`transfer.env.PolicyEnv`, :func:`transfer.open_articulation` and the spawn rules read the stage,
+topology, orders, base and collision geometry from it, and each is read from the file at most once per value
+(the composed stage itself is :func:`transfer.orders.usd.read_file`'s, shared by every value of the same file and
+checked against the file's layers).
+
+A :class:`Robot` is a path too (:func:`os.fspath` gives the USD), so every function that takes a robot file takes
+one.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+__all__ = ["Robot"]
+
+
+@dataclass(frozen=True, eq=False)
+class Robot(os.PathLike):
+    """One robot: the USD the engines open and the MJCF/URDF it was converted from (``None`` for a USD given)."""
+
+    usd: Path
+    file: Path | None = None
+    """The robot's own MJCF/URDF (an engine that steps the robot's own file, MuJoCo, opens it)."""
+    _orders: dict[Any, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def of(cls, asset: Any) -> Robot:
+        """The robot ``asset`` names: a :class:`Robot` as it is; a path or ``<package>:<name>`` located, an MJCF/URDF
+        converted (:func:`transfer.assets.resolve_asset`). Raises ``FileNotFoundError`` and
+        :class:`~transfer.assets.AssetError` naming the file."""
+        if isinstance(asset, Robot):
+            return asset
+        from transfer.assets import locate_asset, resolve_asset
+
+        located = locate_asset(asset)
+        usd = resolve_asset(located)
+        return cls(usd, None if usd == located else located)
+
+    def __fspath__(self) -> str:
+        return os.fspath(self.usd)
+
+    def __str__(self) -> str:
+        return str(self.usd)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Robot) and (self.usd, self.file) == (other.usd, other.file)
+
+    def __hash__(self) -> int:
+        return hash((self.usd, self.file))
+
+    @property
+    def given(self) -> Path:
+        """The robot file as the user gave it: the MJCF/URDF source, else the USD."""
+        return self.file or self.usd
+
+    @property
+    def name(self) -> str:
+        return self.given.name
+
+    @cached_property
+    def stage(self) -> Any:
+        """The composed ``Usd.Stage`` (shared with every reader of the same file)."""
+        from transfer.orders.usd import file_stage
+
+        return file_stage(self.usd)
+
+    @cached_property
+    def topology(self) -> Any:
+        """Every articulation of the stage (:class:`~transfer.orders.graph.Topology`)."""
+        from transfer.orders import read_topology
+
+        return read_topology(self.usd)
+
+    def order(self, convention: Any, root: str | None = None) -> Any:
+        """The joint and body order under ``convention`` (:func:`transfer.resolve_ordering`), resolved once."""
+        from transfer.orders import resolve_ordering
+
+        key = (tuple(convention) if isinstance(convention, list) else convention, root)
+        if key not in self._orders:
+            self._orders[key] = resolve_ordering(self.topology, convention, root)
+        return self._orders[key]
+
+    def holds_base(self, convention: Any) -> bool:
+        """Whether the engine of ``convention`` holds the root link to the world (:func:`transfer.orders.holds_base`)."""
+        from transfer.orders import holds_base
+
+        key = ("holds_base", convention)
+        if key not in self._orders:
+            self._orders[key] = holds_base(self.topology, convention)
+        return self._orders[key]
+
+    def spawn_geometry(self, root_body: str) -> tuple[float, float | None]:
+        """``(root_z, lowest_z)`` at the authored pose (:func:`transfer.orders.usd.spawn_geometry`)."""
+        from transfer.orders.usd import spawn_geometry
+
+        key = ("spawn", root_body)
+        if key not in self._orders:
+            self._orders[key] = spawn_geometry(self.usd, root_body)
+        return self._orders[key]
+
+    @cached_property
+    def collider_corners(self) -> dict[str, list[tuple[float, float, float]]]:
+        """Each body's collision box corners in its frame (:func:`transfer.orders.usd.collider_corners`)."""
+        from transfer.orders.usd import collider_corners
+
+        return collider_corners(self.usd)
+
+    @cached_property
+    def collider_points(self) -> dict[str, list[tuple[float, float, float, float]]]:
+        """Each body's colliders as points swept by a radius (:func:`transfer.orders.usd.collider_points`)."""
+        from transfer.orders.usd import collider_points
+
+        return collider_points(self.usd, self.collider_corners)
