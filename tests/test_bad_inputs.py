@@ -381,7 +381,8 @@ def test_convert_api_blames_to_as_well(tmp_path):
 def test_the_mujoco_order_on_a_usd_robot_asks_for_its_mjcf(tmp_path, capsys):
     """``mujoco`` is the MJCF's own order, which a USD file does not keep: refused in one line naming the fix."""
     err = refused(capsys, "convert", POLICY, "--to", "mujoco", "-o", tmp_path / "x.pt")
-    assert "The mujoco order" in err and "MJCF" in err and not (tmp_path / "x.pt").exists()
+    assert "--to mujoco is the joint order MuJoCo gives the robot's MJCF" in err and "--asset" in err
+    assert not (tmp_path / "x.pt").exists()
 
 
 def test_a_truncated_or_empty_checkpoint_says_so(tmp_path, capsys):

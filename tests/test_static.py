@@ -324,3 +324,45 @@ def test_the_checks_see_what_they_look_for():
     assert foreign_private_reads("snippet", snippet) == ["snippet:2 art._backend"]
     tree = ast.parse("def f():\n" + "    x = 1\n" * 90)
     assert tree.body[0].end_lineno - tree.body[0].lineno + 1 > MAX_FUNCTION_LINES
+
+
+INPUT_LAYER = "transfer.runs.inputs"
+INPUT_JOBS = frozenset({
+    "load_policy", "open_checkpoint", "read_config", "load_task", "find_run", "read_isaaclab_run",
+    "metadata_to_task", "resolve_asset", "locate_asset", "convert_source", "read_metadata",
+})  # fmt: skip
+"""What resolving a run's inputs takes: loading or describing the checkpoint, reading its task, config or run
+folder, locating and converting its robot. Above floor 6 only the input layer does them."""
+INPUT_JOB_EXCEPTIONS = {
+    "transfer.cli._checks": {"locate_asset"},  # a flag checked while parsing: the file exists, nothing resolved
+    "transfer.cli.inspect": {"locate_asset", "convert_source"},  # `transfer inspect` shows an asset's conversion
+}
+
+
+def input_jobs_outside_the_layer(trees: dict[str, ast.AST] | None = None) -> list[str]:
+    """``module:line name`` of every import or call of an :data:`INPUT_JOBS` function in ``transfer.runs`` and
+    ``transfer.cli`` outside :data:`INPUT_LAYER`."""
+    out = []
+    for module, tree in (TREES if trees is None else trees).items():
+        if module == INPUT_LAYER or not module.startswith(("transfer.runs", "transfer.cli")):
+            continue
+        allowed = INPUT_JOB_EXCEPTIONS.get(module, set())
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.ImportFrom):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.Attribute):
+                names = [node.attr]
+            out += [f"{module}:{node.lineno} {n}" for n in names if n in INPUT_JOBS and n not in allowed]
+    return sorted(set(out))
+
+
+def test_no_function_of_the_input_layers_job_outside_it():
+    """Issue 29: every command's checkpoint, task, config, run folder and robot are resolved by
+    :data:`INPUT_LAYER` (``resolve_inputs``, ``resolve_task``, ``locate_checkpoint``, ``open_policy``,
+    ``robot_asset``) and handed down; a synthetic module doing it itself is caught."""
+    assert input_jobs_outside_the_layer() == []
+    sneaky = ast.parse("def f(p):\n    from transfer.formats import load_policy\n    import transfer.task as t\n"
+                       "    return load_policy(p), t.load_task(p)\n")  # fmt: skip
+    assert input_jobs_outside_the_layer({"transfer.runs.synthetic": sneaky}) == [
+        "transfer.runs.synthetic:2 load_policy", "transfer.runs.synthetic:4 load_task"]

@@ -1,4 +1,4 @@
-"""The one set of input arguments every command that opens a checkpoint takes (replay, verify, convert): the
+"""The one set of input arguments every command that opens a checkpoint takes (replay, verify, convert, info, diagnose): the
 checkpoint and the three that complete or override what it says about itself (its joint order, its task, its
 robot). A command's class inherits them and adds its own keyword-only arguments."""
 

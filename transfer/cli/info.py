@@ -6,29 +6,21 @@ import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-import tyro
-
-from transfer.cli._checks import ASSET
+from transfer.cli._inputs import CheckpointInputs
 
 
-@dataclass(frozen=True)
-class Info:
+@dataclass(frozen=True, kw_only=True)
+class Info(CheckpointInputs):
     """Print CHECKPOINT's format, its input and output sizes, and the metadata it carries (joint order, task,
     asset, history); without metadata, say how `transfer convert` adds it. For an Isaac Lab run folder (RUN_DIR,
     with params/env.yaml), print the metadata derived from the run: its checkpoint (the newest model_<iter>.pt,
-    else exported/policy.pt or .onnx), the joint order of the engine that trained it, the task on --asset."""
+    else exported/policy.pt or .onnx), the joint order of the engine that trained it, the task on --asset. With
+    --config (a task file or a deploy config the checkpoint ships with: Unitree's deploy.yaml, legged_gym's
+    deploy_mujoco config), show the task as replay reads it, each part with the file it came from. The inputs are
+    resolved as replay resolves them."""
 
-    checkpoint: Annotated[tyro.conf.Positional[Path], tyro.conf.arg(metavar="CHECKPOINT|RUN_DIR")]
-    """TorchScript (.pt), ONNX (.onnx), RSL-RL training checkpoint (model_<iter>.pt), or an Isaac Lab run folder."""
-    asset: Annotated[Path | None, tyro.conf.arg(metavar="ROBOT.usd"), ASSET] = None
-    """For a run folder: the robot's USD file (the run's usd_path is usually a URL that cannot be fetched)."""
-    config: Annotated[Path | None, tyro.conf.arg(metavar="FILE")] = None
-    """A task file or deploy config the checkpoint ships with (Unitree's deploy.yaml, legged_gym's deploy_mujoco
-    config, a task YAML): show the task as replay reads it, each part with the file it came from."""
-    source: Annotated[str | None, tyro.conf.arg(metavar="ORDER")] = None
-    """With --config: the checkpoint's joint order (physx, mjwarp, robot_schema, mujoco, or a file of names)."""
     json: bool = False
     """Print one JSON object: checkpoint, format, input_size, output_size, observation_size, metadata, notes (and
     run for a run folder, sources with --config)."""

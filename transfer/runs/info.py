@@ -10,7 +10,7 @@ from typing import Any
 
 from transfer.checkpoint import build_metadata
 from transfer.formats.info import describe_file, observation_size, size_notes
-from transfer.runs.inputs import resolve_inputs
+from transfer.runs.inputs import locate_checkpoint, resolve_inputs
 
 __all__ = ["checkpoint_info"]
 
@@ -30,24 +30,19 @@ def checkpoint_info(
     came from. With ``config`` (and ``source``): the metadata of the task read from it, and ``sources`` says which
     file or flag gave the task, the order and the robot. Raises what :func:`resolve_inputs` raises.
     """
-    from transfer.formats import detect_format
-    from transfer.task.isaaclab import find_run, read_isaaclab_run
-
     path = Path(path)
     if source is not None and config is None:
         raise ValueError("--source reads the checkpoint with --config: give the config it ships with")
-    if config is None and find_run(path) is None:
-        info = describe_file(path)
-        if asset is not None:
-            info["notes"].append(f"--asset {asset} is not used: it names the robot of a run folder, and {path.name} "
-                                 "is a file")  # fmt: skip
-        return info
     if config is None:
-        run = read_isaaclab_run(path)
-        options = run.policy_options() if detect_format(run.checkpoint) == "rsl_rl" else {}
-        info = describe_file(run.checkpoint, **options)
+        file, options, run = locate_checkpoint(path)
+        info = describe_file(file, **options)
+        if run is None:
+            if asset is not None:
+                info["notes"].append(f"--asset {asset} is not used: it names the robot of a run folder, and "
+                                     f"{path.name} is a file")  # fmt: skip
+            return info
         if info["metadata"] is not None:  # it speaks for itself: nothing of the run is resolved
-            info["notes"].append(f"{run.checkpoint.name} carries its own metadata; params/env.yaml is not used")
+            info["notes"].append(f"{file.name} carries its own metadata; params/env.yaml is not used")
             info["run"] = _run(run, info)
             return info
     inputs = resolve_inputs(path, source=source, config=config, asset=asset, load=False)

@@ -31,8 +31,11 @@ __all__ = [
     "ReplayError",
     "native_backend",
     "one_torch_thread",
+    "locate_checkpoint",
+    "open_policy",
     "parse_source",
     "resolve_inputs",
+    "resolve_task",
     "robot_asset",
     "without_listed_order",
 ]
@@ -103,6 +106,20 @@ class Inputs:
         """The robot file as the user gave it: the MJCF/URDF source, else the USD."""
         return self.robot.given
 
+    def asset_named(self, explicit: Any = None) -> str:
+        """The robot as a document written from these inputs names it: ``explicit`` (``--asset``) as an absolute
+        path, else the task's own name for it (``transfer:quadruped.usda`` stays portable) when that is the file in
+        use, else the file in use."""
+        from transfer.assets import locate_asset
+
+        if explicit is None and self.task.asset is not None:
+            try:
+                if locate_asset(self.task.asset) == self.robot.given:
+                    return str(self.task.asset)
+            except (FileNotFoundError, ValueError):
+                pass
+        return str(self.robot.given.resolve())
+
 
 def parse_source(source: str | Sequence[str] | None) -> Any:
     if source is None or not isinstance(source, str):
@@ -127,6 +144,42 @@ def robot_asset(given: str | Path) -> Robot:
     """The robot the asset ``given`` names (a path or ``<package>:<name>``; MJCF/URDF converted through
     :func:`transfer.assets.resolve_asset`), read once: :meth:`Robot.of`."""
     return Robot.of(given)
+
+
+def open_policy(checkpoint: str | Path) -> Any:
+    """The policy in the file ``checkpoint``, for a command that needs only the network (``transfer task`` checks
+    its sizes): :func:`transfer.formats.load_policy`."""
+    from transfer.formats import load_policy
+
+    return load_policy(checkpoint)
+
+
+def locate_checkpoint(path: str | Path) -> tuple[Path, dict[str, Any], Any]:
+    """``(file, options, run)``: the checkpoint file ``path`` names (a file as it is; an Isaac Lab run folder, or a
+    file inside one: the run's checkpoint), the options it loads with (an RSL-RL actor's, from the run's
+    agent.yaml) and the run (``None`` outside one). The run's ``params/env.yaml`` is read (safely) first."""
+    from transfer.formats import detect_format
+    from transfer.task.isaaclab import find_run, read_isaaclab_run
+
+    if find_run(path) is None:
+        return Path(path), {}, None
+    run = read_isaaclab_run(path)
+    return run.checkpoint, (run.policy_options() if detect_format(run.checkpoint) == "rsl_rl" else {}), run
+
+
+def resolve_task(task: str | Path, asset: str | Path | None = None) -> tuple[Any, Robot]:
+    """The task file ``task`` and its robot (``asset``, else the task's): what ``train`` starts from. Raises
+    ``ValueError`` naming the file when neither names a robot."""
+    from transfer.task import load_task
+
+    spec = load_task(task)
+    given = asset if asset is not None else spec.asset
+    if not given:
+        raise ValueError(
+            f"{task}: the task names no asset; add `asset: ROBOT.usd` to the task file, or give the robot's USD file "
+            "with --asset (asset= in the API)"
+        )
+    return spec, robot_asset(given)
 
 
 def resolve_inputs(
@@ -206,18 +259,18 @@ def _resolve(checkpoint: str | Path, source: Any, config: Any, asset: Any, load:
     return Inputs(policy, task, robot, checkpoint_order(parsed, robot.file), label)
 
 
-def checkpoint_order(parsed: Any, source_file: Path | None) -> Any:
+def checkpoint_order(parsed: Any, source_file: Path | None, flag: str = "--source") -> Any:
     """The order the floors below take for the checkpoint's ``parsed`` order: as it is, except ``mujoco``, which is
-    read from the robot's MJCF or URDF file (a converted USD does not keep it) into the explicit list of its names."""
+    read from the robot's MJCF or URDF file (a converted USD does not keep it) into the explicit list of its names.
+    ``flag``: the option that gave it, as the refusal names it."""
     if parsed is not OrderingConvention.MUJOCO:
         return parsed
     from transfer.assets.mjcf import mujoco_joint_names
 
     if source_file is None:
         raise ReplayError(
-            "--source mujoco is the joint order MuJoCo gives the robot's MJCF (or URDF), and the robot is a USD file: "
-            "pass --asset with the MJCF (.xml) or URDF the policy was trained on, or --source with a file listing "
-            "the joint names"
+            f"{flag} mujoco is the joint order MuJoCo gives the robot's MJCF (or URDF), and the robot is a USD file: "
+            f"pass --asset with the robot's MJCF (.xml) or URDF, or {flag} with a file listing the joint names"
         )
     return mujoco_joint_names(source_file)
 

@@ -109,14 +109,15 @@ def starting_task(
     """The starting task for ``asset`` (see the module docstring). ``source``: the convention the checkpoint was
     trained in (``physx``, ``mjwarp``, ``robot_schema``); ``output``: where the file will be written (the task's
     ``asset`` is then relative to it). Raises :class:`TaskFileError` when ``checkpoint``'s sizes disagree."""
-    from transfer.assets import package_hint, resolve_asset
+    from transfer.assets import package_hint
+    from transfer.orders.robot import Robot
     from transfer.profile import read_asset_settings
     from transfer.task import FLAT_VELOCITY_OBSERVATION, Task
 
     asset = str(asset)
     if package_hint(asset) is None and not Path(asset).is_file():
         raise FileNotFoundError(f"{asset}: no such USD file (the robot asset to write a task for)")
-    usd = str(resolve_asset(asset))  # an MJCF/URDF file: its converted USD; the task names the file given
+    usd = str(Robot.of(asset).usd)  # an MJCF/URDF file: its converted USD; the task names the file given
     orders = _orders(usd)
     settings = read_asset_settings(usd)
     _refuse_repeated_names(asset, orders)
@@ -331,9 +332,9 @@ def _relative(asset: str, output: str | os.PathLike | None) -> str:
 
 
 def _check_sizes(result: StartingTask, checkpoint: str | os.PathLike) -> dict[str, Any]:
-    from transfer.formats import load_policy
+    from transfer.runs.inputs import open_policy
 
-    policy = load_policy(checkpoint)
+    policy = open_policy(checkpoint)
     sizes = {"input_size": policy.input_size, "output_size": policy.output_size}
     wrong = []
     if policy.input_size != result.observation_size:

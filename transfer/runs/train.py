@@ -278,22 +278,14 @@ def train(
 def _train_inputs(task: str | Path, asset: str | Path | None, episode_seconds: float) -> tuple[Any, Any, str | None]:
     """The task file loaded, the USD to open (``asset`` or the task's; MJCF/URDF converted) and the asset the
     checkpoint's metadata names (``asset`` as an absolute path, else the task's as written)."""
-    from transfer.runs.inputs import robot_asset
-    from transfer.task import load_task
+    from transfer.runs.inputs import resolve_task
 
-    spec = load_task(task)
+    spec, robot = resolve_task(task, asset)
     if not episode_seconds >= spec.policy_dt:
         raise ValueError(
             f"episode_seconds: {episode_seconds:g} s is shorter than one policy step ({spec.policy_dt:g} s) of "
             f"{spec.name}; give --episode-seconds of a few seconds (the default is 10)"
         )
-    given = asset if asset is not None else spec.asset
-    if not given:
-        raise ValueError(
-            f"{task}: the task names no asset; add `asset: ROBOT.usd` to the task file, or give the robot's USD file "
-            "with --asset (asset= in the API)"
-        )
-    robot = robot_asset(given)
     hint = spec.asset if asset is None else str(robot.given.resolve())
     return spec, robot, hint
 

@@ -42,7 +42,7 @@ from transfer.checkpoint import build_metadata, check_metadata, check_output
 from transfer.formats import checkpoint_format, detect_format, permutation_class
 from transfer.ordering import OrderingConvention
 from transfer.runs.convert.order import RUNTIME_HINT, ConvertError, Reorder, in_order
-from transfer.runs.inputs import checkpoint_order
+from transfer.runs.inputs import ReplayError, checkpoint_order
 
 __all__ = ["ConvertError", "ConvertResult", "Reorder", "convert", "reorder_checkpoint"]
 
@@ -119,7 +119,10 @@ def convert(
     out = check_output(file.path, out, force=force, format=file.format)
     task, parsed = inputs.task, inputs.source
     src_order = inputs.robot.order(parsed)
-    to_order = inputs.robot.order(checkpoint_order(parsed_to, inputs.asset_file))
+    try:
+        to_order = inputs.robot.order(checkpoint_order(parsed_to, inputs.asset_file, flag="--to"))
+    except ReplayError as exc:
+        raise ConvertError(str(exc)) from None
     try:
         task.with_joint_names(src_order.joints)  # checks the order the config lists, and its joint names
     except ValueError as exc:
@@ -138,7 +141,7 @@ def convert(
         body_names=to_bodies,
         convention=parsed_to.value if isinstance(parsed_to, OrderingConvention) else None,
         trained_on=_trained_on(inputs),
-        asset=_asset_named(inputs, asset),
+        asset=inputs.asset_named(asset),
         history=[*(file.metadata or {}).get("history", []), history],
     )
     return _reorder(file.path, out, reorder, metadata, file.format, CHECK_SAMPLES, inputs.source_label)
@@ -147,7 +150,7 @@ def convert(
 def _inputs(checkpoint: Any, source: Any, config: Any, asset: Any) -> Any:
     """The input layer's resolution of the checkpoint (not loaded: its weights are edited, never run), its
     refusals as :class:`ConvertError`."""
-    from transfer.runs.inputs import ReplayError, resolve_inputs
+    from transfer.runs.inputs import resolve_inputs
 
     try:
         return resolve_inputs(checkpoint, source=source, config=config, asset=asset, load=False)
@@ -157,26 +160,12 @@ def _inputs(checkpoint: Any, source: Any, config: Any, asset: Any) -> Any:
 
 def _trained_on(inputs: Any) -> str | None:
     """The engine the checkpoint was trained on, when the inputs say (the task's, else its convention's)."""
-    from transfer.runs.inputs import ReplayError, native_backend
+    from transfer.runs.inputs import native_backend
 
     try:
         return native_backend(inputs)
     except ReplayError:
         return None
-
-
-def _asset_named(inputs: Any, asset: Any) -> str:
-    """The robot as the output's metadata names it: ``--asset`` as an absolute path, else the task's own name for
-    it (``transfer:quadruped.usda`` stays portable) when that is the file in use, else the file in use."""
-    from transfer.assets import locate_asset
-
-    if asset is None and inputs.task.asset is not None:
-        try:
-            if locate_asset(inputs.task.asset) == inputs.asset_given:
-                return str(inputs.task.asset)
-        except (FileNotFoundError, ValueError):
-            pass
-    return str(inputs.asset_given.resolve())
 
 
 def _history(checkpoint: Path, source: str, to: str) -> dict[str, str]:

@@ -476,10 +476,10 @@ def validate(
 
     Raises :class:`ValidateInputError` for an empty stage (no rigid body, joint or geometry), naming the references
     that do not resolve when that is why."""
-    from transfer.assets import resolve_asset
+    from transfer.orders.robot import Robot
     from transfer.profile import profile_findings, scan_joints, stage_contents
 
-    given, asset = str(asset), str(resolve_asset(asset))  # an MJCF/URDF file: its converted USD
+    given, asset = str(asset), str(Robot.of(asset).usd)  # an MJCF/URDF file: its converted USD
     contents = stage_contents(asset)
     if contents.empty:
         missing = "".join(f"\n  - {e}" for e in contents.unresolved)
