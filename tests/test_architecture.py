@@ -34,6 +34,7 @@ FLOORS: dict[str, int] = {
     "transfer._numbers": 0,
     "transfer.name_map": 0,
     "transfer._console": 0,
+    "transfer._files": 0,
     "transfer.errors": 0,
     # 1 topology and conventions
     "transfer.orders": 1,

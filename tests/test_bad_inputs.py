@@ -526,3 +526,61 @@ def test_the_console_script_runs_the_command_in_a_child():
     assert "import entry" in script.read_text()  # the installed script is the guard, not main itself
     done = subprocess.run([str(script), "info", "--help"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and "usage: transfer info" in done.stdout
+
+
+QUADRUPED = ROOT / "checkpoints/quadruped_flat_physx/exported/policy.pt"
+
+
+@pytest.mark.parametrize("path", ["fifo", "/dev/zero"])
+def test_a_checkpoint_that_is_no_regular_file_is_refused_before_a_byte_is_read(tmp_path, capsys, path):
+    """Issue 31: a FIFO as the checkpoint blocked ``info`` and ``replay`` forever; ``/dev/zero`` was read until the
+    machine ran out of memory (23 GB, then the OOM killer)."""
+    if path == "fifo":
+        path = tmp_path / "policy.pt"
+        os.mkfifo(path)
+    for command in (["info", path], ["replay", path, "--target", "physx"], ["convert", path, "--to", "physx", "-o",
+                                                                           tmp_path / "x.pt"]):  # fmt: skip
+        assert "not a regular file (a FIFO or a device)" in refused(capsys, *command)
+
+
+def test_an_error_quoting_a_files_content_reaches_the_terminal_escaped(tmp_path, capsys):
+    """Issue 31: a checkpoint whose metadata names an asset with terminal escapes printed them raw in the error
+    (retitling and clearing the terminal); now escaped, the message's own line breaks kept."""
+    from transfer.formats import read_metadata, write_metadata
+
+    meta = dict(read_metadata(QUADRUPED), asset="\x1b]0;pwned\x07\x1b[2Jx.usda")
+    evil = tmp_path / "evil.pt"
+    write_metadata(QUADRUPED, evil, meta)
+    err = refused(capsys, "replay", evil, "--target", "physx")
+    assert "\x1b" not in err and "\x07" not in err and "\\x1b]0;pwned\\x07" in err
+    from transfer._console import shown
+
+    assert shown("one\ntwo\x1b[2J") == "one\ntwo\\x1b[2J" and shown("x" * 30_000).endswith("(30000 characters)")
+
+
+@pytest.mark.parametrize(
+    ("setting", "match"),
+    [
+        ("newton.solver_options={iterations: 0}", r"solver_options.iterations: expected an integer in \[1, 10000\]"),
+        ("newton.solver_options={ls_iterations: 100000000}", r"ls_iterations: expected an integer in \[1, 10000\]"),
+        ("mujoco.iterations=0", r"mujoco.iterations: expected an integer in \[1, 10000\], got 0"),
+        ("trained_on=mujoco", "--set trained_on=mujoco contradicts policy.pt: .* says it was trained on physx"),
+    ],
+)
+def test_settings_an_engine_cannot_run_or_that_contradict_the_checkpoint_are_refused(capsys, setting, match):
+    """Issue 31: 0 solver iterations ran with exit 0 (the robot fell, no word), 10^8 were accepted, and
+    ``trained_on=mujoco`` on a PhysX-trained checkpoint relabelled its native run silently."""
+    import re
+
+    err = refused(capsys, "replay", QUADRUPED, "--target", "physx", "--set", setting, "--seconds", "0.1")
+    assert re.search(match, err), err
+
+
+@pytest.mark.engines
+def test_a_newton_solver_option_the_solver_lacks_is_named_with_the_ones_it_has(capsys):
+    """Issue 31: ``solver_options={bogus_option: 1}`` died in the solver's constructor as "TypeError ...
+    (unexpected)"; now one line naming the option, the solver and its options."""
+    pytest.importorskip("newton")
+    err = refused(capsys, "replay", QUADRUPED, "--target", "newton", "--set", "newton.solver_options={bogus_option: 1}",
+                  "--seconds", "0.1")  # fmt: skip
+    assert "['bogus_option'] are not options of SolverMuJoCo" in err and "'ls_iterations'" in err

@@ -275,7 +275,12 @@ def test_import_writes_usd_keeps_it_and_says_what_it_did(converters, tmp_path, c
     summary = json.loads(capsys.readouterr().out)
     assert summary["cached"] is True and summary["converter_version"] == "0.8.0"
     assert text.read_text().startswith("#usda 1.0") and 'def Mesh "foot"' in text.read_text()
-    assert main(["import", str(robot), "-o", str(out), "--force"]) == 0
+    old = os.umask(0o022)
+    try:
+        assert main(["import", str(robot), "-o", str(out), "--force"]) == 0
+    finally:
+        os.umask(old)
+    assert out.stat().st_mode & 0o777 == 0o644  # the umask's mode, not mkstemp's 0600
 
 
 def test_import_bad_inputs(converters, tmp_path, capsys):
@@ -712,6 +717,7 @@ def test_a_missing_urdf_visual_mesh_is_left_out_and_a_collision_one_refused(conv
         ("file:///etc/passwd", "outside the robot's folder"),
         ("package://urbot/../../../etc/link.stl", "climbs out of its package"),
         ("meshes/fifo.stl", "not a regular file"),
+        ("../../../../../../../../../../etc/passwd", "outside the robot's folder"),
     ],
 )
 def test_a_reference_no_converter_should_follow_is_refused(tmp_path, capsys, filename, match):
@@ -722,6 +728,24 @@ def test_a_reference_no_converter_should_follow_is_refused(tmp_path, capsys, fil
     robot.write_text(robot.read_text().replace('filename="meshes/link.stl"', f'filename="{filename}"'))
     err = refused(capsys, "import", robot, "-o", tmp_path / "x.usd")
     assert match in err and "<mesh>" in err and not (tmp_path / "x.usd").exists()
+
+
+def test_a_mesh_link_out_of_the_robot_is_refused_and_a_sibling_meshes_folder_is_not(tmp_path, capsys):
+    """A mesh that is a link to a file outside the robot (``meshes/evil.stl -> /etc/passwd``) was opened and fed to
+    the converter (exit 0); ``urdf/robot.urdf`` naming ``../meshes/link.stl`` (ROS packages' and legged_gym's
+    layout) is the robot's own and passes the check."""
+    from transfer.assets.sources import check_reference, references
+
+    robot = urdf_robot(tmp_path)
+    (tmp_path / "meshes" / "evil.stl").symlink_to("/etc/passwd")
+    robot.write_text(robot.read_text().replace('filename="meshes/link.stl"', 'filename="meshes/evil.stl"'))
+    err = refused(capsys, "import", robot, "-o", tmp_path / "x.usd")
+    assert "outside the robot's folder" in err and "/etc/passwd" in err and not (tmp_path / "x.usd").exists()
+    (tmp_path / "urdf").mkdir()
+    sibling = tmp_path / "urdf" / "robot.urdf"
+    sibling.write_text(robot.read_text().replace('filename="meshes/evil.stl"', 'filename="../meshes/link.stl"'))
+    (ref,) = [r for r in references(sibling) if r.text == "../meshes/link.stl"]
+    check_reference(sibling, ref)  # no refusal
 
 
 def test_a_huge_or_special_robot_file_is_refused_before_it_is_parsed(tmp_path, capsys):

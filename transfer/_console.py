@@ -194,3 +194,25 @@ def printable(text: Any, limit: int = PRINT_LIMIT) -> str:
     safe = "".join(c if c.isprintable() else repr(c)[1:-1] for c in shown)
     return f"{safe}... ({len(text)} characters)" if cut else safe
 
+
+
+ERROR_LIMIT = 20_000
+"""Characters of one error message shown (a message quoting a 50 MB value stops there, with its length)."""
+
+
+def shown(message: Any) -> str:
+    """``message`` safe for a terminal in one piece: control characters that a file's content could carry into it
+    (escape sequences, a carriage return) written as escapes; its own line breaks and indentation kept; cut at
+    :data:`ERROR_LIMIT` characters with its length."""
+    text = str(message)
+    out = "\n".join(printable(line, ERROR_LIMIT) for line in text[:ERROR_LIMIT].split("\n"))
+    return out + f"... ({len(text)} characters)" if len(text) > ERROR_LIMIT else out
+
+
+def print_error(message: Any) -> None:
+    """``error: message`` on stderr (:func:`shown`), after whatever stdout holds."""
+    try:
+        sys.stdout.flush()
+    except (BrokenPipeError, ValueError):
+        pass
+    print(f"error: {shown(message)}", file=sys.stderr)

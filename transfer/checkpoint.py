@@ -34,6 +34,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from transfer._files import umask_mode
 from transfer.assets import asset_source
 from transfer.task import Task, TaskError
 
@@ -359,9 +360,7 @@ def atomic_write(out: str | Path, write: Callable[[Path], None]) -> Path:
         write(Path(tmp))
         with open(tmp, "rb+") as fh:
             os.fsync(fh.fileno())
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)
+        umask_mode(tmp)
         os.replace(tmp, out)
     except BaseException as exc:
         written = Path(tmp).stat().st_size if Path(tmp).exists() else 0

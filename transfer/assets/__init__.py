@@ -30,6 +30,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from transfer._files import umask_mode
 from transfer.assets.converters import CONVERTERS, ensure_environment, environment_dir, export_layer, run_converter
 from transfer.assets.sources import (
     SOURCE_SUFFIXES,
@@ -336,6 +337,7 @@ def import_asset(source: str | os.PathLike, out: str | os.PathLike, *, force: bo
             export_layer(conversion.usd, scratch)
         else:
             shutil.copyfile(conversion.usd, scratch)
+        umask_mode(scratch)
         os.replace(scratch, out)
     finally:
         scratch.unlink(missing_ok=True)

@@ -304,11 +304,15 @@ def check_reference(source: Path, ref: Reference) -> None:
         raise AssetError(f"{source}: <{ref.element}> {ref.text!r} climbs out of its package with '..'; name a file "
                          "inside the package")  # fmt: skip
     text = ref.text.removeprefix("file://")
+    folder = source.resolve().parent
     if (scheme == "file" or Path(text).is_absolute()) and Path(text).is_absolute():
-        folder = source.resolve().parent
         if not ref.path.resolve().is_relative_to(folder):
             raise AssetError(f"{source}: <{ref.element}> {ref.text!r} names a file outside the robot's folder {folder}; "
                              "copy it next to the robot and name it by a relative path")  # fmt: skip
+    elif scheme is None and not ref.path.resolve().is_relative_to(folder.parent):
+        raise AssetError(f"{source}: <{ref.element}> {ref.text!r} is {ref.path.resolve()}, outside the robot's folder "
+                         f"{folder} and the one above it (where a urdf/ folder's meshes/ lie); a relative path or a "
+                         "link may not lead further: copy the file next to the robot")  # fmt: skip
     if ref.path.exists() and not ref.path.is_file():
         raise AssetError(f"{source}: <{ref.element}> {ref.text!r} is {ref.path}, not a regular file (a folder, a "
                          "FIFO or a device); name the mesh file itself")  # fmt: skip

@@ -222,7 +222,9 @@ def _describe(exc: BaseException) -> str:
 
 
 def _error(message: str) -> int:
-    _stderr(f"error: {message}")
+    from transfer._console import print_error
+
+    print_error(message)
     return 2
 
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
 import tyro
 
+from transfer._console import print_error
 from transfer.backends import native_backend
 from transfer.cli._checks import ORDER, OutputFile
 from transfer.cli._inputs import CheckpointInputs
@@ -43,7 +43,7 @@ def run_convert(cmd: Convert) -> int:
             cmd.checkpoint, cmd.to, out=cmd.out, source=cmd.source, config=cmd.config, asset=cmd.asset, force=cmd.force
         )
     except (FileNotFoundError, ValueError, NotImplementedError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print_error(exc)
         return 2
     if cmd.json:
         print(json.dumps(result.to_dict(), indent=2))

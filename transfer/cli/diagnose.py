@@ -10,7 +10,7 @@ from typing import Annotated
 
 import tyro
 
-from transfer._console import aligned, engine_output
+from transfer._console import aligned, engine_output, print_error, shown
 from transfer.cli._checks import BACKEND_METAVAR, DURATION, ENVS, PLOT, SEED, VELOCITY, WORKERS, Backend
 from transfer.cli._inputs import CheckpointInputs
 
@@ -70,7 +70,7 @@ def run_diagnose(cmd: Diagnose) -> int:
         if cmd.plot is not None:
             plot(found, cmd.plot)
     except (FileNotFoundError, ValueError, NotImplementedError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print_error(exc)
         return 2
     if cmd.json:
         print(json.dumps(found.to_dict(), indent=2, default=str))
@@ -93,7 +93,7 @@ def print_diagnosis(d, out=None) -> None:
     n, t = d.native, d.target
     print(f"{n['label']}: {_speed(n)}; {t['label']}: {_speed(t)}; gap {d.gap:.0%} of native", file=out)
     if d.baseline:
-        print(f"warning: {d.baseline}", file=out)
+        print(f"warning: {shown(d.baseline)}", file=out)
     for name, parted in (("open loop (native actions replayed on the target)", d.parted_open_loop),
                          ("closed loop", d.parted_closed_loop)):  # fmt: skip
         where = (f"{parted['joint']} first, at {parted['time']:.2f} s (position differs by over "
@@ -119,4 +119,4 @@ def print_diagnosis(d, out=None) -> None:
         print(f"suggested ({best.factor}: {best.label}, closes {best.closes:.0%} of the gap):", file=out)
         print(f"  transfer replay {d.checkpoint} --target {d.target['target']} " + " ".join(best.lines), file=out)
     for w in d.warnings:
-        print(f"warning: {w}", file=out)
+        print(f"warning: {shown(w)}", file=out)

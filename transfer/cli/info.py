@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from transfer._console import print_error
 from transfer.cli._inputs import CheckpointInputs
 
 
@@ -155,7 +155,7 @@ def run_info(cmd: Info) -> int:
     try:
         info = checkpoint_info(cmd.checkpoint, asset=cmd.asset, config=cmd.config, source=cmd.source)
     except (FileNotFoundError, ValueError, NotImplementedError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print_error(exc)
         return 2
     if cmd.json:
         if info["metadata"] is None:

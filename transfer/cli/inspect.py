@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import tyro
 
-from transfer._console import engine_output
+from transfer._console import engine_output, print_error
 from transfer.cli._checks import ROBOT
 from transfer.ordering import OrderingConvention
 
@@ -204,7 +204,7 @@ def run_inspect(cmd: Inspect) -> int:
     try:
         report = inspect_asset(asset, cmd.root, cmd.truth, cmd.verbose)
     except (OrderingError, FileNotFoundError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print_error(exc)
         return 2
     if cmd.json:
         print(json.dumps(report, indent=2))

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 import tyro
 
-from transfer._console import aligned, engine_output
+from transfer._console import aligned, engine_output, print_error, shown
 from transfer.cli._checks import BACKEND_METAVAR, DURATION, ENVS, PLOT, SEED, VELOCITY, Backend
 from transfer.cli._inputs import CheckpointInputs
 
@@ -190,7 +190,7 @@ def run_replay(cmd: Replay) -> int:
     try:
         settings, perturbation = parse_settings(cmd.settings), parse_perturbations(cmd.perturb)
     except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print_error(exc)
         return 2
     kwargs = dict(
         source=cmd.source, config=cmd.config, asset=cmd.asset, num_envs=cmd.num_envs, seconds=cmd.seconds,
@@ -207,7 +207,7 @@ def run_replay(cmd: Replay) -> int:
             if cmd.plot is not None:
                 plot(results, cmd.plot)
     except (FileNotFoundError, ValueError, NotImplementedError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print_error(exc)
         return 2
     rows = _with_ratios(results) if cmd.compare else [r.to_dict() for r in results]
     if cmd.json:
@@ -217,13 +217,13 @@ def run_replay(cmd: Replay) -> int:
         print(f"{Path(r.checkpoint).name} on {r.asset}: {r.num_envs} env(s), {r.seconds:.1f} s, command {r.command}")
         print_table(rows)
         if r.baseline:
-            print(f"warning: {r.baseline}")
+            print(f"warning: {shown(r.baseline)}")
     else:
         row = rows[0]
         print_table([row])
     if not cmd.json:
         for warning in dict.fromkeys(w for r in results for w in r.warnings):
-            print(f"warning: {warning}")
+            print(f"warning: {shown(warning)}")
     if cmd.plot is not None:
         sys.stdout.flush()
         print(f"plot: {cmd.plot}", file=sys.stderr)

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
 import tyro
 
-from transfer._console import engine_output
+from transfer._console import engine_output, print_error
 from transfer.cli._checks import WORKERS, InputFile, OutputDir
 
 """CPU slots of the local Ray cluster (one cell each)."""
@@ -55,7 +54,7 @@ def run_sweep(cmd: Sweep) -> int:
                 in_process=cmd.in_process, progress=terminal,
             )  # fmt: skip
     except (FileNotFoundError, ValueError, NotImplementedError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print_error(exc)
         return 2
     if cmd.json:
         print(json.dumps(summary, indent=2))

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
 import tyro
 
+from transfer._console import print_error
 from transfer.cli._checks import ROBOT
 
 
@@ -42,7 +42,7 @@ def run_task(cmd: TaskFile) -> int:
     try:
         result = write_task_file(cmd.asset, cmd.output, checkpoint=cmd.checkpoint, source=cmd.source, force=cmd.force)
     except (FileNotFoundError, OrderingError, TaskFileError, TaskError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print_error(exc)
         return 2
     summary = {
         "output": str(cmd.output),

@@ -10,7 +10,7 @@ from typing import Annotated
 
 import tyro
 
-from transfer._console import aligned, printable
+from transfer._console import aligned, print_error, printable
 from transfer.cli._checks import PLOT, ROWS
 
 
@@ -41,7 +41,7 @@ def run_traces(cmd: Traces) -> int:
         if cmd.plot is not None:
             plot_traces(cmd.a, cmd.b, cmd.plot, found)
     except (TraceError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print_error(exc)
         return 2
     if cmd.json:
         print(json.dumps(found.to_dict(), indent=2))

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
 import tyro
 
-from transfer._console import engine_output
+from transfer._console import engine_output, print_error
 from transfer.backends import default_backend
 from transfer.cli._checks import (
     ASSET,
@@ -71,7 +70,7 @@ def run_train(cmd: Train) -> int:
                 progress=terminal,
             )  # fmt: skip
     except (FileNotFoundError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print_error(exc)
         return 2
     summary = result.to_dict()
     summary.pop("curve")

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 import tyro
 
-from transfer._console import aligned, engine_output
+from transfer._console import aligned, engine_output, print_error
 from transfer.backends import probed_backends
 from transfer.cli._checks import PLOT, ROBOT
 
@@ -123,7 +123,7 @@ def run_validate(cmd: Validate) -> int:
             if cmd.plot is not None:
                 plot(report, cmd.plot)
     except (FileNotFoundError, OrderingError, ValidateInputError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print_error(exc)
         return 2
     data = report.to_dict()
     if cmd.json:

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import tyro
 
-from transfer._console import aligned, engine_output
+from transfer._console import aligned, engine_output, print_error
 from transfer.cli._checks import PLOT, SAMPLES, SEED, TRACE, UsageError
 from transfer.cli._inputs import CheckpointInputs
 
@@ -126,7 +126,7 @@ def run_verify(cmd: Verify) -> int:
                 seed=cmd.seed, trace=cmd.trace, plot=cmd.plot, progress=terminal,
             )  # fmt: skip
     except (FileNotFoundError, ValueError, NotImplementedError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print_error(exc)
         return 2
     if cmd.json:
         print(json.dumps(report.to_dict(), indent=2))

@@ -131,6 +131,8 @@ def _checkpoint_path(path: str | Path) -> Path:
             f"{path} is a folder without params/env.yaml, so not an Isaac Lab run folder; pass the checkpoint file "
             "(policy.pt, policy.onnx, model_<iter>.pt), or a run folder that holds params/env.yaml"
         )
+    if not path.is_file():
+        raise PolicyError(f"{path}: not a regular file (a FIFO or a device); give the checkpoint file itself")
     return path
 
 

@@ -33,6 +33,8 @@ class Probe:
     def of(cls, path: str | Path) -> Probe:
         """Read ``path``'s head and zip directory. Raises :class:`PolicyError` for an empty file or a damaged zip."""
         path = Path(path)
+        if path.exists() and not path.is_file():  # a FIFO would block the read, a device never end it
+            raise PolicyError(f"{path}: not a regular file (a folder, a FIFO or a device); give the checkpoint file itself")
         with open(path, "rb") as fh:
             head = fh.read(4)
         if not head:

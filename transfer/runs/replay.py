@@ -135,8 +135,7 @@ def replay(
         perturbation = Perturbation.from_dict(perturbation)
 
     inputs = inputs or resolve_inputs(checkpoint, source=source, config=config, asset=asset)
-    if settings:
-        inputs = dataclasses.replace(inputs, task=inputs.task.with_settings(settings, where="--set"))
+    inputs = with_settings(inputs, settings)
     policy, task = inputs.policy, inputs.task
     if record is not None:
         check_destination(record)
@@ -270,6 +269,22 @@ def _kind(inputs: Inputs, target: str, reorder: bool) -> str:
         return "reordered"
 
 
+def with_settings(inputs: Inputs, settings: Mapping[str, Any] | None) -> Inputs:
+    """``inputs`` with the task's simulation ``settings`` changed (``--set``). A ``trained_on`` that contradicts the
+    engine the checkpoint (its metadata, run folder or task) says it was trained on is refused: the native run
+    would be on another engine, under another name, and nothing would say so."""
+    if not settings:
+        return inputs
+    said, asked = inputs.task.trained_on, settings.get("trained_on")
+    if said is not None and asked is not None and asked != said:
+        raise ReplayError(
+            f"--set trained_on={asked} contradicts {inputs.policy.path.name}: {inputs.task.source or 'its task'} says it "
+            f"was trained on {said}. Drop --set trained_on (the native run is on {said}), or replay with a task file "
+            "that says otherwise (--config)"
+        )
+    return dataclasses.replace(inputs, task=inputs.task.with_settings(settings, where="--set"))
+
+
 def compare(checkpoint: str | Path, target: str, **kwargs: Any) -> list[ReplayResult]:
     """Native (on the training backend), reordered on ``target``, naive on ``target``: three :func:`replay` runs."""
     progress = kwargs.pop("progress", True)
@@ -280,8 +295,7 @@ def compare(checkpoint: str | Path, target: str, **kwargs: Any) -> list[ReplayRe
         config=kwargs.pop("config", None),
         asset=kwargs.pop("asset", None),
     )
-    if settings:
-        inputs = dataclasses.replace(inputs, task=inputs.task.with_settings(settings, where="--set"))
+    inputs = with_settings(inputs, settings)
     native = native_backend(inputs)
     same = "native" if target == native else "reordered"  # on its training engine, the checkpoint's order is native
     runs = [("native", native, True), (same, target, True), ("naive", target, False)]

@@ -21,7 +21,7 @@ CHOICES: Mapping[str, tuple[str, ...]] = MappingProxyType({
 })  # fmt: skip
 """``<option>`` attributes that name one of MuJoCo's choices."""
 COUNTS: tuple[str, ...] = ("iterations", "ls_iterations", "noslip_iterations")
-"""``<option>`` attributes that count solver iterations (integers >= 0)."""
+"""``<option>`` attributes that count solver iterations (integers >= 1; ``noslip_iterations`` >= 0)."""
 _NUMBERS = ("impratio", "tolerance", "ls_tolerance")
 
 _MJLAB = MappingProxyType({"iterations": 10, "ls_iterations": 20})
@@ -42,8 +42,9 @@ def check(value: Any, where: str) -> Mapping[str, Any]:
                 raise ValueError(f"{where}.{key}: expected one of {list(CHOICES[key])}, got {v!r}")
             out[key] = str(v).lower()
         elif key in COUNTS:
-            if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= 10_000:
-                raise ValueError(f"{where}.{key}: expected an integer in [0, 10000], got {v!r}")
+            low = 0 if key == "noslip_iterations" else 1  # 0 solver iterations leave the contacts unsolved
+            if isinstance(v, bool) or not isinstance(v, int) or not low <= v <= 10_000:
+                raise ValueError(f"{where}.{key}: expected an integer in [{low}, 10000], got {v!r}")
             out[key] = int(v)
         else:
             if not is_finite_number(v) or v <= 0:

@@ -327,13 +327,19 @@ class NewtonBackend(Backend):
 
     def _make_solver(self, solver: str, options: dict[str, Any]) -> Any:
         S = newton.solvers
+        cls = {"mujoco_cpu": S.SolverMuJoCo, "mujoco_warp": S.SolverMuJoCo, "xpbd": S.SolverXPBD}.get(
+            solver, S.SolverSemiImplicit
+        )
+        import inspect
+
+        known = [p for p in inspect.signature(cls.__init__).parameters if p not in ("self", "model")]
+        unknown = sorted(set(options) - set(known))
+        if unknown:  # named before the solver is built (its constructor's TypeError names no setting)
+            raise ValueError(f"newton.solver_options: {unknown} are not options of {cls.__name__} (solver {solver}); "
+                             f"its options: {known}")  # fmt: skip
         if solver == "mujoco_cpu":
-            return S.SolverMuJoCo(self.model, use_mujoco_cpu=True, **options)
-        if solver == "mujoco_warp":
-            return S.SolverMuJoCo(self.model, **options)
-        if solver == "xpbd":
-            return S.SolverXPBD(self.model, **options)
-        return S.SolverSemiImplicit(self.model, **options)
+            return cls(self.model, use_mujoco_cpu=True, **options)
+        return cls(self.model, **options)
 
     # -- reads ----------------------------------------------------------------------------------------------
     def root_pose(self) -> wp.array:

@@ -46,6 +46,9 @@ def check(value: Any, where: str) -> Mapping[str, Any]:
         opts = value["solver_options"]
         if not isinstance(opts, Mapping) or not all(isinstance(k, str) and _option(v) for k, v in opts.items()):
             raise ValueError(f"{where}.solver_options: expected a mapping from name to a number, bool or string")
+        for key, v in opts.items():  # a count of iterations: 0 or a negative one runs no solver, 1e8 never ends
+            if key.endswith("iterations") and (isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 10_000):
+                raise ValueError(f"{where}.solver_options.{key}: expected an integer in [1, 10000], got {v!r}")
         out["solver_options"] = MappingProxyType(dict(opts))
     return MappingProxyType(out)
 
