@@ -186,26 +186,36 @@ def test_the_scene_adds_a_ground_spawns_the_pose_and_the_robot_stands_on_it(tmp_
         with_plane.close()
 
 
-def test_threads_give_the_run_one_thread_gives(tmp_path):
+@pytest.mark.parametrize("threads", [2, 3])
+def test_threads_and_batched_steps_give_the_run_one_thread_gives(tmp_path, threads):
+    """Envs stepped on threads (``threads``, the caller's own among them) and a policy step's physics steps in one
+    ``steps(4)`` call give bit for bit the run of one thread stepping one ``step`` at a time."""
+    from transfer.backends.mujoco.backend import THREADED_ENVS, _default_threads
+
     path = quadruped(tmp_path)
     scene = SceneDescription(ground=DEFAULT_GROUND, spawn_height=0.5)
     rng = np.random.default_rng(0)
     targets = rng.uniform(-0.5, 0.0, (30, 3, 8)).astype(np.float32)
     runs = []
-    for threads in (1, 3):
-        b = _backend(path, num_envs=3, scene=scene, threads=threads)
+    for threads_, batched in ((1, False), (threads, True), (threads, False)):
+        b = _backend(path, num_envs=3, scene=scene, threads=threads_)
         try:
+            assert (b._pool is None) == (threads_ == 1)
             b.write_joint_properties(stiffness=np.full((3, 8), 30.0, np.float32), damping=np.full((3, 8), 1.0, np.float32))
             for t in targets:
                 b.set_joint_position_target(t)
-                for _ in range(4):
+                if batched:
+                    b.steps(4, 0.005)
+                for _ in range(0 if batched else 4):
                     b.step(0.005)
-            runs.append((b.joint_positions().numpy(), b.root_pose().numpy()))
+            runs.append((b.joint_positions().numpy().copy(), b.root_pose().numpy().copy()))
         finally:
             b.close()
-    np.testing.assert_array_equal(runs[0][0], runs[1][0])
-    np.testing.assert_array_equal(runs[0][1], runs[1][1])
+    for other in runs[1:]:
+        np.testing.assert_array_equal(runs[0][0], other[0])
+        np.testing.assert_array_equal(runs[0][1], other[1])
     assert not np.allclose(runs[0][0][0], runs[0][0][1])  # the envs did differ
+    assert _default_threads(THREADED_ENVS - 1) == 1 and _default_threads(THREADED_ENVS) >= 1
 
 
 def test_masses_are_per_env_and_inertia_scales(tmp_path):

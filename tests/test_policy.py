@@ -7,6 +7,7 @@ deterministic output; the same runner's TorchScript and ONNX exports must give t
 
 from __future__ import annotations
 
+import functools
 import os
 import zipfile
 from pathlib import Path
@@ -279,3 +280,40 @@ def test_import_transfer_stays_light():
     code = "import sys, transfer; transfer.Policy; transfer.load_policy; print('torch' in sys.modules, 'onnxruntime' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env={**os.environ})
     assert out.stdout.split() == ["False", "False"]
+
+
+QUADRUPED = Path(__file__).resolve().parents[1] / "checkpoints/quadruped_flat_physx/exported/policy.pt"
+
+
+@settings(max_examples=20, deadline=None)
+@given(n=st.integers(1, 64), seed=st.integers(0, 2**31 - 1))
+def test_a_frozen_torchscript_policy_acts_bit_for_bit_as_the_module(n, seed):
+    """The feed-forward TorchScript policy runs frozen (``torch.jit.freeze``, faster) only because it gives the very
+    actions the loaded module gives: checked here on any batch, not only on the 16 observations checked at load."""
+    import torch
+
+    policy = _quadruped_policy()
+    assert policy._run is not policy.module  # frozen
+    x = np.random.default_rng(seed).standard_normal((n, policy.input_size)).astype(np.float32) * 3
+    with torch.no_grad():
+        expected = policy.module(torch.from_numpy(x)).numpy()
+    np.testing.assert_array_equal(policy(x), expected)
+
+
+@functools.lru_cache(maxsize=1)
+def _quadruped_policy():
+    return load_policy(QUADRUPED)
+
+
+def test_a_cpu_arrays_host_view_is_kept_and_follows_the_array():
+    import warp as wp
+
+    from transfer._arrays import host
+
+    a = wp.zeros((2, 3), dtype=wp.float32, device="cpu")
+    view = host(a)
+    assert host(a) is view
+    a.fill_(2.5)  # written through Warp: the kept view sees it (the same memory)
+    assert (view == 2.5).all()
+    wp.copy(a, wp.array(np.arange(6, dtype=np.float32).reshape(2, 3), device="cpu"))
+    np.testing.assert_array_equal(host(a), np.arange(6).reshape(2, 3))

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from transfer._arrays import host
 from transfer._rotations import yaw
 from transfer.orders.robot import Robot
 from transfer.perturbations import Perturbation
@@ -193,6 +194,9 @@ class PolicyEnv:
         action_joints = t.action.joints if t.action.joints is not None else names
         self.action_ids = [names.index(n) for n in action_joints]
         self.action_size = len(self.action_ids)
+        # the joints each target write names: none when the action drives every joint in order (no selector to
+        # validate and map every policy step)
+        self._target_ids = None if self.action_ids == list(range(len(names))) else self.action_ids
         action_names = [names[i] for i in self.action_ids]
         self.action_scale = np.asarray(t.action.scale_vector(action_names), np.float32)
         self.action_offset = (self.default_joint_pos[:, self.action_ids] if t.action.use_default_offset
@@ -319,10 +323,10 @@ class PolicyEnv:
         each base's yaw frame (x forward, y left, z up): a shove, taking effect at the next physics step."""
         d = self.art.data
         dv = np.broadcast_to(np.asarray(velocity, np.float64), (self.num_envs, 3))
-        heading = yaw(d.root_quat_w.numpy())
+        heading = yaw(host(d.root_quat_w))
         c, s = np.cos(heading), np.sin(heading)
         world = np.stack([c * dv[:, 0] - s * dv[:, 1], s * dv[:, 0] + c * dv[:, 1], dv[:, 2]], axis=1)
-        velocity_w = np.concatenate([d.root_lin_vel_w.numpy() + world, d.root_ang_vel_w.numpy()], axis=1)
+        velocity_w = np.concatenate([host(d.root_lin_vel_w) + world, host(d.root_ang_vel_w)], axis=1)
         self.art.write_root_velocity(velocity_w.astype(np.float32))
 
     @property
@@ -413,13 +417,15 @@ class PolicyEnv:
         if self.action_clip is not None:
             targets = np.clip(targets, *self.action_clip).astype(np.float32)
         if self._delayed is None:
-            self.art.set_joint_position_target(targets, joint_ids=self.action_ids)
-        for _ in range(t.decimation):
-            if self._delayed is not None:  # the target commanded action_delay physics steps ago reaches the joints
-                slots = len(self._delayed)
-                self._delayed[self._head] = targets
-                self._head = (self._head + 1) % slots
-                self.art.set_joint_position_target(self._delayed[self._head], joint_ids=self.action_ids)
+            self.art.set_joint_position_target(targets, joint_ids=self._target_ids)
+        if self._delayed is None:
+            self.art.step(t.sim_dt, t.decimation)
+        for _ in range(t.decimation if self._delayed is not None else 0):
+            # the target commanded action_delay physics steps ago reaches the joints
+            slots = len(self._delayed)
+            self._delayed[self._head] = targets
+            self._head = (self._head + 1) % slots
+            self.art.set_joint_position_target(self._delayed[self._head], joint_ids=self._target_ids)
             self.art.step(t.sim_dt)
         self.steps += 1
         self.episode_steps += 1
@@ -463,8 +469,8 @@ class PolicyEnv:
         """``(position, quaternion xyzw, linear velocity w, angular velocity w, projected gravity b)`` per env."""
         d = self.art.data
         return (
-            d.root_pos_w.numpy(), d.root_quat_w.numpy(), d.root_lin_vel_w.numpy(), d.root_ang_vel_w.numpy(),
-            d.projected_gravity_b.numpy(),
+            host(d.root_pos_w), host(d.root_quat_w), host(d.root_lin_vel_w), host(d.root_ang_vel_w),
+            host(d.projected_gravity_b),
         )  # fmt: skip
 
     def close(self) -> None:

@@ -193,12 +193,16 @@ class Articulation:
             joints = None  # every joint in order: the same as naming none
         rows = self.num_envs if envs is None else len(envs)
         cols = self.num_joints if joints is None else len(joints)
+        whole = envs is None and joints is None and (public or self.joint_ordering is None)
+        if whole and isinstance(values, np.ndarray) and dst.device.is_cpu:  # host values into a host buffer
+            _host_copy(dst, values, (rows, cols), what, self.joint_names if finite else None)
+            return
         src = _as_float_array(values, (rows, cols), what, "(len(env_ids), len(joint_ids))", self.device)
         if finite and src.device.is_cpu:  # on a GPU this check would synchronize; there it is the caller's
             _check_finite(
                 src.numpy(), what, self.joint_names if joints is None else [self.joint_names[j] for j in joints]
             )
-        if envs is None and joints is None and (public or self.joint_ordering is None):
+        if whole:
             wp.copy(dst, src)  # every row and column, no reorder: a plain copy, no kernel launch
             return
         kernels.scatter_user_to_backend(dst, src, None if public else self.joint_ordering, envs, joints)
@@ -371,18 +375,22 @@ class Articulation:
         )  # fmt: skip
 
     # -- stepping --------------------------------------------------------------------------------------
-    def step(self, dt: float) -> None:
-        """Advance the physics by ``dt`` seconds (applying the commands set since the last step)."""
+    def step(self, dt: float, count: int = 1) -> None:
+        """Advance the physics by ``count`` steps of ``dt`` seconds (applying the commands set since the last step;
+        the same commands for all ``count``)."""
         if not self._backend.publish_on_step:
-            if self._actuators is not None:
-                self._actuate()
+            if self._actuators is None:
+                self._backend.steps(count, dt)  # nothing to compute between them: the backend's own loop
+            for _ in range(count if self._actuators is not None else 0):
+                self._actuate()  # an actuator model's efforts, from the state of each physics step
                 self._plan.launch("effort")
                 self._setters["effort"](self._backend_commands["effort"])
-            self._backend.step(dt)
+                self._backend.step(dt)
             self._invalidate()
             return
         self._last_step = self._step_call(float(dt))
-        self._last_step()
+        for _ in range(count):
+            self._last_step()
         self._invalidate()
         self._feed.published()
 
@@ -474,6 +482,18 @@ def _check_finite(values: np.ndarray, what: str, joint_names: Sequence[str]) -> 
 def _map_ids(ids: Any, nmap: ArticulationNameMap | None, n: int, name: str) -> list[int]:
     public = host_indices(ids, n, name).tolist()
     return nmap.map_user_ids_to_backend(public) if nmap is not None else public
+
+
+def _host_copy(dst: wp.array, values: np.ndarray, shape: tuple[int, int], what: str, names: Any) -> None:
+    """``values`` (every row and column, public = backend order) copied into the CPU buffer ``dst`` through its
+    numpy view: no device array made, no launch. ``names``: the joints, to check the values are finite (``None``:
+    not checked)."""
+    host = values[None] if values.ndim == 1 and shape[0] == 1 else values
+    if host.shape != shape:
+        raise ValueError(f"{what}: got shape {tuple(host.shape)}, expected {shape} = (len(env_ids), len(joint_ids))")
+    if names is not None:
+        _check_finite(host, what, names)
+    dst.numpy()[...] = host
 
 
 def _as_float_array(values: Any, shape: tuple[int, int], what: str, layout: str, device: str) -> wp.array:

@@ -271,6 +271,13 @@ class Backend(ABC):
     def step(self, dt: float) -> None:
         """Advance the simulation by ``dt`` seconds; readers reflect the new state afterwards."""
 
+    def steps(self, count: int, dt: float) -> None:
+        """``count`` steps of ``dt`` with the same commands (nothing in between reads or writes): what a policy
+        step's ``decimation`` physics steps are when no actuator model computes efforts between them. A backend
+        may do them in one call (MuJoCo: one dispatch to its threads instead of ``count``)."""
+        for _ in range(count):
+            self.step(dt)
+
     def publish(self) -> None:
         """Refresh every reader's array from the simulation state (what a step's republication reads)."""
         self.root_pose()

@@ -61,6 +61,23 @@ def _input_size(module: Any, path: Path) -> int:
     return int(weights[0].shape[1])
 
 
+def _frozen(module: Any, input_size: int, device: str) -> Any:
+    """``module`` frozen for inference (``torch.jit.freeze``: its weights inlined as constants; a small MLP's call
+    30 % faster, measured in docs/mujoco.md) when the frozen module gives bit-for-bit the actions ``module`` gives
+    on random observations; else ``module`` itself. Only for feed-forward modules: freezing would fold a recurrent
+    state into constants."""
+    import torch
+
+    try:
+        frozen = torch.jit.freeze(module)
+        x = torch.randn(16, input_size, generator=torch.Generator().manual_seed(0)).to(device)
+        with torch.no_grad():
+            same = torch.equal(frozen(x), module(x))
+    except Exception:  # a module freezing cannot handle runs as it is
+        return module
+    return frozen if same else module
+
+
 class TorchScriptPolicy(Policy):
     """A TorchScript module (``torch.jit.load``). The input size is the recurrent layer's input (``weight_ih_l0``) or
     the first 2-D weight's column count; the output size comes from one probe call on zeros.
@@ -99,6 +116,7 @@ class TorchScriptPolicy(Policy):
                 f"{detail[-1] if detail else ''}); its first weight may not read the observation."
             ) from None
         recurrent = bool(self._state_names) or any(n.endswith(_STATE_BUFFERS) for n in buffers)
+        self._run = module if recurrent else _frozen(module, input_size, device)
         super().__init__(path, input_size, int(out.shape[-1]), device, recurrent)
         self.reset()
 
@@ -141,7 +159,7 @@ class TorchScriptPolicy(Policy):
 
     def _forward(self, x: Any) -> Any:
         if not self._state_names:
-            return self.module(x)
+            return self._run(x)
         n = int(x.shape[0])
         if not self.per_env:
             self._batch(n)

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal, Protocol
 
+from transfer._arrays import host
+
 __all__ = ["OBS_TERMS", "Axis", "KnownTerm", "TermSources", "isaaclab_names", "mjlab_names"]
 
 Axis = Literal["joint", "body", "none"]
@@ -59,7 +61,7 @@ class KnownTerm:
 
 
 def _data(name: str) -> Callable[[TermSources, Mapping[str, float]], Any]:
-    return lambda src, p: getattr(src.art.data, name).numpy()
+    return lambda src, p: host(getattr(src.art.data, name))
 
 
 def gait_phase(time: Any, period: float, offset: float = 0.0) -> Any:
@@ -94,7 +96,7 @@ OBS_TERMS: Mapping[str, KnownTerm] = MappingProxyType(
         ),
         "joint_pos_rel": KnownTerm(
             "joint", None, "joint position minus the default joint position",
-            lambda src, p: src.art.data.joint_pos.numpy() - src.default_joint_pos,
+            lambda src, p: host(src.art.data.joint_pos) - src.default_joint_pos,
             isaaclab=("joint_pos_rel",), mjlab=("joint_pos", "joint_pos_rel"), noise=0.01,
         ),
         "joint_vel_rel": KnownTerm(

@@ -40,6 +40,16 @@ __all__ = ["MujocoBackend"]
 
 
 
+THREADED_ENVS = 16
+"""Envs from which the default steps them on threads: below it the hand-off to a thread (tens of microseconds on
+the 2-core host measured, docs/mujoco.md) costs more than the few ``mj_step`` of a policy step it would run
+beside the others."""
+
+
+def _default_threads(num_envs: int) -> int:
+    return min(num_envs, os.cpu_count() or 1) if num_envs >= THREADED_ENVS else 1
+
+
 def _xyzw(wxyz: np.ndarray) -> np.ndarray:
     return np.concatenate([wxyz[..., 1:], wxyz[..., :1]], axis=-1)
 
@@ -58,7 +68,8 @@ class MujocoBackend(Backend):
         root: Unused (an MJCF holds one robot); accepted for the contract.
         joint_order, body_order: Public DoF and link names (default: MuJoCo's own order).
         scene: What to build around the robot (:class:`~transfer.backends.scene.SceneDescription`).
-        threads: Threads stepping the environments (default: one per core, at most one per env).
+        threads: Threads stepping the environments (default: one per core from :data:`THREADED_ENVS` envs, else
+            this thread alone).
     """
 
     name: ClassVar[str] = "mujoco"
@@ -99,7 +110,7 @@ class MujocoBackend(Backend):
         self.notes: list[str] = list(built.notes)
         self.models = [built.model] + [copy.deepcopy(built.model) for _ in range(num_envs - 1)]
         self.datas = [mujoco.MjData(m) for m in self.models]
-        self._buffers: dict[str, wp.array] = {}
+        self._buffers: dict[str, tuple[wp.array, np.ndarray]] = {}
         self._layout(built, joint_order, body_order)
         self.fixed_base = built.fixed_base
         g = np.asarray(built.model.opt.gravity, np.float64)
@@ -108,9 +119,10 @@ class MujocoBackend(Backend):
         self._initial = self._initial_state(built, scene or SceneDescription())
         self._velocity_target = np.zeros((num_envs, self.num_joints))
         self._effort = np.zeros((num_envs, self.num_joints))
-        workers = threads or min(num_envs, os.cpu_count() or 1)
-        self._pool = ThreadPoolExecutor(workers) if workers > 1 and num_envs > 1 else None
-        self._chunks = [list(range(num_envs))[k::workers] for k in range(workers)] if self._pool else []
+        workers = threads or _default_threads(num_envs)
+        self._pairs = list(zip(self.models, self.datas, strict=True))
+        self._pool = ThreadPoolExecutor(workers - 1) if workers > 1 and num_envs > 1 else None
+        self._chunks = [self._pairs[k::workers] for k in range(workers)] if self._pool else []
         self.reset()
         self.default_joint_pos = wp.array(np.tile(self._initial[1], (num_envs, 1)), dtype=wp.float32)
 
@@ -149,11 +161,16 @@ class MujocoBackend(Backend):
     def _rows(self, fn: Any, key: str) -> wp.array:
         """The buffer ``key`` (one per reader, owned here and updated in place, as the contract has it), filled with
         ``fn(model, data)`` of every env."""
-        out = np.stack([fn(m, d) for m, d in zip(self.models, self.datas, strict=True)]).astype(np.float32)
-        buffer = self._buffers.get(key)
-        if buffer is None or buffer.shape != out.shape:
-            buffer = self._buffers[key] = wp.zeros(out.shape, dtype=wp.float32, device="cpu")
-        buffer.numpy()[...] = out  # a CPU array's numpy() is a view of it: filled in place, no launch
+        held = self._buffers.get(key)
+        if held is None:
+            out = np.stack([fn(m, d) for m, d in zip(self.models, self.datas, strict=True)]).astype(np.float32)
+            buffer = wp.zeros(out.shape, dtype=wp.float32, device="cpu")
+            held = self._buffers[key] = (buffer, buffer.numpy())  # a CPU array's numpy() is a view of it
+            held[1][...] = out
+            return buffer
+        buffer, view = held
+        for e, (m, d) in enumerate(zip(self.models, self.datas, strict=True)):
+            view[e] = fn(m, d)  # filled in place, no launch, no array made
         return buffer
 
     def root_pose(self) -> wp.array:
@@ -329,18 +346,28 @@ class MujocoBackend(Backend):
 
     # -- stepping -------------------------------------------------------------------------------------------
     def step(self, dt: float | None = None) -> None:
+        self.steps(1, dt)
+
+    def steps(self, count: int, dt: float | None = None) -> None:
+        """``count`` ``mj_step`` of every env: in this thread, or one dispatch to the threads (each steps its envs
+        ``count`` times; ``mj_step`` releases the GIL)."""
         if dt is not None and dt != self.models[0].opt.timestep:  # every model shares it: set once when it changes
             for m in self.models:
                 m.opt.timestep = float(dt)
         if self._pool is None:
-            for m, d in zip(self.models, self.datas, strict=True):
-                mujoco.mj_step(m, d)
+            self._step_chunk(self._pairs, count)
             return
-        list(self._pool.map(self._step_chunk, self._chunks))
+        futures = [self._pool.submit(self._step_chunk, chunk, count) for chunk in self._chunks[1:]]
+        self._step_chunk(self._chunks[0], count)  # the first share in this thread: one hand-off fewer
+        for future in futures:
+            future.result()
 
-    def _step_chunk(self, envs: list[int]) -> None:
-        for e in envs:
-            mujoco.mj_step(self.models[e], self.datas[e])
+    @staticmethod
+    def _step_chunk(pairs: list[tuple[Any, Any]], count: int) -> None:
+        step = mujoco.mj_step
+        for m, d in pairs:
+            for _ in range(count):
+                step(m, d)
 
     def reset(self, env_ids: wp.array | None = None) -> None:
         qpos, _ = self._initial
