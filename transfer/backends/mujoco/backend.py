@@ -40,7 +40,7 @@ __all__ = ["MujocoBackend"]
 
 
 
-THREADED_ENVS = 16
+THREADED_ENVS = 4
 """Envs from which the default steps them on threads: below it the hand-off to a thread (tens of microseconds on
 the 2-core host measured, docs/mujoco.md) costs more than the few ``mj_step`` of a policy step it would run
 beside the others."""
