@@ -168,6 +168,8 @@ BAD = [
         "checkpoints[0] (policy.pt): source mjwarp contradicts",
     ),
     ({"checkpoints": [{"path": str(ANT), "settings": {"sim_hz": 1}}]}, "checkpoints[0].settings: 'sim_hz' names no"),
+    ({"seconds": 1, "perturbations": {"action_delay": [0, 1000]}},
+     "perturbations.action_delay: perturbation action_delay: 1000 physics steps, but the run has 200"),
 ]
 
 

@@ -311,7 +311,7 @@ class PolicyEnv:
         """A run of ``steps`` policy steps begins: each perturbation refuses one it makes meaningless
         (``ValueError``)."""
         for kind, value in self._perturbing:
-            kind.check_run(value, self, steps)
+            kind.check_run(value, self.task, steps)
 
     def before_policy_step(self, step: int, steps: int) -> None:
         """Policy step ``step`` of ``steps`` is next: the perturbations that act during a run act (a push)."""

@@ -28,6 +28,7 @@ from transfer._numbers import is_finite_number
 if TYPE_CHECKING:
     from transfer.backends.scene import SceneDescription
     from transfer.env import PolicyEnv
+    from transfer.task import Task
 
 __all__ = ["PERTURBATIONS", "Perturbation", "PerturbationKind"]
 
@@ -74,8 +75,9 @@ class PerturbationKind:
         """The joint property rows (public order, by property name) the environment writes, changed."""
         return rows
 
-    def check_run(self, value: float, env: PolicyEnv, steps: int) -> None:
-        """Refuse a run of ``steps`` policy steps this value makes meaningless (``ValueError``)."""
+    def check_run(self, value: float, task: Task, steps: int) -> None:
+        """Refuse a run of ``steps`` policy steps of ``task`` this value makes meaningless (``ValueError``): asked by
+        the env when a run begins and by a sweep's spec before any cell runs."""
 
     def step(self, value: float, env: PolicyEnv, step: int, steps: int) -> None:
         """Act before policy step ``step`` of ``steps``."""
@@ -126,10 +128,10 @@ class ActionDelay(PerturbationKind):
     def start(self, value: float, env: PolicyEnv) -> None:
         env.delay_actions(int(value))
 
-    def check_run(self, value: float, env: PolicyEnv, steps: int) -> None:
-        if value >= steps * env.task.decimation:
+    def check_run(self, value: float, task: Task, steps: int) -> None:
+        if value >= steps * task.decimation:
             raise ValueError(f"perturbation action_delay: {value:g} physics steps, but the run has "
-                             f"{steps * env.task.decimation}: no action would ever reach the joints; give a shorter "
+                             f"{steps * task.decimation}: no action would ever reach the joints; give a shorter "
                              "delay or a longer run")  # fmt: skip
 
 

@@ -122,10 +122,13 @@ def print_table(rows: list[dict[str, Any]], out: Any = None) -> None:
             + f" (of {r['num_envs']})" for r in fell), file=out)  # fmt: skip
     for r in rows:
         if r.get("nonfinite_envs"):
+            start = [w for w in r.get("warnings", ()) if "outside the joints' limits" in w or "into the ground" in w]
+            cause = ("the start the warning below names is the likely cause: the engine blew up and the policy read "
+                     "its state" if start else "NaN weights or observations; check the checkpoint and the task's "
+                     "values")  # fmt: skip
             print(
                 f"non-finite: {r['label']}: the policy wrote NaN or inf actions in {r['nonfinite_envs']} of "
-                f"{r['num_envs']} env(s), counted as fallen (NaN weights or observations; check the checkpoint and "
-                "the task's values)",
+                f"{r['num_envs']} env(s), counted as fallen ({cause})",
                 file=out,
             )
 

@@ -164,6 +164,7 @@ def load_spec(spec: str | Path | Mapping[str, Any]) -> Plan:
         raise SpecError(f"{_where(source, 'the grid')}: {per_checkpoint} cells per checkpoint (targets x seeds x "
                         f"commands x perturbation values), more than {MAX_CELLS}; split the spec")  # fmt: skip
     checkpoints = _checkpoints(data["checkpoints"], base, source)
+    _check_runs(spec_out, checkpoints, source)
     if per_checkpoint * len(checkpoints) > MAX_CELLS:
         raise SpecError(f"{_where(source, 'the grid')}: {per_checkpoint * len(checkpoints)} cells, more than "
                         f"{MAX_CELLS}; split the spec")  # fmt: skip
@@ -334,6 +335,23 @@ def _resolve(path: str, order: Any, config: Any, asset: Any, settings: dict, nam
     command = tuple(float(c) for c in inputs.task.command)
     return Checkpoint(name or "", path, order, config, asset, settings, native, command,  # type: ignore[arg-type]
                       inputs.to_dict())  # fmt: skip
+
+
+def _check_runs(spec: Mapping[str, Any], checkpoints: list[Checkpoint], source: Any) -> None:
+    """Each perturbation value against each checkpoint's run (``seconds`` of its policy steps), before any cell runs:
+    a delay longer than the run is refused here, not in every cell."""
+    from transfer.task import Task
+
+    for c in checkpoints:
+        task = Task.from_dict(c.inputs["task"])
+        steps = max(1, round(spec["seconds"] / task.policy_dt))  # as the replay counts them
+        for name, values in spec["perturbations"].items():
+            for value in values:
+                try:
+                    PERTURBATIONS[name].check_run(value, task, steps)
+                except ValueError as exc:
+                    raise SpecError(f"{_where(source, 'perturbations')}.{name}: {exc} ({c.label or c.path}, "
+                                    f"seconds {spec['seconds']:g})") from None  # fmt: skip
 
 
 def _generic(part: str) -> bool:
