@@ -148,12 +148,13 @@ def test_position_actuators_take_the_gains_written(tmp_path):
         b.close()
 
 
-def test_a_joint_without_an_actuator_and_a_usd_without_a_source_are_refused(tmp_path):
+def test_a_joint_without_an_actuator_and_a_usd_without_a_robot_are_refused(tmp_path):
     with pytest.raises(ValueError, match=r"joints \['RF_knee'\] have no actuator"):
         _backend(quadruped(tmp_path, unactuated="RF_knee"))
     usd = tmp_path / "robot.usda"
     usd.write_text("#usda 1.0\n")
-    with pytest.raises(ValueError, match="steps the robot's own MJCF or URDF"):
+    pytest.importorskip("newton")
+    with pytest.raises(ValueError, match="No articulation in .*robot.usda"):  # before Newton is asked to export it
         _backend(usd)
     with pytest.raises(ValueError, match="CPU only"):
         _backend(quadruped(tmp_path), device="cuda:0")
@@ -250,3 +251,58 @@ def test_the_physx_trained_demo_policy_walks_on_mujoco_on_its_mjcf(converters, c
     assert native["forward_velocity"] > 0.3 and reordered["fall_fraction"] == 0.0
     assert reordered["forward_velocity"] / native["forward_velocity"] > 0.85
     assert naive["fall_fraction"] == 1.0
+
+
+@pytest.mark.engines
+def test_a_usd_robot_without_mjcf_steps_as_the_model_newton_builds_of_it(tmp_path, monkeypatch):
+    """Issue 30: a USD robot with no MJCF of its own runs on MuJoCo C through the MuJoCo model Newton builds of it,
+    exported once and cached: its joints and bodies by their prims' names, in Newton's (mjwarp) order, colliding
+    with the ground; a second backend reads the cached file."""
+    pytest.importorskip("newton")
+    from transfer.backends.mujoco import from_usd
+    from transfer.orders import resolve_ordering
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    usd = Path(__file__).resolve().parents[1] / "transfer/data/quadruped.usda"
+    order = resolve_ordering(usd, "mjwarp")
+    scene = SceneDescription(ground=DEFAULT_GROUND, spawn_height=0.5)
+    b = _backend(usd, scene=scene)
+    try:
+        assert b.joint_names == order.joints and b.body_names == order.bodies
+        assert any("as the MuJoCo model Newton builds" in n for n in b.notes)
+        b.set_joint_position_target(b.default_joint_pos)
+        b.write_joint_properties(stiffness=np.full((1, 12), 40.0, np.float32), damping=np.full((1, 12), 2.0, np.float32))
+        for _ in range(400):
+            b.step(0.005)
+        height = float(b.root_pose().numpy()[0, 2])
+        assert 0.2 < height < 0.6, height  # stands on the ground: neither fell through it nor flew off
+    finally:
+        b.close()
+    exported = list((tmp_path / "cache").rglob("quadruped.xml"))
+    assert len(exported) == 1
+    calls = []
+    monkeypatch.setattr(from_usd, "_export", lambda usd: calls.append(usd) or "")
+    _backend(usd, scene=scene).close()
+    assert calls == []  # read from the cache
+
+
+@pytest.mark.engines
+@pytest.mark.parametrize(("checkpoint", "source"), [("physx_anymal.pt", "physx"), ("mjw_anymal.pt", "mjwarp")])
+def test_the_shared_anymal_checkpoints_transfer_to_mujoco_on_its_usd(anymal_files, capsys, checkpoint, source):
+    """Issue 30's acceptance: the shared ANYmal C checkpoints (trained on PhysX and on MuJoCo-Warp) replayed with
+    ``--target mujoco`` on the robot's USD (no MJCF exists: the model Newton builds) walk at >= 0.8x native, no
+    falls (measured: 0.99x and 0.95x)."""
+    import json
+
+    pytest.importorskip("ovphysx")
+    pytest.importorskip("newton")
+    from transfer.cli import main
+
+    folder = anymal_files["mjw_pt"].parent
+    args = ["replay", str(folder / checkpoint), "--target", "mujoco", "--source", source, "--config",
+            "presets/tasks/anymal_c_flat_velocity.yaml", "--asset", str(anymal_files["asset"]), "--compare", "--num-envs",
+            "2", "--seconds", "4", "--json"]  # fmt: skip
+    assert main(args) == 0
+    native, reordered, _ = json.loads(capsys.readouterr().out)["runs"]
+    assert native["fall_fraction"] == 0.0 and reordered["fall_fraction"] == 0.0
+    assert reordered["forward_velocity"] / native["forward_velocity"] >= 0.8, (native, reordered)

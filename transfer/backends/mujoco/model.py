@@ -45,8 +45,9 @@ class MujocoModel:
 
 
 def robot_file(asset: str | os.PathLike) -> Path:
-    """The MJCF or URDF file the backend steps for ``asset``: the file itself, or the one a converted USD was made
-    from. Raises ``ValueError`` for a USD file with no such source."""
+    """The MJCF or URDF file the backend steps for ``asset``: the file itself, the one a converted USD was made
+    from, or for a USD robot with no such source the MJCF of the MuJoCo model Newton builds from it
+    (:func:`~transfer.backends.mujoco.from_usd.usd_as_mjcf`, cached)."""
     from transfer.assets import SOURCE_SUFFIXES, source_of
 
     path = Path(os.fspath(asset)).expanduser().resolve()
@@ -55,12 +56,19 @@ def robot_file(asset: str | os.PathLike) -> Path:
     if path.suffix.lower() in SOURCE_SUFFIXES:
         return path
     source = source_of(path)
-    if source is None:
+    if source is not None:
+        return source
+    try:
+        import newton  # noqa: F401
+    except ImportError:
         raise ValueError(
-            f"{path}: a USD file, and the MuJoCo backend steps the robot's own MJCF or URDF (its actuators, options "
-            "and contacts as authored). Give --asset ROBOT.xml (or .urdf), or replay on physx or newton."
-        )
-    return source
+            f"{path}: a USD file with no MJCF of its own; the MuJoCo backend reads such a robot through the MuJoCo "
+            "model Newton builds from it, and Newton is not installed (pip install 'transfer[newton]'). Or give "
+            "--asset ROBOT.xml (or .urdf)."
+        ) from None
+    from transfer.backends.mujoco.from_usd import usd_as_mjcf
+
+    return usd_as_mjcf(path)
 
 
 def _settings(spec: Any, settings: dict[str, Any]) -> None:
@@ -175,6 +183,8 @@ def build_model(asset: str | os.PathLike, scene: SceneDescription, *, drives: bo
     except Exception as exc:  # MuJoCo's parser: ValueError with its own message
         raise ValueError(f"{source}: MuJoCo cannot read it: {exc}") from None
     notes: list[str] = []
+    if "mujoco-from-usd" in source.parts:
+        notes.append(f"the robot read from its USD as the MuJoCo model Newton builds of it ({source})")
     _settings(spec, dict(scene.settings_for("mujoco")))
     if scene.gravity is not None:
         spec.option.gravity = list(scene.gravity)
