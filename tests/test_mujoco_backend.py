@@ -306,3 +306,26 @@ def test_the_shared_anymal_checkpoints_transfer_to_mujoco_on_its_usd(anymal_file
     native, reordered, _ = json.loads(capsys.readouterr().out)["runs"]
     assert native["fall_fraction"] == 0.0 and reordered["fall_fraction"] == 0.0
     assert reordered["forward_velocity"] / native["forward_velocity"] >= 0.8, (native, reordered)
+
+
+def test_contact_forces_on_a_standing_robot_carry_its_weight():
+    """Issue 32: MuJoCo reports its contact forces (``Backend.contact_forces``): on the demo quadruped standing
+    still, the vertical forces on its bodies sum to its weight, and its base, held up by the legs, carries none."""
+    path = Path(__file__).resolve().parents[1] / "transfer/data/quadruped.xml"
+    pose = {f"{leg}_HFE": 0.5 for leg in LEGS} | {f"{leg}_KFE": -1.0 for leg in LEGS}
+    b = _backend(path, num_envs=2, scene=SceneDescription(ground=DEFAULT_GROUND, spawn_height=0.5,
+                                                          joint_positions=pose))  # fmt: skip
+    try:
+        n = b.num_joints
+        b.write_joint_properties(stiffness=np.full((2, n), 40.0, np.float32), damping=np.full((2, n), 2.0, np.float32))
+        b.set_joint_position_target(b.default_joint_pos)
+        b.steps(600, 0.005)  # 3 s: settled
+        forces = b.contact_forces(np.arange(b.num_bodies))
+        assert forces.shape == (2, b.num_bodies, 3)
+        weight = float(b.models[0].body_mass[1:].sum()) * 9.81
+        np.testing.assert_allclose(forces[..., 2].sum(axis=1), weight, rtol=0.02)
+        assert np.abs(forces[:, b.body_names.index("base")]).max() < 1e-6
+        feet = [b.body_names.index(f"{leg}_SHANK") for leg in LEGS]
+        assert (forces[:, feet, 2] > 0.1 * weight / 4).all()  # each foot carries its share
+    finally:
+        b.close()

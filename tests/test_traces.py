@@ -316,3 +316,28 @@ def test_traces_refuses_files_that_are_no_trace(tmp_path, capsys):
         read_trace(text)
     assert main(["traces", str(plain), str(tmp_path / "missing.parquet")]) == 2
     assert "plain.parquet" in capsys.readouterr().err
+
+
+@pytest.mark.engines
+def test_a_mujoco_trace_holds_the_engines_foot_forces_and_physx_writes_nan(physx_trace, tmp_path):
+    """Issue 32: the foot contact force where the engine reports it (MuJoCo: its constraint forces), NaN where it
+    does not (PhysX), in the same columns; standing feet carry the robot's weight between them."""
+    import pandas as pd
+
+    from transfer.runs.replay import replay
+
+    _, physx_path = physx_trace
+    path = tmp_path / "mujoco.parquet"
+    result = replay(DEMO, "mujoco", asset="transfer:quadruped.xml", num_envs=2, seconds=2.0, progress=False,
+                    record=path)  # fmt: skip
+    rec = result.recording
+    columns = [f"contact_force.{f}" for f in rec.foot_names]
+    physx, mujoco = pd.read_parquet(physx_path), pd.read_parquet(path)
+    assert set(columns) <= set(physx.columns) and set(columns) <= set(mujoco.columns)
+    assert physx[columns].isna().all().all() and not mujoco[columns].isna().any().any()
+    force = rec.arrays["contact_force"][rec.time > 1.0]  # (steps, envs, feet), walking
+    assert force.min() >= 0.0
+    weight = 14.0 * 9.81  # the demo quadruped: 14 kg (a 6 kg base, four legs of 0.6 + 1 + 0.4 kg)
+    assert 0.7 * weight < force.sum(axis=-1).mean() < 1.3 * weight  # on average the feet carry its weight
+    touching = rec.arrays["contact"][rec.time > 1.0]
+    assert force[touching].mean() > 5 * max(force[~touching].mean(), 1e-3)  # force where contact, little elsewhere

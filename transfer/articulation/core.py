@@ -156,6 +156,14 @@ class Articulation:
         """Backend indices of public body indices (any selector: list, slice, range, mask, array)."""
         return _map_ids(ids, self.body_ordering, self.num_bodies, "body_ids")
 
+    def contact_forces(self, body_ids: Any) -> np.ndarray | None:
+        """``(num_envs, len(body_ids), 3)``: the net contact force (N, world frame) on each public body ``body_ids``
+        at the last step, as the engine reports it; ``None`` when it reports none
+        (``backend.supports_contact_forces``)."""
+        if not self._backend.supports_contact_forces:
+            return None
+        return self._backend.contact_forces(np.asarray(self.map_body_ids_to_backend(body_ids), np.int64))
+
     # -- reorder helpers ------------------------------------------------------------------------------
     def _refresh(self, key: str) -> None:
         """Re-read the state ``key`` from the backend and gather it into its public-order buffer."""

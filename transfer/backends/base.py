@@ -22,7 +22,7 @@ import os
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from transfer.ordering import OrderingConvention
 
@@ -153,6 +153,8 @@ class Backend(ABC):
     """:meth:`body_velocities` is available."""
     supports_body_mass: ClassVar[bool] = False
     """:meth:`body_masses`, :meth:`body_inertias` and :meth:`write_body_masses` are available."""
+    supports_contact_forces: ClassVar[bool] = False
+    """:meth:`contact_forces` reports the engine's own contact forces."""
     supports_cuda_graph: bool = False
     """:meth:`step`, :meth:`publish` and full-width target writes (``env_ids=None``) make no host synchronization
     and keep their array pointers: they may be captured in one CUDA graph. Only ever true on a CUDA device."""
@@ -224,6 +226,12 @@ class Backend(ABC):
     def body_masses(self) -> wp.array:
         """Shape ``(num_envs, num_bodies)``: link masses (kg) as the engine holds them."""
         raise NotImplementedError(f"{type(self).__name__} does not support body masses")
+
+    def contact_forces(self, bodies: Any) -> Any:
+        """``(num_envs, len(bodies), 3)`` float64: the net contact force (N, world frame) the engine applied to each
+        of the backend bodies ``bodies`` (an index array) at its last step, or ``None`` when the engine reports
+        none (:attr:`supports_contact_forces`)."""
+        return None
 
     def body_inertias(self) -> wp.array:
         """Shape ``(num_envs, num_bodies, 9)``: link inertia tensors (kg·m²) about the centre of mass, row-major, in

@@ -8,7 +8,8 @@ Columns (every engine writes the same ones for the same checkpoint and task):
 - ``target.<joint>``, ``position.<joint>``, ``velocity.<joint>``, ``effort.<joint>`` (float32; rad, rad/s, N·m
   for revolute joints) and ``saturated.<joint>`` (bool: the effort at its limit)
 - ``base.pos.{x,y,z}``, ``base.quat.{x,y,z,w}``, ``base.lin_vel.{x,y,z}``, ``base.ang_vel.{x,y,z}`` (world frame)
-- ``contact.<foot>`` (bool), ``foot_height.<foot>`` (m), ``foot_speed.<foot>`` (horizontal, m/s)
+- ``contact.<foot>`` (bool), ``foot_height.<foot>`` (m), ``foot_speed.<foot>`` (horizontal, m/s),
+  ``contact_force.<foot>`` (N, the engine's own; NaN where the engine reports none)
 
 The file's key-value metadata ``transfer.trace`` holds one JSON object: ``schema`` (:data:`SCHEMA`), ``engine``,
 ``policy_dt``, ``joint_names``, ``action_names``, ``foot_names``, and what the run was (``label``, ``checkpoint``,
@@ -59,7 +60,7 @@ def columns(rec: Recording) -> dict[str, np.ndarray]:
     groups = [("obs", "observation", rec.observation_names), ("action", "action", rec.action_names)]
     groups += [(key, key, rec.joint_names) for key in ("target", "position", "velocity", "effort", "saturated")]
     groups += [("base", "base", list(Recorder.BASE))]
-    groups += [(key, key, rec.foot_names) for key in ("contact", "foot_height", "foot_speed")]
+    groups += [(key, key, rec.foot_names) for key in ("contact", "foot_height", "foot_speed", "contact_force")]
     for prefix, key, names in groups:
         if key not in rec.arrays or not names:
             continue

@@ -11,7 +11,9 @@ The effort of a joint the engine drives itself (an implicit PD drive) is the one
 ``stiffness * (target - q) + damping * (velocity target - qd)`` clipped at the effort limit, from the state read at
 the policy step (Isaac Lab reports ``applied_torque`` of its implicit actuators the same way); a joint under an
 explicit actuator model reports the model's output. Foot contact is geometric: a foot's collision geometry within
-:data:`CONTACT_HEIGHT` of the ground plane (no engine reports contacts through the backend contract yet).
+:data:`CONTACT_HEIGHT` of the ground plane; the contact force on each foot (N, the norm of the net force) is the
+engine's own where it reports one (``Backend.contact_forces``: MuJoCo), NaN where it does not (PhysX and Newton for
+now), so every engine's recording keeps the same columns.
 """
 
 from __future__ import annotations
@@ -79,7 +81,7 @@ class Recording:
     arrays: dict[str, np.ndarray]
     """``observation`` (steps, envs, obs), ``action`` (.., actions), ``target``/``position``/``velocity``/``effort``
     (.., joints) float32, ``saturated`` (.., joints) bool, ``base`` (.., 13: position, quaternion xyzw, linear and
-    angular velocity in the world frame), ``contact`` bool / ``foot_height`` / ``foot_speed`` (.., feet), ``alive``
+    angular velocity in the world frame), ``contact`` bool / ``foot_height`` / ``foot_speed`` / ``contact_force`` (.., feet), ``alive``
     (steps, envs) bool: standing at that step."""
     meta: dict[str, Any]
 
@@ -113,6 +115,8 @@ class Recorder:
         self.arrays = {k: np.zeros((self.steps, n, w), np.float32) for k, w in widths.items()}
         self.arrays["saturated"] = np.zeros((self.steps, n, joints), bool)
         self.arrays["contact"] = np.zeros((self.steps, n, len(self.feet)), bool)
+        self._forces = bool(self.feet) and art.contact_forces(self.feet) is not None
+        self.arrays["contact_force"] = np.full((self.steps, n, len(self.feet)), np.nan, np.float32)  # NaN: no report
         self.arrays["alive"] = np.zeros((self.steps, n), bool)
         self.time = np.zeros(self.steps)
         d = art.data  # the gains the run was set up with: read once, not at every step
@@ -164,6 +168,8 @@ class Recorder:
                 a["foot_speed"][k] = np.hypot(*(lowest_point[..., :2] - self._last_low).transpose(2, 0, 1)) / env.policy_dt
             self._last_low = lowest_point[..., :2]
             a["contact"][k] = a["foot_height"][k] < CONTACT_HEIGHT
+            if self._forces:
+                a["contact_force"][k] = np.linalg.norm(art.contact_forces(feet), axis=-1)
         a["alive"][k] = alive
         self.time[k] = env.time
         self.k += 1

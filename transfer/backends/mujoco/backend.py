@@ -77,6 +77,7 @@ class MujocoBackend(Backend):
     orders_natively: ClassVar[bool] = True
     native_from_usd: ClassVar[bool] = False
     supports_body_mass: ClassVar[bool] = True
+    supports_contact_forces: ClassVar[bool] = True
 
     @classmethod
     def engine_orders(cls, asset: str | os.PathLike, root: str | None = None) -> list[EngineOrder]:
@@ -225,6 +226,16 @@ class MujocoBackend(Backend):
             return np.full(len(j), UNLIMITED)  # MuJoCo enforces no joint velocity limit
         limited = m.actuator_forcelimited[a].astype(bool)
         return np.where(limited, np.abs(m.actuator_forcerange[a, 1]), UNLIMITED)
+
+    def contact_forces(self, bodies: Any) -> np.ndarray:
+        """The contact forces on ``bodies`` (MuJoCo's ``cfrc_ext`` force part after ``mj_rnePostConstraint``: the
+        constraint forces the last step applied, world frame; nothing else pushes the bodies here)."""
+        bid = self._bid[np.asarray(bodies, np.int64)]
+        out = np.empty((self.num_envs, len(bid), 3))
+        for e, (m, d) in enumerate(self._pairs):
+            mujoco.mj_rnePostConstraint(m, d)
+            out[e] = d.cfrc_ext[bid, 3:6]
+        return out
 
     def body_masses(self) -> wp.array:
         return wp.clone(self._rows(lambda m, d: m.body_mass[self._bid], "body_masses"))

@@ -72,7 +72,6 @@ def _export(usd: Path) -> str:
 
     from transfer.backends.newton._scene import _authored_self_collisions
     from transfer.backends.newton.importer import import_usd
-
     from transfer.orders import read_topology
 
     read_topology(usd)  # no articulation, or one the readers refuse: said in the readers' words, naming the file
