@@ -228,3 +228,32 @@ def test_a_new_kind_is_one_class_and_one_entry_and_every_run_honours_it(monkeypa
     assert kind.seen == list(range(10)) and result.seconds == pytest.approx(0.2)  # 10 policy steps of 0.02 s
     with pytest.raises(ValueError, match=r"perturbation gravity_scale: expected a value >= 0, got -1"):
         Perturbation(gravity_scale=-1)
+
+
+def test_observation_noise_is_each_terms_training_noise_drawn_every_step():
+    """``obs_noise``: every observation term gets uniform noise of its training range (Isaac Lab's: ``noise`` in
+    the term table) times the value, before its scale, drawn anew each policy step, the same for a seed; terms
+    without a training noise (the command, the last action) are read clean."""
+    from transfer.task.terms import OBS_TERMS
+
+    clean, noisy, again = _env("physx", obs_noise=0.0), _env("physx", obs_noise=2.0), _env("physx", obs_noise=2.0)
+    try:
+        seen = []
+        for _ in range(3):
+            zero = np.zeros((1, clean.action_size))
+            a, b, c = clean.step(zero)[0].copy(), noisy.step(zero)[0].copy(), again.step(zero)[0].copy()
+            np.testing.assert_array_equal(b, c)  # the same seed, the same noise
+            seen.append(b - a)
+        for term in TASK.observation:
+            where = clean.slices[term.name]
+            diff = np.stack(seen)[..., where]
+            bound = 2.0 * OBS_TERMS[term.name].noise * np.max(np.abs(np.atleast_1d(term.scale or 1.0)))
+            if bound == 0:
+                assert np.abs(diff).max() < 1e-4, term.name  # the physics alike, no noise added
+                continue
+            assert np.abs(diff).max() <= bound * 1.05 + 1e-3, term.name
+            assert np.abs(diff).max() > 0.2 * bound, term.name  # drawn across its range
+            assert not np.allclose(diff[0], diff[1]), term.name  # anew every step
+    finally:
+        for env in (clean, noisy, again):
+            env.close()

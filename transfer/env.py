@@ -386,7 +386,15 @@ class PolicyEnv:
         return self.observe()
 
     def _frames(self) -> dict[str, np.ndarray]:
-        return {term.name: OBS_TERMS[term.name].build(self, term.params) for term in self.task.observation}
+        frames = {term.name: OBS_TERMS[term.name].build(self, term.params) for term in self.task.observation}
+        for kind, value in self._perturbing:  # what the policy reads this step: sensor noise
+            frames = kind.observation(value, self, frames)
+        return frames
+
+    @property
+    def noise_source(self) -> np.random.Generator:
+        """The env's random numbers for what a run draws (a spawn's noise, sensor noise), seeded by ``seed``."""
+        return self._rng
 
     @property
     def episode_time(self) -> np.ndarray:

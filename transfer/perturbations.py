@@ -8,7 +8,8 @@ A kind says what it changes and when, through the hooks :class:`~transfer.env.Po
 - :meth:`~PerturbationKind.gains`: on the joint gains the environment writes (the engines' drives and the explicit
   actuators alike);
 - :meth:`~PerturbationKind.check_run` and :meth:`~PerturbationKind.step`: when a run of ``steps`` policy steps
-  begins, and before each policy step (a shove at mid-run).
+  begins, and before each policy step (a shove at mid-run);
+- :meth:`~PerturbationKind.observation`: on the observation terms' values every policy step (sensor noise).
 
 Every run that drives :class:`~transfer.env.PolicyEnv` through :meth:`~transfer.env.PolicyEnv.begin_run` and
 :meth:`~transfer.env.PolicyEnv.before_policy_step` honours every kind: replay, ``--compare``, a sweep's cells.
@@ -82,6 +83,11 @@ class PerturbationKind:
     def step(self, value: float, env: PolicyEnv, step: int, steps: int) -> None:
         """Act before policy step ``step`` of ``steps``."""
 
+    def observation(self, value: float, env: PolicyEnv, frames: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """The observation terms' raw values (``{term: (num_envs, size)}``, before clip, scale and history) as the
+        policy will read them this step."""
+        return frames
+
 
 class GroundFriction(PerturbationKind):
     name = "ground_friction"
@@ -147,8 +153,25 @@ class Push(PerturbationKind):
             env.push((-direction[1] * value, direction[0] * value, 0.0))
 
 
+class ObservationNoise(PerturbationKind):
+    name = "obs_noise"
+    meaning = ("scale of each observation term's training noise (Isaac Lab's uniform ranges, e.g. +-0.01 rad on "
+               "joint positions, +-1.5 rad/s on joint velocities), drawn anew every policy step")  # fmt: skip
+    neutral, minimum, why_minimum = 0.0, 0.0, "a scale >= 0 (0 adds none, 1 the noise a policy is trained with)"
+
+    def observation(self, value: float, env: PolicyEnv, frames: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        from transfer.task.terms import OBS_TERMS
+
+        out = dict(frames)
+        for name, x in frames.items():
+            noise = OBS_TERMS[name].noise * value
+            if noise:
+                out[name] = x + env.noise_source.uniform(-noise, noise, np.shape(x)).astype(np.float32)
+        return out
+
+
 PERTURBATIONS: Mapping[str, PerturbationKind] = MappingProxyType(
-    {k.name: k for k in (GroundFriction(), AddedBaseMass(), GainScale(), ActionDelay(), Push())}
+    {k.name: k for k in (GroundFriction(), AddedBaseMass(), GainScale(), ActionDelay(), Push(), ObservationNoise())}
 )
 """Every kind of disturbance, by name (a new kind: one class, one entry)."""
 

@@ -43,7 +43,8 @@ def _key(usd: Path) -> str:
     from transfer.orders.usd import file_stage
 
     digest = hashlib.sha256(f"{EXPORT_VERSION} {version('newton')} {version('mujoco')}".encode())
-    layers = sorted({layer.realPath for layer in file_stage(usd).GetUsedLayers() if layer.realPath})
+    stage = file_stage(usd)  # held while its layers are read (a stage read just now may not be cached)
+    layers = sorted({layer.realPath for layer in stage.GetUsedLayers() if layer.realPath})
     for path in layers:
         digest.update(f"{path}\0{file_sha256(path)}\0".encode())
     return digest.hexdigest()
@@ -51,7 +52,10 @@ def _key(usd: Path) -> str:
 
 def usd_as_mjcf(usd: str | os.PathLike) -> Path:
     """The MJCF file of the USD robot ``usd`` (module docstring): from the cache, else exported now."""
+    from transfer.orders import read_topology
+
     usd = Path(os.fspath(usd)).resolve()
+    read_topology(usd)  # no articulation, or one the readers refuse: said in the readers' words, naming the file
     out = _cache_root() / _key(usd)[:32] / f"{usd.stem}.xml"
     if out.is_file():
         return out
@@ -72,9 +76,6 @@ def _export(usd: Path) -> str:
 
     from transfer.backends.newton._scene import _authored_self_collisions
     from transfer.backends.newton.importer import import_usd
-    from transfer.orders import read_topology
-
-    read_topology(usd)  # no articulation, or one the readers refuse: said in the readers' words, naming the file
     wp.config.quiet = True
     builder = newton.ModelBuilder()
     newton.solvers.SolverMuJoCo.register_custom_attributes(builder)

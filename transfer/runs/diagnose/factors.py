@@ -16,6 +16,7 @@ the documented range below (docs/diagnose.md):
 ``timing``              half the physics step at twice the decimation (the same policy rate)
 ``ground``              static and dynamic friction 0.5 and 1.5; the other friction combine mode
 ``action_delay``        1 and 2 physics steps of delay (none, when the target has one)
+``observation_noise``   each term's training noise x0.5 and x1 (``obs_noise``; none, when the target has some)
 ======================  ===========================================================================================
 
 A new factor is one function and one :data:`FACTORS` entry.
@@ -141,6 +142,13 @@ def _action_delay(n: dict, t: dict, engine: str, p: Mapping[str, Any]) -> list[C
                   if d != current]  # fmt: skip
 
 
+def _observation_noise(n: dict, t: dict, engine: str, p: Mapping[str, Any]) -> list[Candidate]:
+    out = _native("observation_noise", (), n, t, p, {"obs_noise": 0.0})
+    current = float(p.get("obs_noise", 0.0))
+    return out + [Candidate("observation_noise", f"training noise x{s:g}", {}, {"obs_noise": s}) for s in (0.5, 1.0)
+                  if s != current]  # fmt: skip
+
+
 FACTORS: Mapping[str, Callable[..., list[Candidate]]] = MappingProxyType({
     "actuators": _actuators,
     "armature": _joint_value("armature", "armature", (0.0, 0.01)),
@@ -150,6 +158,7 @@ FACTORS: Mapping[str, Callable[..., list[Candidate]]] = MappingProxyType({
     "timing": _timing,
     "ground": _ground,
     "action_delay": _action_delay,
+    "observation_noise": _observation_noise,
 })  # fmt: skip
 """Every factor, by name: ``(native task dict, target task dict, target engine, target perturbation) ->
 [Candidate]``."""
