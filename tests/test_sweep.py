@@ -37,6 +37,7 @@ VALUES = {
     "gain_scale": st.floats(0.0, 3.0, allow_nan=False),
     "action_delay": st.integers(0, 12),
     "push": st.floats(-3.0, 3.0, allow_nan=False),
+    "obs_noise": st.floats(0.0, 3.0, allow_nan=False),
 }
 
 

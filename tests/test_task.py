@@ -350,7 +350,7 @@ def tasks(draw):
         sim_dt=draw(st.floats(1e-5, MAX_SIM_DT / 2)),
         decimation=draw(st.integers(1, 20)),
         engines={"physx": draw(st.fixed_dictionaries({}, optional={"solver_position_iterations": st.integers(1, 255), "solver_velocity_iterations": st.integers(0, 255)})),
-        "newton": draw(st.fixed_dictionaries({}, optional={"solver": st.sampled_from(["mujoco_cpu", "mujoco_warp"]), "solver_options": st.dictionaries(st.sampled_from(["iterations", "ls_iterations", "use_mujoco_contacts"]), st.integers(0, 50) | st.booleans())}))},
+        "newton": draw(st.fixed_dictionaries({}, optional={"solver": st.sampled_from(["mujoco_cpu", "mujoco_warp"]), "solver_options": st.dictionaries(st.sampled_from(["iterations", "ls_iterations"]), st.integers(1, 50)) | st.dictionaries(st.just("use_mujoco_contacts"), st.booleans())}))},
         spawn_height=draw(st.none() | st.floats(1e-3, 10.0)),
         command=draw(st.tuples(FLOATS, FLOATS, FLOATS)),
         asset=draw(st.none() | st.sampled_from(["newton:ant", "/robots/a.usda"])),

@@ -139,6 +139,7 @@ def replay(
     policy, task = inputs.policy, inputs.task
     if record is not None:
         check_destination(record)
+    _check_run(perturbation, task, seconds)
     ordering = inputs.source if reorder else None
     if not reorder:
         # the naive user: the checkpoint's vectors read in the target's order, by the task's names in that order
@@ -151,6 +152,17 @@ def replay(
         return _run(env, policy, inputs, target, reorder, seconds, progress, label, record)
     finally:
         env.close()
+
+
+def _check_run(perturbation: Any, task: Any, seconds: float) -> None:
+    """Each perturbation against the run (a delay longer than it, ...), before any engine starts (the env asks
+    again when the run begins)."""
+    steps = max(1, round(seconds / task.policy_dt))  # as _run counts them
+    for kind, value in perturbation.active():
+        try:
+            kind.check_run(value, task, steps)
+        except ValueError as exc:
+            raise ReplayError(str(exc)) from None
 
 
 def _run(env: Any, policy: Any, inputs: Inputs, target: str, reorder: bool, seconds: float, progress: bool, label,

@@ -254,7 +254,10 @@ def _device(value: Any, where: str) -> str:
     if value != "cpu":
         import warp as wp
 
-        count = wp.get_cuda_device_count()
+        from transfer._console import engine_output
+
+        with engine_output():  # Warp's start-up lines ("CUDA driver not available") stay off the terminal
+            count = wp.get_cuda_device_count()
         index = int(value.split(":")[1]) if ":" in value else 0
         if index >= count:
             have = "no CUDA device" if not count else f"{count} CUDA device(s) (cuda:0 to cuda:{count - 1})"
