@@ -389,3 +389,24 @@ def test_resume_appends_only_to_a_sweeps_own_folder_and_one_sweep_at_a_time(tmp_
             with pytest.raises(OSError):
                 fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
     assert check_out(ours, resume=True) == ours  # a marked folder resumes, even before its first record
+
+
+def test_a_spec_that_asks_records_every_cells_trace_under_its_key(tmp_path):
+    """Issue 32: ``record: true`` writes each cell's trace to ``OUT/traces/<key>.parquet`` (the same schema as
+    ``replay --record``), and each record names its file; a non-boolean ``record`` is refused naming the field."""
+    pytest.importorskip("pyarrow")
+    pytest.importorskip("ovphysx")
+    from transfer.runs.sweep import sweep
+    from transfer.traces.parquet import read_trace
+
+    spec = {"checkpoints": [str(ANT)], "targets": ["physx"], "seeds": [0, 1], "num_envs": 1, "seconds": 0.5,
+            "record": True}  # fmt: skip
+    summary = sweep(spec, tmp_path / "out", in_process=True, progress=False)
+    assert summary["ran"] == 2 and summary["files"]["traces"] == str(tmp_path / "out" / "traces")
+    records = [json.loads(line) for line in (tmp_path / "out" / "cells.jsonl").read_text().splitlines()]
+    for record in records:
+        assert record["error"] is None and record["trace"] == str(tmp_path / "out" / "traces" / f"{record['key']}.parquet")
+        table, meta = read_trace(record["trace"])
+        assert meta["engine"] == "physx" and table.num_rows == 25  # 0.5 s at the Ant's 50 Hz, one env
+    with pytest.raises(SpecError, match="record: expected true or false"):
+        load_spec({**spec, "record": "yes"})

@@ -25,7 +25,7 @@ METRICS = ("forward_velocity", "lateral_velocity", "yaw_rate", "fall_fraction", 
 def record_of(cell: Mapping[str, Any], error: str | None = None, wall: float = 0.0) -> dict[str, Any]:
     """A cell's record before (or without) a result: its key, its parameters flat (checkpoint, label, target,
     seed, command, each perturbation's value), the full parameters under ``cell``, ``error`` and the wall time."""
-    params = {k: v for k, v in cell.items() if k not in ("key", "label", "inputs")}
+    params = {k: v for k, v in cell.items() if k not in ("key", "label", "inputs", "trace")}
     return {
         "key": cell["key"],
         "checkpoint": cell["checkpoint"],
@@ -36,6 +36,7 @@ def record_of(cell: Mapping[str, Any], error: str | None = None, wall: float = 0
         **{name: cell["perturbation"][name] for name in PERTURBATIONS},
         **{m: None for m in METRICS},
         "error": error,
+        "trace": cell.get("trace"),
         "wall_seconds": wall,
         "cell": params,
     }
@@ -74,7 +75,7 @@ def _replay(cell: Mapping[str, Any]) -> Any:
         asset=cell.get("asset"), num_envs=int(cell["num_envs"]), seconds=float(cell["seconds"]),
         command=cell["command"], seed=int(cell["seed"]), progress=False,
         settings=None if inputs else cell.get("settings") or None, perturbation=cell["perturbation"], device=device,
-        inputs=inputs,
+        inputs=inputs, record=cell.get("trace"),
     )  # fmt: skip
 
 

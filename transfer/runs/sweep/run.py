@@ -27,7 +27,7 @@ from transfer.runs.sweep.spec import load_spec
 __all__ = ["FILES", "WORKER_CALLS", "RayUnavailable", "SweepError", "check_out", "read_records", "sweep"]
 
 FILES = {"cells": "cells.jsonl", "spec": "spec.json", "summary": "summary.json", "heatmap": "heatmap.png",
-         "marker": ".transfer-sweep"}
+         "marker": ".transfer-sweep", "traces": "traces"}
 MARKER = "transfer-sweep/1"
 """The first line of ``.transfer-sweep``: the folder is a sweep's own (``--resume`` takes no other), and the file a
 running sweep holds locked (a second sweep into the folder is refused)."""
@@ -180,6 +180,8 @@ def sweep(
     for line in bad if progress is not False else ():
         print(f"warning: {out / FILES['cells']} {line}; skipped (its cell runs again)", file=stream)
     todo = [c for c in plan.cells if c["key"] not in done or done[c["key"]].get("error")]
+    if plan.spec.get("record"):  # each cell's trace under OUT/traces, named by its key
+        todo = [{**c, "trace": str(out / FILES["traces"] / f"{c['key']}.parquet")} for c in todo]
     start = time.perf_counter()
     on_ray = not in_process and bool(todo)
     started = False
@@ -188,6 +190,8 @@ def sweep(
     try:
         out.mkdir(parents=True, exist_ok=True)
         with _claimed(out):
+            if plan.spec.get("record"):
+                (out / FILES["traces"]).mkdir(exist_ok=True)
             _write_json(out / FILES["spec"], plan.spec)
             _run_cells(todo, out / FILES["cells"], done, plan.spec["device"] if on_ray else None, progress,
                        len(plan.cells))  # fmt: skip
@@ -201,7 +205,7 @@ def sweep(
         "ran": len(todo), "skipped": len(plan.cells) - len(todo),
         "failed": sum(1 for c in plan.cells if (done.get(c["key"]) or {}).get("error")),
         "wall_seconds": time.perf_counter() - start, "unreadable_lines": len(bad),
-        "files": {name: str(out / file) for name, file in FILES.items()},
+        "files": {name: str(out / file) for name, file in FILES.items() if name != "traces" or plan.spec["record"]},
     }  # fmt: skip
     summary = summarize(plan, done, **facts)
     heatmap(summary, out / FILES["heatmap"])

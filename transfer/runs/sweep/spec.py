@@ -38,7 +38,9 @@ __all__ = [
     "load_spec",
 ]
 
-SPEC_KEYS = ("checkpoints", "targets", "seeds", "num_envs", "seconds", "commands", "perturbations", "device")
+SPEC_KEYS = (
+    "checkpoints", "targets", "seeds", "num_envs", "seconds", "commands", "perturbations", "device", "record",
+)  # fmt: skip
 CHECKPOINT_KEYS = ("path", "source", "config", "asset", "settings", "name")
 KEY_FIELDS = (
     "checkpoint", "source", "config", "asset", "settings", "target", "seed", "num_envs", "seconds", "command",
@@ -158,6 +160,7 @@ def load_spec(spec: str | Path | Mapping[str, Any]) -> Plan:
         "commands": _commands(data.get("commands"), _where(source, "commands")),
         "perturbations": _perturbations(data.get("perturbations") or {}, _where(source, "perturbations")),
         "device": _device(data.get("device", "cpu"), _where(source, "device")),
+        "record": _record(data.get("record", False), _where(source, "record")),
     }
     per_checkpoint = _grid_size(spec_out)
     if per_checkpoint > MAX_CELLS:  # before any checkpoint is resolved or a cell built
@@ -245,6 +248,19 @@ def _grid_size(spec: Mapping[str, Any]) -> int:
     for values in spec["perturbations"].values():
         n *= len(values)
     return n
+
+
+def _record(value: Any, where: str) -> bool:
+    """Whether every cell writes its trace (``OUT/traces/<key>.parquet``); pyarrow must be there to write them."""
+    if not isinstance(value, bool):
+        raise SpecError(f"{where}: expected true or false (every cell writes its trace), got {value!r}")
+    if value:
+        import importlib.util
+
+        if importlib.util.find_spec("pyarrow") is None:
+            raise SpecError(f"{where}: traces are Parquet files and pyarrow is not installed: pip install "
+                            "'transfer[traces]' (or drop record)")  # fmt: skip
+    return value
 
 
 def _device(value: Any, where: str) -> str:
