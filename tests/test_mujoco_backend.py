@@ -262,7 +262,7 @@ def test_a_usd_robot_without_mjcf_steps_as_the_model_newton_builds_of_it(tmp_pat
     from transfer.backends.mujoco import from_usd
     from transfer.orders import resolve_ordering
 
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(from_usd, "_cache_root", lambda: tmp_path / "cache")  # (not XDG_CACHE_HOME: Warp's own)
     usd = Path(__file__).resolve().parents[1] / "transfer/data/quadruped.usda"
     order = resolve_ordering(usd, "mjwarp")
     scene = SceneDescription(ground=DEFAULT_GROUND, spawn_height=0.5)

@@ -428,13 +428,12 @@ class PolicyEnv:
             self.art.set_joint_position_target(targets, joint_ids=self._target_ids)
         if self._delayed is None:
             self.art.step(t.sim_dt, t.decimation)
-        for _ in range(t.decimation if self._delayed is not None else 0):
-            # the target commanded action_delay physics steps ago reaches the joints
-            slots = len(self._delayed)
-            self._delayed[self._head] = targets
-            self._head = (self._head + 1) % slots
-            self.art.set_joint_position_target(self._delayed[self._head], joint_ids=self._target_ids)
-            self.art.step(t.sim_dt)
+        else:
+            for _ in range(t.decimation):  # the target commanded action_delay physics steps ago reaches the joints
+                self._delayed[self._head] = targets
+                self._head = (self._head + 1) % len(self._delayed)
+                self.art.set_joint_position_target(self._delayed[self._head], joint_ids=self._target_ids)
+                self.art.step(t.sim_dt)
         self.steps += 1
         self.episode_steps += 1
         self._fresh = True

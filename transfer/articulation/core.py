@@ -389,11 +389,12 @@ class Articulation:
         if not self._backend.publish_on_step:
             if self._actuators is None:
                 self._backend.steps(count, dt)  # nothing to compute between them: the backend's own loop
-            for _ in range(count if self._actuators is not None else 0):
-                self._actuate()  # an actuator model's efforts, from the state of each physics step
-                self._plan.launch("effort")
-                self._setters["effort"](self._backend_commands["effort"])
-                self._backend.step(dt)
+            else:
+                for _ in range(count):
+                    self._actuate()  # an actuator model's efforts, from the state of each physics step
+                    self._plan.launch("effort")
+                    self._setters["effort"](self._backend_commands["effort"])
+                    self._backend.step(dt)
             self._invalidate()
             return
         self._last_step = self._step_call(float(dt))

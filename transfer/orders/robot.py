@@ -29,7 +29,8 @@ class Robot(os.PathLike):
     usd: Path
     file: Path | None = None
     """The robot's own MJCF/URDF (an engine that steps the robot's own file, MuJoCo, opens it)."""
-    _orders: dict[Any, Any] = field(default_factory=dict, repr=False)
+    _memo: dict[Any, Any] = field(default_factory=dict, repr=False)
+    """What each read returned, by what it was asked (an order, the base, the spawn geometry)."""
 
     @classmethod
     def of(cls, asset: Any) -> Robot:
@@ -84,27 +85,27 @@ class Robot(os.PathLike):
         from transfer.orders import resolve_ordering
 
         key = (tuple(convention) if isinstance(convention, list) else convention, root)
-        if key not in self._orders:
-            self._orders[key] = resolve_ordering(self.topology, convention, root)
-        return self._orders[key]
+        if key not in self._memo:
+            self._memo[key] = resolve_ordering(self.topology, convention, root)
+        return self._memo[key]
 
     def holds_base(self, convention: Any) -> bool:
         """Whether the engine of ``convention`` holds the root link to the world (:func:`transfer.orders.holds_base`)."""
         from transfer.orders import holds_base
 
         key = ("holds_base", convention)
-        if key not in self._orders:
-            self._orders[key] = holds_base(self.topology, convention)
-        return self._orders[key]
+        if key not in self._memo:
+            self._memo[key] = holds_base(self.topology, convention)
+        return self._memo[key]
 
     def spawn_geometry(self, root_body: str) -> tuple[float, float | None]:
         """``(root_z, lowest_z)`` at the authored pose (:func:`transfer.orders.usd.spawn_geometry`)."""
         from transfer.orders.usd import spawn_geometry
 
         key = ("spawn", root_body)
-        if key not in self._orders:
-            self._orders[key] = spawn_geometry(self.usd, root_body)
-        return self._orders[key]
+        if key not in self._memo:
+            self._memo[key] = spawn_geometry(self.usd, root_body)
+        return self._memo[key]
 
     @cached_property
     def collider_corners(self) -> dict[str, list[tuple[float, float, float]]]:

@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["EXPORT_VERSION", "usd_as_mjcf"]
+__all__ = ["EXPORT_VERSION", "is_export", "usd_as_mjcf"]
 
 EXPORT_VERSION = 2
 """Bumped when what :func:`usd_as_mjcf` writes changes (an old file in the cache is then not reused)."""
@@ -33,6 +33,11 @@ EXPORT_VERSION = 2
 def _cache_root() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
     return Path(base) / "transfer" / "mujoco-from-usd"
+
+
+def is_export(path: Path) -> bool:
+    """Whether ``path`` is a file :func:`usd_as_mjcf` wrote (in its cache)."""
+    return path.resolve().parent.parent == _cache_root().resolve()
 
 
 def _key(usd: Path) -> str:
@@ -104,32 +109,29 @@ def _contacts(spec: Any, self_collisions: bool) -> None:
 
 
 def _rename(spec: Any, joint_labels: list[str], body_labels: list[str], usd: Path) -> None:
-    """Joints, bodies and actuators named by their prims' own names (Newton names them by path)."""
+    """Joints, bodies and actuators named by their prims' own names (Newton names them by path), and every
+    reference to them renamed alike (actuators, contact exclusions, equality constraints)."""
+    renamed: dict[str, str] = {}
     for kind, items, labels in (("joint", spec.joints, joint_labels), ("body", spec.bodies, body_labels)):
         short = {label.replace("/", "_"): label.rsplit("/", 1)[-1] for label in labels}
-        renamed: dict[str, list[str]] = {}
+        by_name: dict[str, list[str]] = {}
         for item in items:
             if item.name in short:
-                renamed.setdefault(short[item.name], []).append(item.name)
-        twice = {name: paths for name, paths in renamed.items() if len(paths) > 1}
+                by_name.setdefault(short[item.name], []).append(item.name)
+        twice = {name: paths for name, paths in by_name.items() if len(paths) > 1}
         if twice:
             name, paths = next(iter(twice.items()))
             raise ValueError(f"{usd}: {len(paths)} {kind} prims are named {name!r} ({', '.join(paths)}); the MuJoCo "
                              "backend names each by its prim's name: rename them apart in the USD")  # fmt: skip
-        old_names = {}
         for item in items:
             if item.name in short:
-                old_names[item.name] = short[item.name]
-                item.name = short[item.name]
-        if kind == "joint":
-            for act in spec.actuators:
-                act.target = old_names.get(act.target, act.target)
-                act.name = act.target if not act.name else act.name
-            for eq in spec.equalities:  # a closed loop's constraint names its joints (or bodies, below)
-                eq.name1, eq.name2 = old_names.get(eq.name1, eq.name1), old_names.get(eq.name2, eq.name2)
-        else:
-            for pair in spec.excludes:  # the contact exclusions Newton writes name bodies
-                pair.bodyname1 = old_names.get(pair.bodyname1, pair.bodyname1)
-                pair.bodyname2 = old_names.get(pair.bodyname2, pair.bodyname2)
-            for eq in spec.equalities:
-                eq.name1, eq.name2 = old_names.get(eq.name1, eq.name1), old_names.get(eq.name2, eq.name2)
+                old, item.name = item.name, short[item.name]
+                renamed[old] = item.name
+    new = lambda name: renamed.get(name, name)  # noqa: E731
+    for act in spec.actuators:
+        act.target = new(act.target)
+        act.name = act.name or act.target
+    for pair in spec.excludes:  # the contact exclusions Newton writes name bodies
+        pair.bodyname1, pair.bodyname2 = new(pair.bodyname1), new(pair.bodyname2)
+    for eq in spec.equalities:  # a closed loop's constraint names its joints or bodies
+        eq.name1, eq.name2 = new(eq.name1), new(eq.name2)

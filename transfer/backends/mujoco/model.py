@@ -183,7 +183,9 @@ def build_model(asset: str | os.PathLike, scene: SceneDescription, *, drives: bo
     except Exception as exc:  # MuJoCo's parser: ValueError with its own message
         raise ValueError(f"{source}: MuJoCo cannot read it: {exc}") from None
     notes: list[str] = []
-    if "mujoco-from-usd" in source.parts:
+    from transfer.backends.mujoco.from_usd import is_export
+
+    if is_export(source):
         notes.append(f"the robot read from its USD as the MuJoCo model Newton builds of it ({source})")
     _settings(spec, dict(scene.settings_for("mujoco")))
     if scene.gravity is not None:
