@@ -562,6 +562,7 @@ def test_an_error_quoting_a_files_content_reaches_the_terminal_escaped(tmp_path,
     ("setting", "match"),
     [
         ("newton.solver_options={iterations: 0}", r"solver_options.iterations: expected an integer in \[1, 10000\]"),
+        ("newton.solver_options.iterations=0", r"solver_options.iterations: expected an integer in \[1, 10000\]"),
         ("newton.solver_options={ls_iterations: 100000000}", r"ls_iterations: expected an integer in \[1, 10000\]"),
         ("mujoco.iterations=0", r"mujoco.iterations: expected an integer in \[1, 10000\], got 0"),
         ("trained_on=mujoco", "--set trained_on=mujoco contradicts policy.pt: .* says it was trained on physx"),

@@ -328,6 +328,8 @@ class Task:
             for part in parts[:-1]:
                 if node.get(part) is None and part in ("ground",):
                     node[part] = GroundMaterial().to_dict()
+                elif node.get(part) is None and node is not data and parts[0] in backend_names():
+                    node[part] = {}  # a mapping an engine's settings hold unset (newton.solver_options.iterations)
                 if not isinstance(node.get(part), dict):
                     raise TaskError(f"{where}: {key!r}: {part!r} is not a mapping of settings")
                 node = node[part]
