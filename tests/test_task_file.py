@@ -141,7 +141,7 @@ def test_listed_orders_are_each_conventions_and_permutations_of_one_another(spec
         assert sorted(listed["physx"]) == sorted(listed["mjwarp"])
     else:  # the engines list different joints: the file says so
         assert any("lists other joints than physx's" in n for n in result.notes), result.notes
-    for convention in orders:
+    for convention in (c for c in orders if orders[c]):  # an engine that lists no joint (a free D6) has no task
         task = result.task.with_convention(convention).with_joint_names(orders[convention])
         assert task.joint_names == orders[convention] and set(task.default_joint_pos) == set(orders[convention])
         assert task.observation_size(len(orders[convention])) == 12 + 3 * len(orders[convention])
