@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from transfer._arrays import host
 from transfer._rotations import rotation_matrices
 from transfer.env import MAX_BUFFER_BYTES
 
@@ -142,23 +143,23 @@ class Recorder:
             raise ValueError(f"the recorder was made for {self.steps} policy steps; step {self.k + 1} is one more")
         env, art, a, k = self.env, self.art, self.arrays, self.k
         d = art.data
-        q, qd = d.joint_pos.numpy(), d.joint_vel.numpy()
-        target, vel_target = art.joint_position_target.numpy(), art.joint_velocity_target.numpy()
+        q, qd = host(d.joint_pos), host(d.joint_vel)
+        target, vel_target = host(art.joint_position_target), host(art.joint_velocity_target)
         a["position"][k], a["velocity"][k], a["target"][k], a["action"][k] = q, qd, target, action
         limit = self._effort_limit
         raw = self._kp * (target - q) + self._kd * (vel_target - qd)
         effort = np.clip(raw, -limit, limit)
         saturated = np.abs(raw) >= limit * (1 - 1e-6)
         if self._explicit.any():
-            applied = art.applied_effort.numpy()
+            applied = host(art.applied_effort)
             effort[:, self._explicit] = applied[:, self._explicit]
             saturated[:, self._explicit] = (np.abs(applied) >= self._limits * (1 - 1e-4))[:, self._explicit]
         a["effort"][k], a["saturated"][k] = effort, saturated
-        a["base"][k] = np.concatenate([d.root_pos_w.numpy(), d.root_quat_w.numpy(), d.root_lin_vel_w.numpy(),
-                                       d.root_ang_vel_w.numpy()], axis=1)  # fmt: skip
+        a["base"][k] = np.concatenate([host(d.root_pos_w), host(d.root_quat_w), host(d.root_lin_vel_w),
+                                       host(d.root_ang_vel_w)], axis=1)  # fmt: skip
         if self.feet:
             feet, p = self.feet, self.points
-            pos, rot = d.body_pos_w.numpy()[:, feet], rotation_matrices(d.body_quat_w.numpy()[:, feet])
+            pos, rot = host(d.body_pos_w)[:, feet], rotation_matrices(host(d.body_quat_w)[:, feet])
             world = pos[:, :, None, :] + np.einsum("efij,fkj->efki", rot, p[..., :3])  # (envs, feet, k, 3)
             world[..., 2] -= p[..., 3]  # each point's lowest: its radius below it
             low = world[..., 2].argmin(axis=-1)  # (envs, feet)
