@@ -585,3 +585,13 @@ def test_a_newton_solver_option_the_solver_lacks_is_named_with_the_ones_it_has(c
     err = refused(capsys, "replay", QUADRUPED, "--target", "newton", "--set", "newton.solver_options={bogus_option: 1}",
                   "--seconds", "0.1")  # fmt: skip
     assert "['bogus_option'] are not options of SolverMuJoCo" in err and "'ls_iterations'" in err
+
+
+@pytest.mark.engines
+def test_a_runs_warnings_go_to_stderr_and_its_table_alone_to_stdout(capsys):
+    """Issue 31: a replay's warnings (here a spawn that puts the feet into the ground) were printed on stdout after
+    the table, mixed with the results a script reads; they go to stderr, as errors do."""
+    pytest.importorskip("ovphysx")
+    assert main(["replay", str(QUADRUPED), "--target", "physx", "--seconds", "0.5", "--set", "spawn_height=0.36"]) == 0
+    out, err = capsys.readouterr()
+    assert "warning: spawn_height 0.36 m puts" in err and "warning" not in out and "fwd m/s" in out

@@ -219,14 +219,15 @@ def run_replay(cmd: Replay) -> int:
         r = results[0]
         print(f"{Path(r.checkpoint).name} on {r.asset}: {r.num_envs} env(s), {r.seconds:.1f} s, command {r.command}")
         print_table(rows)
-        if r.baseline:
-            print(f"warning: {shown(r.baseline)}")
     else:
         row = rows[0]
         print_table([row])
-    if not cmd.json:
-        for warning in dict.fromkeys(w for r in results for w in r.warnings):
-            print(f"warning: {shown(warning)}")
+    warnings = [results[0].baseline] if cmd.compare and results[0].baseline else []
+    warnings += dict.fromkeys(w for r in results for w in r.warnings)
+    if warnings and not cmd.json:  # on stderr, after the table: stdout holds the results alone
+        sys.stdout.flush()
+        for warning in warnings:
+            print(f"warning: {shown(warning)}", file=sys.stderr)
     if cmd.plot is not None:
         sys.stdout.flush()
         print(f"plot: {cmd.plot}", file=sys.stderr)
