@@ -360,7 +360,7 @@ def input_jobs_outside_the_layer(trees: dict[str, ast.AST] | None = None) -> lis
 def test_no_function_of_the_input_layers_job_outside_it():
     """Issue 29: every command's checkpoint, task, config, run folder and robot are resolved by
     :data:`INPUT_LAYER` (``resolve_inputs``, ``resolve_task``, ``locate_checkpoint``, ``open_policy``,
-    ``robot_asset``) and handed down; a synthetic module doing it itself is caught."""
+    ``Robot.of``) and handed down; a synthetic module doing it itself is caught."""
     assert input_jobs_outside_the_layer() == []
     sneaky = ast.parse("def f(p):\n    from transfer.formats import load_policy\n    import transfer.task as t\n"
                        "    return load_policy(p), t.load_task(p)\n")  # fmt: skip

@@ -2,7 +2,7 @@
 
 A run names its robot once (``--asset``, a task's or a checkpoint's ``asset``); the input layer turns that into a
 :class:`Robot` (:meth:`Robot.of`: located, an MJCF/URDF converted to the USD the engines open) and hands the value
-down: :class:`transfer.env.PolicyEnv`, :func:`transfer.open_articulation` and the spawn rules read the stage,
+down: :class:`transfer.env.PolicyEnv`, :func:`transfer.open_articulation` and the spawn rules read the
 topology, orders, base and collision geometry from it, and each is read from the file at most once per value
 (the composed stage itself is :func:`transfer.orders.usd.read_file`'s, shared by every value of the same file and
 checked against the file's layers).
@@ -61,17 +61,6 @@ class Robot(os.PathLike):
     def given(self) -> Path:
         """The robot file as the user gave it: the MJCF/URDF source, else the USD."""
         return self.file or self.usd
-
-    @property
-    def name(self) -> str:
-        return self.given.name
-
-    @cached_property
-    def stage(self) -> Any:
-        """The composed ``Usd.Stage`` (shared with every reader of the same file)."""
-        from transfer.orders.usd import file_stage
-
-        return file_stage(self.usd)
 
     @cached_property
     def topology(self) -> Any:

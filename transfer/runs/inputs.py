@@ -1,16 +1,13 @@
-"""The input layer: a checkpoint, its config, asset and source turned into the task and the joint orders.
+"""The input layer: a checkpoint, its config, asset and source turned into the task, the robot and the joint orders.
 
-Every run that starts from a checkpoint (replay, verify, convert, sweep) resolves its inputs here, once:
-:func:`resolve_inputs` reads the checkpoint's own metadata (written by ``transfer convert``/``train``, or an
-mjlab export's), an Isaac Lab run folder, or a task file / Newton policy YAML given with ``--config``; settles the
-asset (USD, or MJCF/URDF through the converters: :func:`robot_asset`); and says the checkpoint's joint order
-(:class:`Inputs`). :func:`native_backend` names the engine it was trained on; :func:`parse_source` reads ``--source``.
-
-The two runs that do not start from a checkpoint to replay take what they share from here and from below:
-``train`` starts from a task file and opens its robot through :func:`robot_asset`; ``info`` (floor 5,
-:mod:`transfer.formats.info`) only describes a checkpoint, never resolves its order against a target, and reads
-an Isaac Lab run folder with the same :mod:`transfer.task.isaaclab` mapping and asset conversion as
-:func:`resolve_inputs` (one test holds the two to the same metadata).
+Every command resolves its inputs here, once. :func:`resolve_inputs` (replay, verify, convert, info, sweep) reads the
+checkpoint's own metadata (written by ``transfer convert``/``train``, or an mjlab export's), an Isaac Lab run
+folder, or a task file / deploy config / Newton policy YAML given with ``--config``; reads the robot once
+(:meth:`~transfer.orders.robot.Robot.of`: USD, or MJCF/URDF through the converters); and says the checkpoint's joint
+order (:class:`Inputs`). ``load=False`` describes the checkpoint without loading its weights (convert, info).
+:func:`resolve_task` is ``train``'s (a task file and its robot), :func:`locate_checkpoint` the file a run folder
+names, :func:`open_policy` a policy for its sizes alone (``transfer task``). :func:`native_backend` names the engine
+a checkpoint was trained on; :func:`parse_source` reads ``--source``.
 """
 
 from __future__ import annotations
@@ -36,7 +33,6 @@ __all__ = [
     "parse_source",
     "resolve_inputs",
     "resolve_task",
-    "robot_asset",
     "without_listed_order",
 ]
 
@@ -140,12 +136,6 @@ def parse_source(source: str | Sequence[str] | None) -> Any:
         ) from None
 
 
-def robot_asset(given: str | Path) -> Robot:
-    """The robot the asset ``given`` names (a path or ``<package>:<name>``; MJCF/URDF converted through
-    :func:`transfer.assets.resolve_asset`), read once: :meth:`Robot.of`."""
-    return Robot.of(given)
-
-
 def open_policy(checkpoint: str | Path) -> Any:
     """The policy in the file ``checkpoint``, for a command that needs only the network (``transfer task`` checks
     its sizes): :func:`transfer.formats.load_policy`."""
@@ -179,7 +169,7 @@ def resolve_task(task: str | Path, asset: str | Path | None = None) -> tuple[Any
             f"{task}: the task names no asset; add `asset: ROBOT.usd` to the task file, or give the robot's USD file "
             "with --asset (asset= in the API)"
         )
-    return spec, robot_asset(given)
+    return spec, Robot.of(given)
 
 
 def resolve_inputs(
@@ -255,7 +245,7 @@ def _resolve(checkpoint: str | Path, source: Any, config: Any, asset: Any, load:
         label = "explicit list"
     if asset is None and task.asset is None:
         raise ReplayError(f"--asset is needed: {config} names no asset for the robot (a USD, MJCF or URDF file)")
-    robot = robot_asset(asset if asset is not None else task.asset)
+    robot = Robot.of(asset if asset is not None else task.asset)
     return Inputs(policy, task, robot, checkpoint_order(parsed, robot.file), label)
 
 
@@ -284,7 +274,7 @@ def _inputs_from_deploy(policy: Any, config: Any, parsed: Any, asset: Any) -> In
     if given is None:
         raise ReplayError(config.asset_problem or f"--asset is needed: {where} names no robot file (the robot's USD, "
                           "MJCF or URDF)")  # fmt: skip
-    robot = robot_asset(given)
+    robot = Robot.of(given)
     if parsed is None and config.kind == "legged_gym":
         parsed = OrderingConvention.MUJOCO  # Isaac Gym's order of the URDF, which the MJCF repeats
     if parsed is None:
@@ -332,7 +322,7 @@ def _inputs_from_run(path: str | Path, source: Any, config: Any, asset: Any, loa
             from transfer.assets import locate_asset
 
             asset = locate_asset(task.asset)
-    robot = robot_asset(run.asset_path(asset))
+    robot = Robot.of(run.asset_path(asset))
     notes: list[str] = []
     if config is None:
         order = parsed.value if isinstance(parsed, OrderingConvention) else tuple(parsed)
@@ -358,10 +348,10 @@ def _inputs_from_metadata(policy: Any, meta: dict[str, Any], source: Any, config
             f"--asset is needed: {name}'s metadata names no asset for the robot (convert it with --asset to store one)"
         )
     if asset is not None:
-        robot = robot_asset(asset)
+        robot = Robot.of(asset)
     else:
         try:
-            robot = robot_asset(str(hint))
+            robot = Robot.of(str(hint))
         except FileNotFoundError as exc:
             raise FileNotFoundError(
                 f"{exc} (named by {name}'s metadata); pass --asset with the robot's USD file"
