@@ -11,6 +11,10 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -284,6 +288,13 @@ def test_a_usd_robot_without_mjcf_steps_as_the_model_newton_builds_of_it(tmp_pat
     monkeypatch.setattr(from_usd, "_export", lambda usd: calls.append(usd) or "")
     _backend(usd, scene=scene).close()
     assert calls == []  # read from the cache
+    # A fresh process that finds the export cached never imports Newton (issue 33: its import alone takes ~3 s).
+    xdg = tmp_path / "xdg"
+    shutil.copytree(tmp_path / "cache", xdg / "transfer" / "mujoco-from-usd")
+    probe = "import sys; from transfer.backends.mujoco.model import robot_file; print(robot_file(sys.argv[1]).name, 'newton' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", probe, str(usd)], env={**os.environ, "XDG_CACHE_HOME": str(xdg)},
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    assert done.stdout.split() == ["quadruped.xml", "False"], done.stderr
 
 
 @pytest.mark.engines

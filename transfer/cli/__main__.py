@@ -1,8 +1,6 @@
 """``python -m transfer.cli``: the console script's own supervision (:func:`transfer.cli.entry`: a native crash
 named in one line, a ``TMPDIR`` of the run's own removed afterwards), the child running :func:`transfer.cli.main`."""
 
-import sys
+from transfer.cli import entry, finish
 
-from transfer.cli import entry
-
-sys.exit(entry())
+finish(entry())

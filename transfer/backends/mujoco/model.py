@@ -58,14 +58,14 @@ def robot_file(asset: str | os.PathLike) -> Path:
     source = source_of(path)
     if source is not None:
         return source
-    try:
-        import newton  # noqa: F401
-    except ImportError:
+    from importlib.util import find_spec
+
+    if find_spec("newton") is None:  # not imported here: a cached export needs no Newton (its import takes ~3 s)
         raise ValueError(
             f"{path}: a USD file with no MJCF of its own; the MuJoCo backend reads such a robot through the MuJoCo "
             "model Newton builds from it, and Newton is not installed (pip install 'transfer[newton]'). Or give "
             "--asset ROBOT.xml (or .urdf)."
-        ) from None
+        )
     from transfer.backends.mujoco.from_usd import usd_as_mjcf
 
     return usd_as_mjcf(path)
