@@ -31,7 +31,10 @@ def test_the_native_value_is_tried_first_and_only_where_the_target_differs():
     task = _task()
     same = candidates(task, task, "physx", {})
     assert not [c for c in same if c.label == AS_NATIVE]
-    assert {c.factor for c in same} == set(FACTORS)
+    assert {c.factor for c in same} == set(FACTORS) - {"velocity_limit"}  # no task sets one: nothing to vary
+    limited = candidates(task, task.with_settings({"velocity_limit": {".*": 2.0}}), "physx", {})
+    assert [(c.label, c.lines()) for c in limited if c.factor == "velocity_limit"] == [
+        (AS_NATIVE, ["--set velocity_limit=null"])]
     wrong = task.with_settings({"armature": {".*": 0.2}})
     tried = candidates(task, wrong, "physx", {"action_delay": 3})
     armature = [c for c in tried if c.factor == "armature"]
@@ -54,8 +57,9 @@ def test_quality_is_one_for_the_native_run_and_falls_with_speed_and_falls():
 @pytest.mark.engines
 @pytest.mark.parametrize(
     ("wrong", "factor"),
-    [(["--set", "stiffness={'.*': 5}"], "actuators"), (["--perturb", "action_delay=12"], "action_delay")],
-    ids=["gains", "delay"],
+    [(["--set", "stiffness={'.*': 5}"], "actuators"), (["--perturb", "action_delay=12"], "action_delay"),
+     (["--set", "velocity_limit={'.*': 1.5}"], "velocity_limit")],
+    ids=["gains", "delay", "velocity-limit"],
 )
 def test_diagnose_ranks_the_wrong_factor_first_and_its_lines_restore_the_walk(wrong, factor, capsys, tmp_path):
     pytest.importorskip("ovphysx")

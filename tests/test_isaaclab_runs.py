@@ -568,6 +568,21 @@ def test_patterns_gains_scales_and_limits_are_expanded_the_isaac_lab_way(tmp_pat
     assert task.observation_size(12) == 3 * 4 + 12 * 2 + 8
 
 
+def test_velocity_limit_sim_is_the_engines_limit_and_an_implicit_velocity_limit_alone_is_dropped(tmp_path, anymal):
+    """Isaac Lab hands ``velocity_limit_sim`` to the engine; an implicit group's ``velocity_limit`` without it is
+    dropped (its test_implicit_actuator_init_velocity_limits: the asset's stands); a limit on some joints only
+    is not applied (a task's covers every joint)."""
+    env = isaaclab_env()
+    legs = env["scene"]["robot"]["actuators"]["legs"]
+    assert legs["velocity_limit"] == 7.5 and legs["velocity_limit_sim"] is None
+    assert _task(tmp_path, env, anymal).velocity_limit is None
+    legs["velocity_limit_sim"] = 8.0
+    assert set(_task(tmp_path, env, anymal).velocity_limit.values()) == {8.0}
+    legs.update(joint_names_expr=[".*HAA", ".*HFE"])
+    env["scene"]["robot"]["actuators"]["knees"] = {**legs, "joint_names_expr": [".*KFE"], "velocity_limit_sim": None}
+    assert _task(tmp_path, env, anymal).velocity_limit is None
+
+
 def test_histories_per_entry_scales_offsets_and_clips_map_as_isaac_lab_applies_them(tmp_path, anymal):
     env = isaaclab_env()
     env = _with(env, "observations.policy.base_ang_vel.history_length", 3)

@@ -272,3 +272,29 @@ def test_a_delay_line_too_large_for_memory_is_refused_before_it_is_allocated():
     policy = Path(__file__).resolve().parents[1] / "checkpoints/quadruped_flat_physx/exported/policy.pt"
     with pytest.raises(ValueError, match=r"the action delay would take 44.7 GiB for 1 envs \(at most 2 GiB\)"):
         replay(policy, "physx", seconds=1e7, progress=False, perturbation={"action_delay": 10**9})
+
+
+@pytest.mark.engines
+def test_a_velocity_limit_binds_on_physx_and_is_said_not_to_act_on_mujoco(tmp_path):
+    """A task's ``velocity_limit`` (Isaac Lab's ``velocity_limit_sim``) bounds every joint's speed on PhysX, where
+    the demo's joints otherwise pass it; MuJoCo has no joint velocity limit, and the replay there says so."""
+    pytest.importorskip("ovphysx")
+    pytest.importorskip("pyarrow")
+    import numpy as np
+    import pandas as pd
+
+    demo = Path(__file__).resolve().parents[1] / "checkpoints/quadruped_flat_physx/exported/policy.pt"
+    peaks = {}
+    for limit in (None, 2.0):
+        settings = {} if limit is None else {"velocity_limit": {".*": limit}}
+        out = tmp_path / f"{limit}.parquet"
+        replay(demo, "physx", seconds=1.5, settings=settings, record=out, progress=False)
+        frame = pd.read_parquet(out)
+        speeds = np.abs(frame[[c for c in frame if c.startswith("velocity.")]].to_numpy())
+        peaks[limit] = (float(np.percentile(speeds, 99)), float(speeds.max()))
+    assert peaks[None][0] > 4.0, peaks  # the unlimited walk moves its joints far faster than the limit
+    # PhysX clamps the speeds in its solver; contacts after it overshoot a little (measured: 99 % <= 2.07, max 2.48)
+    assert peaks[2.0][0] <= 2.0 * 1.05 and peaks[2.0][1] <= 2.0 * 1.3, peaks
+    pytest.importorskip("mujoco")
+    result = replay(demo, "mujoco", seconds=0.3, settings={"velocity_limit": {".*": 2.0}}, progress=False)
+    assert any("enforces no joint velocity limit" in w for w in result.warnings), result.warnings

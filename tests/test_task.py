@@ -537,6 +537,7 @@ def test_newton_asset_token_resolves_without_importing_newton():
         ({"trained_on": "bullet"}, "trained_on: 'bullet' is not a backend"),
         ({"asset": "other.usda"}, "give --asset instead"),
         ({"convention": "physx"}, "give --source instead"),
+        ({"velocity_limit": {".*": 0.0}}, r"velocity_limit: values \{'\.\*': 0\.0\} are not positive"),
     ],
 )
 def test_settings_the_engines_would_not_take_are_refused(change, match):
@@ -545,3 +546,16 @@ def test_settings_the_engines_would_not_take_are_refused(change, match):
     task = load_task("presets/tasks/quadruped_flat_velocity.yaml")
     with pytest.raises(TaskError, match=match):
         task.with_settings(change, where="--set")
+
+
+def test_a_velocity_limit_round_trips_and_expands_per_joint():
+    """``velocity_limit`` (rad/s, every joint or none) is a task field like ``effort_limit``: in the dict form, by
+    pattern, expanded for the asset's joints."""
+    task = load_task("presets/tasks/quadruped_flat_velocity.yaml").with_settings({"velocity_limit": {".*_KFE": 9.0,
+                                                                                                    ".*_H..": 7.5}})
+    assert Task.from_dict(task.to_dict()) == task
+    names = ("LF_HAA", "LF_HFE", "LF_KFE")
+    assert task.with_joint_names(names).velocity_limit == {"LF_HAA": 7.5, "LF_HFE": 7.5, "LF_KFE": 9.0}
+    assert task.with_settings({"velocity_limit": None}).velocity_limit is None
+    with pytest.raises(TaskError, match="NO_SUCH_JOINT"):
+        task.with_settings({"velocity_limit": {"NO_SUCH_JOINT": 1.0}}).with_joint_names(names)

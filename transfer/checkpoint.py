@@ -111,6 +111,8 @@ def build_metadata(
     )
     data = final.to_dict()
     del data["format"]
+    if data["velocity_limit"] is None:  # unset: left out, so that a reader older than the field opens the file
+        del data["velocity_limit"]
     data["sim"] = {"dt": data.pop("sim_dt"), "decimation": data.pop("decimation")}
     data["format"] = CHECKPOINT_FORMAT
     data["body_names"] = None if body_names is None else list(body_names)

@@ -257,6 +257,9 @@ class PolicyEnv:
                 out.append(f"spawn_height {t.spawn_height:g} m puts the default pose's lowest collision geometry "
                            f"{-low:.3f} m into the ground (the base needs {t.spawn_height - low:.3f} m); the robot "
                            "is thrown out of it at the first step: raise spawn_height, or leave it null")  # fmt: skip
+        if t.velocity_limit and not self.art.backend.enforces_velocity_limit:
+            out.append(f"velocity_limit: {self.art.backend.name} enforces no joint velocity limit (the task's "
+                       f"{min(t.velocity_limit.values()):.3g} rad/s and up do not act in this run)")
         return out
 
     def _stand_on_ground(self) -> None:
@@ -273,13 +276,14 @@ class PolicyEnv:
         self.reset()
 
     def _write_joint_properties(self, t: Task, seed: int) -> None:
-        """The task's gains, armature, friction and effort limits by joint name; explicit actuator groups get the
+        """The task's gains, armature, friction, effort and velocity limits by joint name; explicit actuator groups get the
         engine's drive turned off (stiffness 0, damping 0, effort limit :data:`EXPLICIT_EFFORT_LIMIT`) and their
         model installed."""
         art, names, n = self.art, self.art.joint_names, self.num_envs
         values = {"stiffness": t.stiffness, "damping": t.damping, "armature": t.armature, "friction": t.friction}
-        if t.effort_limit:
-            values["effort_limit"] = t.effort_limit
+        for limit in ("effort_limit", "velocity_limit"):
+            if getattr(t, limit):
+                values[limit] = getattr(t, limit)
         rows = {k: np.array([v[j] for j in names], np.float32) for k, v in values.items() if v}
         for kind, value in self._perturbing:
             rows = kind.gains(value, rows, self)

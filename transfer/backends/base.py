@@ -155,6 +155,10 @@ class Backend(ABC):
     """:meth:`body_masses`, :meth:`body_inertias` and :meth:`write_body_masses` are available."""
     supports_contact_forces: ClassVar[bool] = False
     """:meth:`contact_forces` reports the engine's own contact forces."""
+    enforces_velocity_limit: ClassVar[bool] = False
+    """A ``velocity_limit`` written with :meth:`write_joint_properties` bounds the joints' speeds while stepping
+    (PhysX's max joint velocity). Where it is ``False`` the engine has no such limit (MuJoCo, Newton's MuJoCo
+    solvers): the write is kept for the reads and a replay says the limit does not act."""
     supports_cuda_graph: bool = False
     """:meth:`step`, :meth:`publish` and full-width target writes (``env_ids=None``) make no host synchronization
     and keep their array pointers: they may be captured in one CUDA graph. Only ever true on a CUDA device."""

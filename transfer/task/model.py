@@ -66,6 +66,9 @@ FLAT_VELOCITY_OBSERVATION: tuple[ObsTerm, ...] = tuple(
 
 _MAPPING_FIELDS = ("default_joint_pos", "stiffness", "damping", "armature", "friction")
 _NON_NEGATIVE = ("stiffness", "damping", "armature", "friction")
+_LIMITS = {"effort_limit": "an effort limit is > 0 (N·m or N)",
+           "velocity_limit": "a velocity limit is > 0 (rad/s or m/s)"}  # fmt: skip
+"""The optional per-joint limits (``None``: the asset's), each positive."""
 _REQUIRED = ("observation", "action", "default_joint_pos", "sim_dt", "decimation")
 MAX_SIM_DT = 0.05
 """The longest physics step a task may ask for (s): 20 Hz; legged robots train at 200-1000 Hz."""
@@ -79,8 +82,8 @@ MAX_SPAWN_HEIGHT = 10.0
 class Task:
     """What a checkpoint needs from the world, named by joint and body, never by column.
 
-    Mappings (``default_joint_pos``, gains, ``effort_limit``) are keyed by joint name or full-match pattern
-    (:func:`expand_joint_values`); :meth:`with_joint_names` expands them for one asset. ``joint_names``: the order
+    Mappings (``default_joint_pos``, gains, ``effort_limit``, ``velocity_limit``) are keyed by joint name or full-match
+    pattern (:func:`expand_joint_values`); :meth:`with_joint_names` expands them for one asset. ``joint_names``: the order
     the checkpoint's joint vectors follow, when the source lists it; ``convention``: the named convention of
     that order (``physx`` / ``mjwarp`` / ``robot_schema``); ``joint_names_by_convention``: orders a source lists
     for several conventions (Newton's policy YAML lists two), chosen by :meth:`with_convention`.
@@ -108,6 +111,7 @@ class Task:
     armature: Mapping[str, float] = field(default_factory=dict)
     friction: Mapping[str, float] = field(default_factory=dict)
     effort_limit: Mapping[str, float] | None = None
+    velocity_limit: Mapping[str, float] | None = None
     sim_dt: float = 0.005
     decimation: int = 4
     engines: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
@@ -146,11 +150,12 @@ class Task:
             negative = {k: v for k, v in getattr(self, name).items() if v < 0}
             if negative:
                 raise TaskError(f"{name}: negative values {negative}; {name} values are >= 0")
-        if self.effort_limit is not None:
-            put(self, "effort_limit", _values(self.effort_limit, "effort_limit"))
-            bad = {k: v for k, v in self.effort_limit.items() if v <= 0}
-            if bad:
-                raise TaskError(f"effort_limit: values {bad} are not positive; an effort limit is > 0 (N·m or N)")
+        for name, rule in _LIMITS.items():
+            if getattr(self, name) is not None:
+                put(self, name, _values(getattr(self, name), name))
+                bad = {k: v for k, v in getattr(self, name).items() if v <= 0}
+                if bad:
+                    raise TaskError(f"{name}: values {bad} are not positive; {rule}")
         put(self, "sim_dt", _number(self.sim_dt, "sim_dt"))
         if not 0 < self.sim_dt <= MAX_SIM_DT:
             raise TaskError(
@@ -276,8 +281,9 @@ class Task:
         }
         if not expanded["default_joint_pos"] and self.action.use_default_offset:
             raise TaskError(f"default_joint_pos (from {src}): empty, but the action adds the default offset")
-        if self.effort_limit is not None:
-            expanded["effort_limit"] = expand_joint_values(self.effort_limit, names, field="effort_limit", source=src)
+        for name in _LIMITS:
+            if getattr(self, name) is not None:
+                expanded[name] = expand_joint_values(getattr(self, name), names, field=name, source=src)
         expanded["actuators"] = _expand_actuators(self.actuators, names, src)
         action = self.action.expanded(names, src)
         return dataclasses.replace(self, joint_names=names, action=action, **expanded)
@@ -294,7 +300,7 @@ class Task:
             "joint_names": None if self.joint_names is None else list(self.joint_names),
             "convention": self.convention,
             **{f: dict(getattr(self, f)) for f in _MAPPING_FIELDS},
-            "effort_limit": None if self.effort_limit is None else dict(self.effort_limit),
+            **{f: None if getattr(self, f) is None else dict(getattr(self, f)) for f in _LIMITS},
             "sim_dt": self.sim_dt,
             "decimation": self.decimation,
             **{name: _plain(self.engines.get(name, {})) for name in backend_names()},

@@ -93,6 +93,7 @@ class PhysxBackend(Backend):
     supports_partial_reset: ClassVar[bool] = True
     supports_body_velocities: ClassVar[bool] = True
     supports_body_mass: ClassVar[bool] = True
+    enforces_velocity_limit: ClassVar[bool] = True
 
     def __init__(
         self,

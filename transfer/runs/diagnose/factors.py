@@ -11,6 +11,7 @@ the documented range below (docs/diagnose.md):
 ``armature``            0, and 0.01 kg·m² on every joint
 ``joint_friction``      0, and 0.05 on every joint
 ``effort_limit``        the asset's limits (when the task sets its own)
+``velocity_limit``      the asset's limits (when the task sets its own; only PhysX enforces joint velocity limits)
 ``solver``              the target engine's own variations (:func:`transfer.backends.solver_variations`): more and
                         fewer iterations
 ``timing``              half the physics step at twice the decimation (the same policy rate)
@@ -100,11 +101,14 @@ def _joint_value(factor: str, key: str, values: tuple[float, ...]) -> Callable[.
     return make
 
 
-def _effort_limit(n: dict, t: dict, engine: str, p: Mapping[str, Any]) -> list[Candidate]:
-    out = _native("effort_limit", ("effort_limit",), n, t, p, {})
-    if t["effort_limit"] is not None and n["effort_limit"] is not None:
-        out.append(Candidate("effort_limit", "the asset's limits", {"effort_limit": None}))
-    return out
+def _limit(key: str) -> Callable[..., list[Candidate]]:
+    def make(n: dict, t: dict, engine: str, p: Mapping[str, Any]) -> list[Candidate]:
+        out = _native(key, (key,), n, t, p, {})
+        if t[key] is not None and n[key] is not None:
+            out.append(Candidate(key, "the asset's limits", {key: None}))
+        return out
+
+    return make
 
 
 def _solver(n: dict, t: dict, engine: str, p: Mapping[str, Any]) -> list[Candidate]:
@@ -153,7 +157,8 @@ FACTORS: Mapping[str, Callable[..., list[Candidate]]] = MappingProxyType({
     "actuators": _actuators,
     "armature": _joint_value("armature", "armature", (0.0, 0.01)),
     "joint_friction": _joint_value("joint_friction", "friction", (0.0, 0.05)),
-    "effort_limit": _effort_limit,
+    "effort_limit": _limit("effort_limit"),
+    "velocity_limit": _limit("velocity_limit"),
     "solver": _solver,
     "timing": _timing,
     "ground": _ground,
