@@ -297,3 +297,28 @@ finish(3)
     assert done.returncode == 3 and done.stdout == "buffered, no newline"
     assert (tmp_path / "handler").read_text() == "ran" and "logged" in log.read_text()
     assert ("torn down" in done.stderr) is not child, done.stderr
+
+
+def test_a_ctrl_c_while_the_child_is_being_started_stops_it(monkeypatch):
+    """A Ctrl-C that reached the console script while it was starting the child (before the child's process
+    existed) was recorded but never passed on: the run went on to its end and said exit 0. It is the child's now."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    import transfer.cli as cli
+
+    monkeypatch.delenv("TRANSFER_CHILD_PROCESS", raising=False)
+    real = subprocess.Popen
+
+    def popen_after_a_ctrl_c(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGINT)  # handled by entry()'s forwarder, which has no child to hand it to yet
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(subprocess, "Popen", popen_after_a_ctrl_c)
+    monkeypatch.setattr(cli, "_CHILD_COMMAND", [sys.executable, "-c", "import time; time.sleep(60)"])
+    monkeypatch.setattr(sys, "argv", ["transfer", "replay"])
+    started = time.perf_counter()
+    code = cli.entry()
+    assert code in (1, 128 + signal.SIGINT) and time.perf_counter() - started < 30, code

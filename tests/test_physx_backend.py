@@ -517,3 +517,32 @@ def test_import_does_not_load_the_engine():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().splitlines()[-1] == "[]"
+
+
+def test_contact_forces_on_a_standing_robot_carry_its_weight():
+    """Issue 32: PhysX reports the contact force on each link (its contact sensors, read through ovphysx's session
+    API): on the demo quadruped standing still in 2 envs, each env's vertical forces sum to its weight, the feet
+    carry it, the other links nothing; each env reads its own clone."""
+    from transfer.backends.scene import DEFAULT_GROUND, SceneDescription
+
+    path = Path(__file__).resolve().parents[1] / "transfer/data/quadruped.usda"
+    legs = ("LF", "LH", "RF", "RH")
+    pose = {f"{leg}_HFE": 0.5 for leg in legs} | {f"{leg}_KFE": -1.0 for leg in legs}
+    scene = SceneDescription(ground=DEFAULT_GROUND, spawn_height=0.5, joint_positions=pose)
+    with PhysxBackend(path, num_envs=2, drive_stiffness=40.0, drive_damping=2.0, scene=scene) as b:
+        assert b.contact_forces(np.arange(b.num_bodies)).shape == (2, b.num_bodies, 3)  # before a step: all zero
+        b.set_joint_position_target(b.default_joint_pos)
+        for _ in range(600):  # 3 s: settled
+            b.step(0.005)
+        forces = b.contact_forces(np.arange(b.num_bodies))
+        weight = float(b.body_masses().numpy()[0].sum()) * 9.81
+        np.testing.assert_allclose(forces[..., 2].sum(axis=1), weight, rtol=0.02)
+        feet = [b.body_names.index(f"{leg}_SHANK") for leg in legs]
+        others = [i for i in range(b.num_bodies) if i not in feet]
+        assert (forces[:, feet, 2] > 0.1 * weight / 4).all() and np.abs(forces[:, others]).max() < 1e-6
+        pose = b.root_pose().numpy().copy()
+        pose[1, 2] += 3.0
+        b.write_root_pose(wp.array(pose, dtype=wp.float32), wp.array([1], dtype=wp.int32))
+        b.step(0.005)
+        lifted = b.contact_forces(feet)
+        assert np.abs(lifted[1]).max() < 1e-6 and lifted[0, :, 2].sum() > 0.5 * weight  # env 1 in the air alone

@@ -319,25 +319,28 @@ def test_traces_refuses_files_that_are_no_trace(tmp_path, capsys):
 
 
 @pytest.mark.engines
-def test_a_mujoco_trace_holds_the_engines_foot_forces_and_physx_writes_nan(physx_trace, tmp_path):
-    """Issue 32: the foot contact force where the engine reports it (MuJoCo: its constraint forces), NaN where it
-    does not (PhysX), in the same columns; standing feet carry the robot's weight between them."""
+def test_mujoco_and_physx_traces_hold_the_engines_foot_forces_and_a_metrics_run_reads_none(physx_trace, tmp_path):
+    """Issue 32: the foot contact force where the engine reports it (MuJoCo: its constraint forces; PhysX: its
+    contact sensors), in the same columns; walking feet carry the robot's weight between them, and a foot in
+    geometric contact carries far more than one out of it. A replay recorded for its metrics alone reads no force
+    (NaN: a PhysX read costs ~0.5 ms)."""
     import pandas as pd
 
     from transfer.runs.replay import replay
 
-    _, physx_path = physx_trace
+    physx_result, physx_path = physx_trace
     path = tmp_path / "mujoco.parquet"
     result = replay(DEMO, "mujoco", asset="transfer:quadruped.xml", num_envs=2, seconds=2.0, progress=False,
                     record=path)  # fmt: skip
-    rec = result.recording
-    columns = [f"contact_force.{f}" for f in rec.foot_names]
-    physx, mujoco = pd.read_parquet(physx_path), pd.read_parquet(path)
-    assert set(columns) <= set(physx.columns) and set(columns) <= set(mujoco.columns)
-    assert physx[columns].isna().all().all() and not mujoco[columns].isna().any().any()
-    force = rec.arrays["contact_force"][rec.time > 1.0]  # (steps, envs, feet), walking
-    assert force.min() >= 0.0
+    columns = [f"contact_force.{f}" for f in result.recording.foot_names]
     weight = 14.0 * 9.81  # the demo quadruped: 14 kg (a 6 kg base, four legs of 0.6 + 1 + 0.4 kg)
-    assert 0.7 * weight < force.sum(axis=-1).mean() < 1.3 * weight  # on average the feet carry its weight
-    touching = rec.arrays["contact"][rec.time > 1.0]
-    assert force[touching].mean() > 5 * max(force[~touching].mean(), 1e-3)  # force where contact, little elsewhere
+    for rec, file in ((result.recording, path), (physx_result.recording, physx_path)):
+        frame = pd.read_parquet(file)
+        assert set(columns) <= set(frame.columns) and not frame[columns].isna().any().any()
+        force = rec.arrays["contact_force"][rec.time > 1.0]  # (steps, envs, feet), walking
+        assert force.min() >= 0.0
+        assert 0.7 * weight < force.sum(axis=-1).mean() < 1.3 * weight  # on average the feet carry its weight
+        touching = rec.arrays["contact"][rec.time > 1.0]
+        assert force[touching].mean() > 5 * max(force[~touching].mean(), 1e-3)  # force where contact
+    metrics_only = replay(DEMO, "physx", num_envs=1, seconds=0.5, progress=False)
+    assert np.isnan(metrics_only.recording.arrays["contact_force"]).all()

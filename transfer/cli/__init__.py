@@ -137,9 +137,12 @@ def _supervise(env: dict[str, str]) -> int:
     started: list[Any] = []
     received: list[int] = []
 
+    forwarded: list[int] = []
+
     def forward(sig: int, _frame: Any) -> None:
         received.append(sig)
         if started and started[0].poll() is None:
+            forwarded.append(sig)
             try:
                 os.killpg(started[0].pid, sig)
             except ProcessLookupError:
@@ -150,6 +153,8 @@ def _supervise(env: dict[str, str]) -> int:
             signal.signal(sig, forward)
     try:
         started.append(subprocess.Popen([*_CHILD_COMMAND, *sys.argv[1:]], env=env, process_group=0))
+        if received and not forwarded:  # a signal while the child was being started: it is the child's now
+            forward(received.pop(), None)
         code = started[0].wait()
     finally:
         for sig, handler in previous.items():

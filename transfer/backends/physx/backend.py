@@ -94,6 +94,7 @@ class PhysxBackend(Backend):
     supports_body_velocities: ClassVar[bool] = True
     supports_body_mass: ClassVar[bool] = True
     enforces_velocity_limit: ClassVar[bool] = True
+    supports_contact_forces: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -539,6 +540,21 @@ class PhysxBackend(Backend):
     def _update_kinematic(self) -> None:
         # Link poses and velocities follow the written root/joint state without a step.
         self._px.update_articulations_kinematic()
+
+    def contact_forces(self, bodies: Any) -> np.ndarray:
+        """Each env's net contact force (normal + friction, N, world frame) on the backend bodies ``bodies`` at the
+        last step (:mod:`transfer.backends.physx.contacts`; the query opens at the first call)."""
+        from transfer.backends.physx import contacts
+
+        sensors = self._engine.bindings.get("contacts")
+        if sensors is None:
+            source = self.clone_source.rstrip("/")
+            tail = len(self.root) - len(source)  # env_roots[k] = clone target k + root[len(source):]
+            prefixes = [r[: len(r) - tail] for r in self.env_root_paths] if source else [""]
+            where = contacts.sensor_map(contacts.link_paths(self._px), prefixes, self.body_names)
+            sensors = contacts.ContactSensors(self._px, where, self.num_envs, self.num_bodies)
+            self._engine.bindings["contacts"] = sensors  # destroyed with the bindings, before the PhysX instance
+        return sensors.read(bodies)
 
     def close(self) -> None:
         """Destroy the bindings, detach and destroy the stage and the PhysX instance. Idempotent."""

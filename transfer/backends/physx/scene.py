@@ -445,6 +445,7 @@ def compose_scene(
     if ground_height is not None:
         notes.append(_add_ground(stage, up, up_axis, ground_height, world.scaled_ground() or DEFAULT_GROUND))
     notes += _articulation_settings(stage, graph, root, world, solver_position_iterations, solver_velocity_iterations)
+    _report_contacts(stage, graph)
 
     # Every DoF joint gets a drive, so that gains written at open or at runtime act on it (clones copy them).
     added_drives, skipped, undriven = add_missing_drives(stage, graph, drive_max_force)
@@ -480,6 +481,18 @@ def _articulation_settings(stage: Any, graph: Any, root: str, world: SceneDescri
     if world.joint_positions:
         notes.append(_author_joint_state(stage, graph, world.joint_positions))
     return notes
+
+
+def _report_contacts(stage: Any, graph: Any) -> None:
+    """Every link a contact sensor (``PhysxContactReportAPI``, threshold 0; clones copy it): what
+    :mod:`transfer.backends.physx.contacts` reads. Reporting leaves the dynamics as they were."""
+    from pxr import Sdf
+
+    for body in graph.bodies:
+        prim = stage.GetPrimAtPath(body.path)
+        if body.is_link and prim and not prim.IsInstanceProxy():
+            prim.AddAppliedSchema("PhysxContactReportAPI")
+            prim.CreateAttribute("physxContactReport:threshold", Sdf.ValueTypeNames.Float).Set(0.0)
 
 
 def _author_joint_state(stage: Any, graph: Any, positions: Mapping[str, float]) -> str:
