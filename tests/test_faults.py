@@ -322,3 +322,188 @@ def test_a_ctrl_c_while_the_child_is_being_started_stops_it(monkeypatch):
     started = time.perf_counter()
     code = cli.entry()
     assert code in (1, 128 + signal.SIGINT) and time.perf_counter() - started < 30, code
+
+
+# ---- the third battery (issue 31): read nothing outside the request, destroy nothing, no hang, no traceback
+
+QUADRUPED_CK = ROOT / "checkpoints/quadruped_flat_physx/exported/policy.pt"
+
+
+def test_an_mjcf_include_outside_the_robots_folder_is_refused_before_it_is_opened(tmp_path, monkeypatch):
+    """An ``<include file="/etc/passwd"/>`` was opened and parsed (its XML error printed) before the refusal."""
+    from transfer.assets import mjcf, sources
+
+    secret = tmp_path / "secret.xml"
+    secret.write_text("<mujoco/>")
+    robot = tmp_path / "robot" / "r.xml"
+    robot.parent.mkdir()
+    robot.write_text(f'<mujoco><include file="{secret}"/><worldbody/></mujoco>')
+    parsed = []
+    real = sources._parse
+    monkeypatch.setattr(sources, "_parse", lambda p: parsed.append(Path(p).resolve()) or real(p))
+    monkeypatch.setattr(mjcf, "_parse", lambda p: parsed.append(Path(p).resolve()) or real(p))
+    for read in (lambda: sources.references(robot), lambda: mjcf.mjcf_joint_names(robot)):
+        with pytest.raises(sources.AssetError, match="outside the robot's folder"):
+            read()
+    assert secret.resolve() not in parsed
+
+
+def test_a_robot_file_of_too_many_links_is_refused_before_converting(tmp_path):
+    """A 100,000-link URDF ran the converter past two minutes; the link count is checked when the file is read."""
+    from transfer.assets.sources import MAX_LINKS, AssetError, source_format
+
+    links = "".join(f'<link name="l{i}"/>' for i in range(MAX_LINKS + 1))
+    path = tmp_path / "many.urdf"
+    path.write_text(f'<robot name="many">{links}</robot>')
+    with pytest.raises(AssetError, match=f"{MAX_LINKS + 1} links or bodies, more than the {MAX_LINKS}"):
+        source_format(path)
+
+
+def test_a_zip_bomb_checkpoint_is_refused_unread(tmp_path, monkeypatch):
+    """An 8 MB TorchScript-shaped zip unpacking to 8 GiB made ``info`` take 17 GB for 70 s; the archive's sizes are
+    read first (the bound is lowered here so that the test writes megabytes, not gigabytes)."""
+    import zipfile
+
+    from transfer.formats import base
+    from transfer.formats.base import PolicyError, Probe
+
+    bomb = tmp_path / "bomb.pt"
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("archive/data.pkl", b"\0" * (4 << 20))
+    assert bomb.stat().st_size < 100_000
+    monkeypatch.setattr(base, "MAX_UNPACKED", 1 << 20)
+    with pytest.raises(PolicyError, match=r"unpacks to 0\.0 GiB \(at most 0\.000976562 GiB"):
+        Probe.of(bomb)
+
+
+def test_a_pickle_refusal_never_relays_torchs_advice_to_load_it_unsafely(tmp_path, capsys):
+    """torch's message ("Re-running torch.load with weights_only set to False will likely succeed") reached the
+    user; the refusal says what the file is and never to load it unsafely."""
+    import pickle
+
+    path = tmp_path / "plain.pt"
+    path.write_bytes(pickle.dumps({"a": 1}, protocol=4))
+    assert main(["info", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "plain.pt" in err and "will likely succeed" not in err and "Warning" not in err
+
+
+def test_outputs_replace_only_regular_files_and_a_plot_only_an_image(tmp_path, capsys):
+    """``task -o FIFO --force`` (or a device, or /proc/self/fd/1) replaced the node with a file; ``--plot`` replaced
+    any file. Both are refused, the file left as it was; a plot drawn before is drawn over."""
+    import os
+
+    from transfer import _figures
+
+    fifo = tmp_path / "out.yaml"
+    os.mkfifo(fifo)
+    assert main(["task", str(ROOT / "transfer/data/quadruped.usda"), "-o", str(fifo), "--force"]) == 2
+    assert "not a regular file" in capsys.readouterr().err and fifo.is_fifo()
+    plt = _figures.pyplot()
+    precious = tmp_path / "notes.png"
+    precious.write_text("precious")
+    with pytest.raises(ValueError, match="exists and is not a PNG image"):
+        _figures.save(plt.figure(), precious)
+    assert precious.read_text() == "precious"
+    _figures.save(plt.figure(), tmp_path / "plot.png")
+    _figures.save(plt.figure(), tmp_path / "plot.png")  # a plot over a plot
+    assert (tmp_path / "plot.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_the_run_ends_when_the_console_script_is_killed(tmp_path):
+    """``kill -9`` of ``transfer`` left its child running, writing its outputs 30 s later with no one to report to;
+    the child now gets SIGTERM when its parent dies."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    marker = tmp_path / "child.pid"
+    child = (f"from transfer.cli import _end_with_the_parent; _end_with_the_parent(); import os, time; "
+             f"open({str(marker)!r}, 'w').write(str(os.getpid())); time.sleep(60)")  # fmt: skip
+    parent = (f"import sys, transfer.cli as c; c._CHILD_COMMAND = [sys.executable, '-c', {child!r}]; "
+              "sys.argv = ['transfer', 'replay']; c.entry()")  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if k not in ("TRANSFER_CHILD_PROCESS", "TRANSFER_PARENT_PID")}
+    proc = subprocess.Popen([sys.executable, "-c", parent], env=env)
+    try:
+        for _ in range(300):
+            if marker.exists() and marker.read_text():
+                break
+            time.sleep(0.1)
+        pid = int(marker.read_text())
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+        def gone() -> bool:
+            try:
+                return Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] in "ZX"
+            except (FileNotFoundError, IndexError):
+                return True
+
+        for _ in range(100):
+            if gone():
+                break
+            time.sleep(0.1)
+        assert gone(), "the child outlived the console script"
+    finally:
+        proc.kill()
+
+
+def test_closed_streams_and_a_false_debug_flag_give_no_traceback(tmp_path):
+    """``transfer info CK >&-`` and ``--help >&-`` printed an AttributeError traceback and exited 1; an error with
+    stderr closed exited 1; ``TRANSFER_DEBUG=0`` turned tracebacks on."""
+    import os
+    import subprocess
+    import sys
+
+    cli = f"{sys.executable} -m transfer.cli"
+    env = {k: v for k, v in os.environ.items() if k not in ("TRANSFER_CHILD_PROCESS", "TRANSFER_DEBUG")}
+    for command, code in ((f"{cli} info {QUADRUPED_CK} >&-", 0), (f"{cli} --help >&-", 0),
+                          (f"{cli} info /nonexistent.pt 2>&-", 2)):  # fmt: skip
+        done = subprocess.run(["bash", "-c", command], env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == code and "Traceback" not in done.stderr, (command, done.stderr)
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"not an onnx file at all")
+    done = subprocess.run([*cli.split(), "info", str(bad)], env={**env, "TRANSFER_DEBUG": "0"}, capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 2 and "Traceback" not in done.stderr and done.stderr.startswith("error: ")
+
+
+def test_a_key_given_twice_in_a_yaml_file_is_refused_naming_its_line(tmp_path):
+    """A task file's second ``decimation: 8`` silently replaced the first; a merge's keys may still be overridden."""
+    from transfer.errors import read_yaml_mapping
+
+    twice = tmp_path / "t.yaml"
+    twice.write_text("name: t\ndecimation: 4\nsim_dt: 0.005\ndecimation: 8\n")
+    with pytest.raises(ValueError, match=r"t.yaml: not valid YAML, line 4, column 1: the key 'decimation' is given twice"):
+        read_yaml_mapping(twice, ValueError, "a mapping")
+    merged = tmp_path / "m.yaml"
+    merged.write_text("base: &b {x: 1, y: 2}\nrun:\n  <<: *b\n  x: 3\n")
+    assert read_yaml_mapping(merged, ValueError, "a mapping")["run"] == {"x": 3, "y": 2}
+
+
+def test_a_joint_name_file_is_not_echoed_and_one_name_per_line_is_read(tmp_path, capsys):
+    """``--to /etc/passwd`` printed the file's first 80 characters in the error; a plain one-name-per-line file, which
+    the help promised, was refused."""
+    from transfer.ordering import read_name_file
+
+    private = tmp_path / "private.txt"
+    private.write_text("secret-token with spaces\nsecond line here\n")
+    assert main(["convert", str(QUADRUPED_CK), "--to", str(private), "-o", str(tmp_path / "x.pt")]) == 2
+    err = capsys.readouterr().err
+    assert "private.txt" in err and "secret-token" not in err
+    names = tmp_path / "names.txt"
+    names.write_text("# the checkpoint's order\nLF_HAA\nLF_HFE\n")
+    assert read_name_file(names) == ["LF_HAA", "LF_HFE"]
+
+
+def test_a_read_only_folder_is_not_reported_as_a_full_disk(small_disk):
+    """A read-only file system was reported as "the disk is full" (little space free there); only ENOSPC is."""
+    import errno
+
+    from transfer.checkpoint import DiskFullError, _disk_full
+
+    _fill(small_disk)
+    out = small_disk / "task.yaml"
+    assert _disk_full(out, OSError(errno.EROFS, "Read-only file system")) is None
+    assert isinstance(_disk_full(out, OSError(errno.ENOSPC, "No space left on device")), DiskFullError)

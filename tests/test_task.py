@@ -347,7 +347,7 @@ def tasks(draw):
         armature=draw(gains),
         friction=draw(gains),
         effort_limit=draw(st.none() | limits),
-        sim_dt=draw(st.floats(1e-5, MAX_SIM_DT / 2)),
+        sim_dt=draw(st.floats(1e-4, MAX_SIM_DT / 2)),
         decimation=draw(st.integers(1, 20)),
         engines={"physx": draw(st.fixed_dictionaries({}, optional={"solver_position_iterations": st.integers(1, 255), "solver_velocity_iterations": st.integers(0, 255)})),
         "newton": draw(st.fixed_dictionaries({}, optional={"solver": st.sampled_from(["mujoco_cpu", "mujoco_warp"]), "solver_options": st.dictionaries(st.sampled_from(["iterations", "ls_iterations"]), st.integers(1, 50)) | st.dictionaries(st.just("use_mujoco_contacts"), st.booleans())}))},
@@ -538,6 +538,7 @@ def test_newton_asset_token_resolves_without_importing_newton():
         ({"asset": "other.usda"}, "give --asset instead"),
         ({"convention": "physx"}, "give --source instead"),
         ({"velocity_limit": {".*": 0.0}}, r"velocity_limit: values \{'\.\*': 0\.0\} are not positive"),
+        ({"sim_dt": 1e-7}, r"sim_dt: 1e-07 s is not a physics time step this replays \(expected 0\.0001 <= sim_dt"),
     ],
 )
 def test_settings_the_engines_would_not_take_are_refused(change, match):

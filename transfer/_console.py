@@ -213,6 +213,9 @@ def print_error(message: Any) -> None:
     """``error: message`` on stderr (:func:`shown`), after whatever stdout holds."""
     try:
         sys.stdout.flush()
-    except (BrokenPipeError, ValueError):
+    except (OSError, ValueError):  # a closed pipe, a full or closed stdout: the error still goes out
         pass
-    print(f"error: {shown(message)}", file=sys.stderr)
+    try:
+        print(f"error: {shown(message)}", file=sys.stderr)
+    except (OSError, ValueError):  # stderr closed or full: the exit status says it
+        pass

@@ -29,8 +29,22 @@ def save(fig: Any, path: str | Path, dpi: int = 110) -> Path:
 
     out = Path(path)
     fmt = out.suffix[1:].lower() or "png"
+    if out.is_file() and not _is_image(out, fmt):
+        pyplot().close(fig)
+        raise ValueError(f"--plot {out}: the file exists and is not a {fmt.upper()} image (a plot would replace it); "
+                         "give another path, or remove it first")  # fmt: skip
     try:
         atomic_write(out, lambda tmp: fig.savefig(tmp, dpi=dpi, format=fmt))
     finally:
         pyplot().close(fig)
     return out
+
+
+_MAGIC = {"png": (b"\x89PNG",), "pdf": (b"%PDF",), "jpg": (b"\xff\xd8",), "jpeg": (b"\xff\xd8",), "svg": (b"<?xml", b"<svg")}
+
+
+def _is_image(path: Path, fmt: str) -> bool:
+    """Whether ``path`` holds an image of ``fmt`` (by its first bytes): a plot drawn before, safe to draw over."""
+    with open(path, "rb") as fh:
+        head = fh.read(8)
+    return any(head.startswith(m) for m in _MAGIC.get(fmt, ()))

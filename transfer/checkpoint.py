@@ -353,8 +353,11 @@ def atomic_write(out: str | Path, write: Callable[[Path], None]) -> Path:
     however the writer reports it (``OSError`` ENOSPC, or torch's serializer failing mid-archive), raises
     :class:`DiskFullError` naming ``out`` and the space left; nothing is written."""
     out = Path(out)
-    try:
-        fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
+    if out.exists() and not out.is_file():  # a device, a FIFO, /proc/self/fd/1: replacing it would destroy it
+        raise CheckpointError(f"{out}: not a regular file (a folder, a device, a FIFO or a link to one); an output "
+                              "is only ever written over a file: give another path")  # fmt: skip
+    try:  # the temporary name stays within NAME_MAX however long the output's own name is
+        fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name[:200]}.", suffix=".tmp")
     except OSError as exc:
         raise _disk_full(out, exc) or exc from None
     os.close(fd)
@@ -387,6 +390,8 @@ def _disk_full(out: Path, exc: BaseException, written: int = 0) -> DiskFullError
     import errno
     import shutil
 
+    if getattr(exc, "errno", None) in (errno.EROFS, errno.EACCES, errno.EPERM):  # said as it is, not as a full disk
+        return None
     try:
         free = shutil.disk_usage(out.parent).free
     except OSError:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["MissingPackageError", "read_yaml_mapping", "yaml_problem"]
+__all__ = ["MissingPackageError", "read_yaml_mapping", "strict_loader", "yaml_problem"]
 
 
 class MissingPackageError(ImportError):
@@ -35,13 +35,39 @@ def yaml_problem(exc: Exception) -> str:
     return f"{where}: {problem}" + (f" ({context})" if context else "")
 
 
+def strict_loader() -> type:
+    """A :class:`yaml.SafeLoader` that refuses a mapping naming one key twice (plain YAML keeps the last one
+    silently: a task file's second ``decimation:`` replaced the first). Keys a merge (``<<: *base``) brings in may be
+    overridden, as YAML means them to be."""
+    import yaml
+
+    class StrictLoader(yaml.SafeLoader):
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            if isinstance(node, yaml.MappingNode):
+                seen: set[Any] = set()
+                for key_node, _ in node.value:
+                    if key_node.tag == "tag:yaml.org,2002:merge":
+                        continue
+                    key = self.construct_object(key_node, deep=True)
+                    if not isinstance(key, (str, int, float, bool)):
+                        continue  # an unhashable key is refused by the constructor itself
+                    if key in seen:
+                        raise yaml.constructor.ConstructorError(
+                            None, None, f"the key {key!r} is given twice in one mapping (which one is meant?)",
+                            key_node.start_mark)  # fmt: skip
+                    seen.add(key)
+            return super().construct_mapping(node, deep=deep)
+
+    return StrictLoader
+
+
 def read_yaml_mapping(path: Any, error: type[Exception], expected: str) -> dict[str, Any]:
     """The YAML mapping in the file ``path`` (read safely); anything else raises ``error`` in one line naming the file:
     not UTF-8 text, not YAML (:func:`yaml_problem`), or not a mapping (``expected`` says what the file should hold)."""
     import yaml
 
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=strict_loader())  # noqa: S506 - a SafeLoader
     except UnicodeDecodeError:
         raise error(f"{path}: not a text (UTF-8 YAML) file") from None
     except yaml.YAMLError as exc:

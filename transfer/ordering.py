@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from enum import Enum
+from pathlib import Path
 
 __all__ = [
     "OrderingConvention",
@@ -23,6 +24,7 @@ __all__ = [
     "dof_joint_name",
     "dof_names",
     "parse_ordering",
+    "read_name_file",
 ]
 
 
@@ -91,3 +93,26 @@ def dof_joint_name(dof_name: str) -> str:
     """The joint a DoF name belongs to (``"hip:1"`` -> ``"hip"``; a single-DoF joint's name is its own)."""
     joint, sep, k = dof_name.rpartition(":")
     return joint if sep and k.isdigit() else dof_name
+
+
+def read_name_file(path: str | Path) -> list[str]:
+    """The joint names a file lists: a YAML list (``- LF_HAA``) or one name per line. ``ValueError`` naming the file
+    otherwise (what it holds is not echoed: it may be any file)."""
+    import yaml
+
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+        names = yaml.safe_load(text)
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not a text file; expected a YAML list of joint names or one name per line") from None
+    except yaml.YAMLError:
+        names = None
+    lines = [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    if isinstance(names, str) and lines and all(len(line.split()) == 1 for line in lines):
+        names = lines  # one name per line: YAML reads it as one folded string
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) and n.strip() for n in names):
+        what = f"a {type(names).__name__}" if names is not None else "no list"
+        raise ValueError(f"{path}: expected a YAML list of joint names (- LF_HAA ...) or one name per line, found "
+                         f"{what}")  # fmt: skip
+    return [n.strip() for n in names]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from transfer.assets.sources import AssetError, _parse
+from transfer.assets.sources import AssetError, Reference, _parse, check_reference
 from transfer.ordering import dof_names
 
 __all__ = ["mjcf_joint_names", "mujoco_joint_names", "urdf_joint_names", "without_meshes"]
@@ -29,6 +29,7 @@ def _expand(path: Path, base: Path, seen: tuple[Path, ...]) -> ET.Element:
             if child.tag != "include":
                 continue
             text = child.get("file") or ""
+            check_reference(path, Reference(text, base / text, "include"))  # before it is opened
             target = (base / text).resolve()
             if not target.is_file():
                 raise AssetError(f"{path}: <include file={text!r}> names {target}, which does not exist")

@@ -72,6 +72,10 @@ MAX_ROBOT_FILE = 64 << 20
 of their own."""
 
 
+MAX_LINKS = 2000
+"""The most links (URDF) or bodies (MJCF) a robot file may hold: a humanoid has ~40, a hand ~30."""
+
+
 def _parse(path: Path) -> ET.Element:
     if not path.is_file():
         raise AssetError(f"{path}: not a regular file (a folder, a FIFO or a device); give the robot file itself")
@@ -80,11 +84,16 @@ def _parse(path: Path) -> ET.Element:
         raise AssetError(f"{path}: {size / 2**20:.0f} MB, more than the {MAX_ROBOT_FILE >> 20} MB a robot file is read "
                          "up to (meshes belong in files of their own)")  # fmt: skip
     try:
-        return ET.parse(path).getroot()
+        root = ET.parse(path).getroot()
     except ET.ParseError as exc:
         raise AssetError(f"{path}: not well-formed XML ({exc}); fix the file or give a USD file") from None
     except UnicodeDecodeError:
         raise AssetError(f"{path}: not a text (XML) file") from None
+    links = sum(1 for e in root.iter() if e.tag in ("link", "body"))
+    if links > MAX_LINKS:
+        raise AssetError(f"{path}: {links} links or bodies, more than the {MAX_LINKS} a robot is read with (the "
+                         "converter and the engines would take hours); is it a scene rather than a robot?")  # fmt: skip
+    return root
 
 
 def source_format(path: str | Path) -> str | None:
@@ -143,6 +152,7 @@ def _mjcf_trees(path: Path) -> tuple[list[ET.Element], list[Reference]]:
             if not text:
                 continue
             ref = Reference(text, _under(base, None, text), "include")
+            check_reference(path, ref)  # before the file is opened: nothing outside the robot's folder is read
             includes.append(ref)
             if ref.exists and ref.path.resolve() not in seen:
                 seen.add(ref.path.resolve())
@@ -315,7 +325,7 @@ def check_reference(source: Path, ref: Reference) -> None:
                          "link may not lead further: copy the file next to the robot")  # fmt: skip
     if ref.path.exists() and not ref.path.is_file():
         raise AssetError(f"{source}: <{ref.element}> {ref.text!r} is {ref.path}, not a regular file (a folder, a "
-                         "FIFO or a device); name the mesh file itself")  # fmt: skip
+                         "FIFO or a device); name the {'included' if ref.element == 'include' else 'mesh'} file itself")  # fmt: skip
 
 
 def _urdf_references(path: Path) -> list[Reference]:

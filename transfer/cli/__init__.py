@@ -73,6 +73,7 @@ def _commands() -> tuple[dict[str, Any], dict[type, Any]]:
 
 
 _CHILD = "TRANSFER_CHILD_PROCESS"
+_PARENT = "TRANSFER_PARENT_PID"
 _CHILD_COMMAND = [sys.executable, "-m", "transfer.cli"]
 """What :func:`entry` runs as the child (the command line's arguments appended)."""
 
@@ -86,15 +87,35 @@ def entry() -> int:
     ended (Ctrl-C included): ``$TMPDIR`` holds nothing of a run afterwards. ``TRANSFER_CHILD_PROCESS=1`` (set for the
     child) runs :func:`main` here; so does any platform without POSIX signals."""
     if os.environ.get(_CHILD) or os.name != "posix":
+        _end_with_the_parent()
         return main()
     import shutil
     import tempfile
 
     scratch = tempfile.mkdtemp(prefix="transfer-")
     try:
-        return _supervise({**os.environ, _CHILD: "1", "TMPDIR": scratch, "TMP": scratch, "TEMP": scratch})
+        return _supervise({**os.environ, _CHILD: "1", _PARENT: str(os.getpid()), "TMPDIR": scratch, "TMP": scratch,
+                           "TEMP": scratch})  # fmt: skip
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _end_with_the_parent() -> None:
+    """In the child: a SIGTERM when the console script that started it dies (``kill -9`` of it left the run going
+    on, writing its outputs, with no one to report to). Linux's ``PR_SET_PDEATHSIG``; elsewhere nothing."""
+    if not os.environ.get(_CHILD) or not sys.platform.startswith("linux"):
+        return
+    import ctypes
+    import signal
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGTERM), 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    parent = os.environ.get(_PARENT)
+    if parent and parent != str(os.getppid()):  # the parent died before the call took effect
+        os.kill(os.getpid(), signal.SIGTERM)
 
 
 def finish(code: int) -> None:
@@ -188,6 +209,9 @@ def main(argv: list[str] | None = None) -> int:
     ``error: ...`` and return 2; Ctrl-C prints one line and returns 130; a closed stdout (``transfer ... | head``)
     ends quietly with 141. ``TRANSFER_DEBUG=1`` lets an unexpected error's traceback through.
     """
+    for name in ("stdout", "stderr"):  # closed by the caller (>&-): what would go there goes nowhere
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(os.devnull, "w"))  # noqa: SIM115 - the stream lives as long as the process
     try:
         import tyro
 
@@ -208,14 +232,19 @@ def main(argv: list[str] | None = None) -> int:
         except UsageError as exc:
             return _error(str(exc))
         code = runners[type(cmd)](cmd)
-        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+        try:
+            sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+        except OSError as exc:
+            if isinstance(exc, BrokenPipeError):
+                raise
+            return _error(f"standard output: {exc.strerror or exc}")
     except KeyboardInterrupt:
         _stderr("interrupted (Ctrl-C); nothing more was written")
         return 130
     except BrokenPipeError:
         return _closed_pipe()
     except Exception as exc:  # anything a command did not report itself: one line, not a traceback
-        if os.environ.get("TRANSFER_DEBUG"):
+        if os.environ.get("TRANSFER_DEBUG", "").strip().lower() in ("1", "true", "yes", "on"):
             raise
         return _error(_describe(exc))
     return code

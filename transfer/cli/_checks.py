@@ -278,17 +278,12 @@ def check_order(flag: str, value: str) -> None:
             f"{flag} {_shown(path)} is a folder; give a convention ({conventions}) or a file of joint names"
         )
     if path.is_file():
-        import yaml
+        from transfer.ordering import read_name_file
 
         try:
-            names = yaml.safe_load(path.read_text())
-        except (yaml.YAMLError, UnicodeDecodeError) as exc:
-            first = str(exc).strip().splitlines()
-            raise UsageError(
-                f"{flag} {path}: not a readable YAML list of joint names ({' '.join(first[:1] + first[-1:])})"
-            ) from None
-        if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
-            raise UsageError(f"{flag} {path}: expected a YAML list of joint names (- LF_HAA ...), got {names!r:.80}")
+            read_name_file(path)
+        except ValueError as exc:
+            raise UsageError(f"{flag} {exc}") from None
         return
     try:
         parse_ordering(value)

@@ -28,7 +28,7 @@ class Diagnose(CheckpointInputs):
     num_envs: Annotated[int, ENVS] = 2
     """Environments per replay."""
     seconds: Annotated[float, DURATION] = 5.0
-    """Simulated seconds per replay."""
+    """Simulated seconds per replay: over the 1 s warm-up before velocities count (a shorter run is refused)."""
     command: Annotated[tuple[float, float, float] | None, tyro.conf.arg(metavar="VX VY WZ"), VELOCITY] = None
     """Velocity command (m/s, m/s, rad/s); default: the task's."""
     seed: Annotated[int, SEED] = 0
@@ -84,7 +84,10 @@ def run_diagnose(cmd: Diagnose) -> int:
 
 def _speed(row: dict) -> str:
     v, fell = row.get("forward_velocity"), row.get("fall_fraction")
-    return ("fell, every env" if v is None else f"{v:.2f} m/s") + (f", {fell:.0%} fell" if fell else "")
+    if v is None and fell is not None and fell >= 1:
+        return "fell, every env"
+    speed = "speed not measured" if v is None else f"{v:.2f} m/s"  # None: no standing sample after the warm-up
+    return speed + (f", {fell:.0%} fell" if fell else "")
 
 
 def print_diagnosis(d, out=None) -> None:

@@ -48,7 +48,8 @@ class Replay(CheckpointInputs):
     ] = ()
     """Change a task field for this replay, by dotted name (repeat the flag): the simulation settings without a task
     file, e.g. --set physx.solver_position_iterations=8 --set ground.friction_combine=multiply --set
-    self_collisions=true --set 'actuators=[{name: legs, model: ideal_pd, joints: [".*"]}]' (values are YAML)."""
+    self_collisions=true --set 'actuators=[{name: legs, model: ideal_pd, joints: [".*"]}]' (values are YAML; a field
+    set twice takes the last value, so that diagnose's suggested lines can follow a command as they are)."""
     perturb: Annotated[
         tuple[str, ...], tyro.conf.UseAppendAction, tyro.conf.arg(metavar="KIND=VALUE")
     ] = ()

@@ -20,7 +20,8 @@ class Sweep:
     """Replay every cell of SPEC.yaml (checkpoints x targets x seeds x commands x perturbation values) on Ray and
     report, per checkpoint and target, the mean and worst forward speed as a ratio of native and the fall rate.
     Each finished cell is appended to OUT/cells.jsonl at once; OUT/summary.json and OUT/heatmap.png come at the
-    end. The spec is checked in full before anything runs (docs/sweep.md)."""
+    end. The spec is checked in full before anything runs (docs/sweep.md). Exit status: 0 when every cell ran, 1
+    when any cell failed (recorded with its error: --resume runs it again), 2 for a bad spec or output folder."""
 
     spec: Annotated[
         tyro.conf.Positional[Path], tyro.conf.arg(metavar="SPEC.yaml"), InputFile("a sweep spec (docs/sweep.md)")
@@ -35,7 +36,8 @@ class Sweep:
     """Join the Ray cluster at ADDRESS ('auto' for the one this machine belongs to, or ray://HOST:10001) instead
     of starting a local one (--workers is then the cluster's)."""
     resume: bool = False
-    """Continue the sweep in OUT: cells recorded in OUT/cells.jsonl without an error are not run again."""
+    """Continue the sweep in OUT: cells recorded in OUT/cells.jsonl without an error are not run again. The spec
+    must be the one OUT/spec.json records, or grown from it (more seeds, targets, values, ...)."""
     in_process: bool = False
     """Run the cells here, one after another, without Ray."""
     json: bool = False
@@ -56,9 +58,10 @@ def run_sweep(cmd: Sweep) -> int:
     except (FileNotFoundError, ValueError, NotImplementedError) as exc:
         print_error(exc)
         return 2
+    code = 1 if summary["failed"] else 0  # a failed cell is recorded, and the sweep says so in its status
     if cmd.json:
         print(json.dumps(summary, indent=2))
-        return 0
+        return code
     print_table(summary)
     workers = summary["workers"]
     where = "in this process" if workers == "in-process" else f"on Ray ({workers} worker(s))"
@@ -69,4 +72,4 @@ def run_sweep(cmd: Sweep) -> int:
     )
     files = summary["files"]
     print(f"cells: {files['cells']}\nsummary: {files['summary']}\nheatmap: {files['heatmap']}")
-    return 0
+    return code

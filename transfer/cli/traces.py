@@ -18,7 +18,9 @@ from transfer.cli._checks import PLOT, ROWS
 class Traces:
     """Line up two traces written by transfer replay --record (same checkpoint on two engines, or two settings) by
     env and time and say, per joint and for the base, how far they part and when each first passed its threshold
-    (position 0.1 rad, velocity 2 rad/s, effort 5 N·m, base height 0.05 m, ...). Columns only one holds are listed."""
+    (position 0.1 rad, velocity 2 rad/s, effort 5 N·m, base height 0.05 m, ...). Columns only one holds, or with no
+    finite value where both stand, are listed, not compared. Two traces sharing no joint (two robots), or no joint
+    column with finite values, are refused (exit 2)."""
 
     a: Annotated[Path, tyro.conf.Positional, tyro.conf.arg(metavar="A.parquet")]
     """The first trace (the reference: usually the native run)."""
@@ -60,6 +62,9 @@ def run_traces(cmd: Traces) -> int:
         for side, only in (("A", found.only_in_a), ("B", found.only_in_b)):
             if only:
                 print(f"only in {side} (not compared): {', '.join(only[:8])}{' ...' if len(only) > 8 else ''}")
+        for side, lost in found.not_finite.items():
+            print(f"not compared, no finite value in {side.upper()} where both stand: {', '.join(lost[:8])}"
+                  f"{' ...' if len(lost) > 8 else ''}")  # fmt: skip
     if cmd.plot is not None:
         sys.stdout.flush()
         print(f"plot: {cmd.plot}", file=sys.stderr)

@@ -40,7 +40,7 @@ class Train:
     asset: Annotated[Path | None, tyro.conf.arg(metavar="ROBOT.usd"), ASSET] = None
     """The robot's USD, MJCF (.xml) or URDF (.urdf) file (docs/import.md; default: the task's asset)."""
     force: bool = False
-    """Replace the run in a non-empty -o DIR: its model_*.pt, exported/policy.pt, train.json and rewards.png are
+    """Replace the run in a non-empty -o DIR: its model_<iter>.pt, exported/policy.pt, train.json and rewards.png are
     deleted first (other files are kept)."""
     num_envs: Annotated[int, ENVS] = 64
     """Environments simulated at once."""

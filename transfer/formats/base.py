@@ -42,10 +42,20 @@ class Probe:
         names = None
         if zipfile.is_zipfile(path):
             try:
-                names = tuple(zipfile.ZipFile(path).namelist())
+                with zipfile.ZipFile(path) as archive:
+                    members = archive.infolist()
             except (zipfile.BadZipFile, OSError) as exc:
                 raise PolicyError(f"{path}: a damaged zip archive ({exc})") from None
+            unpacked = sum(m.file_size for m in members)
+            if unpacked > MAX_UNPACKED:  # a zip bomb: torch would unpack it all into memory
+                raise PolicyError(f"{path}: its zip archive unpacks to {unpacked / 2**30:.1f} GiB (at most "
+                                  f"{MAX_UNPACKED / 2**30:g} GiB; a policy checkpoint is megabytes): refused unread")  # fmt: skip
+            names = tuple(m.filename for m in members)
         return cls(path, head, names)
+
+
+MAX_UNPACKED = 2 << 30
+"""The most a checkpoint's zip archive (TorchScript, ``torch.save``) may unpack to, in bytes."""
 
 
 class CheckpointFormat:

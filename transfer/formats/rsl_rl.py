@@ -63,24 +63,31 @@ def detect(names: Sequence[str] | None, head: bytes) -> bool:
 
 
 def torch_load_safe(path: Path) -> Any:
-    """``torch.load(weights_only=True)``, with errors that say what went wrong."""
+    """``torch.load(weights_only=True)``, with errors that say what went wrong (never torch's advice to load the
+    file with ``weights_only=False``: that would run whatever code the file holds)."""
     import pickle
+    import warnings
 
     import torch
 
     try:
-        return torch.load(str(path), map_location="cpu", weights_only=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch's note on the pickle protocol: the error says what matters
+            return torch.load(str(path), map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as exc:
         text = str(exc)
+        reason = text.split("WeightsUnpickler error:", 1)[1] if "WeightsUnpickler error:" in text else text
+        reason = next((line.strip() for line in reason.splitlines() if line.strip()), "")
         if "global" in text.lower():
-            raise PolicyError(
-                f"{path}: refused: loading this checkpoint would run arbitrary pickle code (it stores Python "
-                "objects, not just tensors and plain containers). transfer loads checkpoints with "
-                "torch.load(weights_only=True) deliberately. Re-save it as plain data (rsl_rl's "
-                "OnPolicyRunner.save writes dicts of state dicts), or export TorchScript/ONNX. Detail: "
-                + text.splitlines()[0]
-            ) from None
-        raise PolicyError(f"{path}: corrupt or not a torch checkpoint ({text.splitlines()[0]})") from None
+            head = ("refused: loading this checkpoint would run arbitrary pickle code (it stores Python objects, not "
+                    f"just tensors and plain containers: {reason}). transfer")  # fmt: skip
+        else:
+            head = (f"not a checkpoint a safe load reads (torch's weights-only loader: {reason}); transfer never "
+                    "loads with weights_only=False, which would run whatever code the file holds, and")  # fmt: skip
+        raise PolicyError(
+            f"{path}: {head} loads checkpoints with torch.load(weights_only=True) deliberately. Re-save it as plain "
+            "data (rsl_rl's OnPolicyRunner.save writes dicts of state dicts), or export TorchScript/ONNX."
+        ) from None
     except Exception as exc:
         raise PolicyError(f"{path}: corrupt or not a torch checkpoint ({type(exc).__name__}: {exc})") from None
 

@@ -122,12 +122,12 @@ def parse_source(source: str | Sequence[str] | None) -> Any:
         return parse_ordering(source)
     path = Path(source)
     if path.is_file():
-        import yaml
+        from transfer.ordering import read_name_file
 
-        names = yaml.safe_load(path.read_text())
-        if not isinstance(names, list):
-            raise ReplayError(f"--source {path}: expected a list of joint names (YAML list or one name per line)")
-        return parse_ordering(names)
+        try:
+            return parse_ordering(read_name_file(path))
+        except ValueError as exc:
+            raise ReplayError(f"--source {exc}") from None
     try:
         return parse_ordering(source)
     except ValueError:

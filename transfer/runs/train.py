@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import time
 from collections import deque
 from collections.abc import Callable
@@ -321,8 +322,11 @@ def _learn(
     return curve, wall
 
 
-RUN_FILES = ("model_*.pt", "exported/policy.pt", "train.json", "rewards.png")
-"""What a run writes into its folder (and what ``force`` deletes of an earlier run's)."""
+RUN_FILES = ("model_<iter>.pt", "exported/policy.pt", "train.json", "rewards.png")
+"""What a run writes into its folder (and what ``force`` deletes of an earlier run's): ``model_<iter>.pt`` is
+``model_`` and a whole number, exactly (a ``model_best.pt`` of the user's is no run's, and is kept)."""
+CHECKPOINT_NAME = re.compile(r"model_\d+\.pt")
+"""The name of a checkpoint a run writes (``model_<iter>.pt``)."""
 
 
 def check_run_folder(out: str | Path, force: bool = False) -> None:
@@ -339,16 +343,25 @@ def check_run_folder(out: str | Path, force: bool = False) -> None:
         shown = ", ".join(held[:4]) + (f" and {len(held) - 4} more" if len(held) > 4 else "")
         raise ValueError(
             f"-o {out} already holds {shown}: a new run would replace or mix with it. Give a new (or empty) folder, "
-            "or pass --force to replace the run there (its model_*.pt, exported/policy.pt, train.json and "
+            "or pass --force to replace the run there (its model_<iter>.pt, exported/policy.pt, train.json and "
             "rewards.png are deleted first; other files are kept)."
         )
 
 
+def previous_run_files(out: Path) -> list[Path]:
+    """The files of :data:`RUN_FILES` an earlier run left in ``out``, which ``force`` deletes: ``model_<iter>.pt``
+    (``model_`` and a whole number, exactly: every checkpoint a run writes and its ``train.json`` names),
+    ``exported/policy.pt``, ``train.json`` and ``rewards.png``. Nothing else (``model_best.pt``, notes, ...)."""
+    if not out.is_dir():
+        return []
+    found = sorted(p for p in out.iterdir() if CHECKPOINT_NAME.fullmatch(p.name))
+    found += [out / "exported" / "policy.pt", out / "train.json", out / "rewards.png"]
+    return [p for p in found if p.is_file() or p.is_symlink()]  # a link: the link goes, not what it points to
+
+
 def _remove_previous_run(out: Path) -> None:
-    for pattern in RUN_FILES:
-        for path in out.glob(pattern):
-            if path.is_file():
-                path.unlink()
+    for path in previous_run_files(out):
+        path.unlink(missing_ok=True)
 
 
 def _metadata(env: Any, backend: str, spec: Any, asset: str | None) -> dict[str, Any]:

@@ -72,6 +72,9 @@ _LIMITS = {"effort_limit": "an effort limit is > 0 (N·m or N)",
 _REQUIRED = ("observation", "action", "default_joint_pos", "sim_dt", "decimation")
 MAX_SIM_DT = 0.05
 """The longest physics step a task may ask for (s): 20 Hz; legged robots train at 200-1000 Hz."""
+MIN_SIM_DT = 1e-4
+"""The shortest physics step (s) a task may ask for: 10 kHz (a shorter one makes seconds of replay hours of
+stepping)."""
 MAX_POLICY_DT = 1.0
 """The longest policy step (``sim_dt * decimation``, s) a task may ask for: 1 Hz; legged robots act at 50 Hz."""
 MAX_SPAWN_HEIGHT = 10.0
@@ -157,10 +160,10 @@ class Task:
                 if bad:
                     raise TaskError(f"{name}: values {bad} are not positive; {rule}")
         put(self, "sim_dt", _number(self.sim_dt, "sim_dt"))
-        if not 0 < self.sim_dt <= MAX_SIM_DT:
+        if not MIN_SIM_DT <= self.sim_dt <= MAX_SIM_DT:
             raise TaskError(
-                f"sim_dt: {self.sim_dt} s is not a physics time step this replays (expected 0 < sim_dt <= "
-                f"{MAX_SIM_DT} s; Isaac Lab's legged robots use 0.005 s)"
+                f"sim_dt: {self.sim_dt} s is not a physics time step this replays (expected {MIN_SIM_DT} <= sim_dt "
+                f"<= {MAX_SIM_DT} s; Isaac Lab's legged robots use 0.005 s)"
             )
         put(self, "decimation", _integer(self.decimation, "decimation", 1))
         if self.sim_dt * self.decimation > MAX_POLICY_DT:

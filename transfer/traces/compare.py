@@ -59,6 +59,9 @@ class TraceComparison:
     divergences: list[Divergence]
     only_in_a: list[str] = field(default_factory=list)
     only_in_b: list[str] = field(default_factory=list)
+    not_finite: dict[str, list[str]] = field(default_factory=dict)
+    """Columns both hold that could not be compared, by the trace (``"a"``, ``"b"``) holding no finite value in
+    them where both stand; they are not among :attr:`divergences`."""
 
     @property
     def first(self) -> Divergence | None:
@@ -78,6 +81,7 @@ class TraceComparison:
             "divergences": [{k: clean(v) for k, v in d.__dict__.items()} for d in self.divergences],
             "only_in_a": self.only_in_a,
             "only_in_b": self.only_in_b,
+            "not_finite": self.not_finite,
         }
 
 
@@ -132,20 +136,66 @@ def first_divergence(
     return out
 
 
+def _joints(cols: Mapping[str, np.ndarray]) -> set[str]:
+    """The joints a trace's compared columns name (``position.LF_KFE``: ``LF_KFE``)."""
+    return {name.split(".", 1)[1] for name in cols if "." in name and name.split(".", 1)[0] in COMPARED}
+
+
+def _shown(names: list[str], most: int = 6) -> str:
+    return ", ".join(names[:most]) + (f" and {len(names) - most} more" if len(names) > most else "")
+
+
+def _not_finite(a: Mapping[str, np.ndarray], b: Mapping[str, np.ndarray], ia: np.ndarray, ib: np.ndarray,
+                both: np.ndarray) -> dict[str, list[str]]:  # fmt: skip
+    """The data columns both traces hold that have no finite pair where both stand (``both``, over the aligned
+    samples ``ia``, ``ib``), by the trace (``a``, ``b``) that holds no finite value there (both, when each has some
+    but never at the same sample)."""
+    out: dict[str, list[str]] = {"a": [], "b": []}
+    for column in a:
+        if column in ("step", "time", "env", "alive") or column not in b:
+            continue
+        fa, fb = np.isfinite(a[column][ia]) & both, np.isfinite(b[column][ib]) & both
+        if not (fa & fb).any():
+            for side, ok in (("a", fa), ("b", fb)):
+                if not ok.any() or fa.any() and fb.any():
+                    out[side].append(column)
+    return {side: sorted(columns) for side, columns in out.items() if columns}
+
+
 def compare_traces(a: str | Path, b: str | Path, thresholds: Mapping[str, float] | None = None) -> TraceComparison:
-    """Line up the trace files ``a`` and ``b`` by env and time and compare every quantity both hold by name."""
+    """Line up the trace files ``a`` and ``b`` by env and time and compare every quantity both hold by name.
+
+    Refuses (:class:`TraceError`) two traces that share no sample, no joint (two robots), or no joint column with a
+    finite value in both where both stand (a run whose values are all NaN); other columns without one are left out
+    of the comparison and listed in :attr:`TraceComparison.not_finite`."""
     table_a, meta_a = read_trace(a)
     table_b, meta_b = read_trace(b)
     cols_a, cols_b = _numeric(table_a), _numeric(table_b)
-    ia, _, _ = _aligned(cols_a, cols_b)
+    joints_a, joints_b = _joints(cols_a), _joints(cols_b)
+    if not [c for c in cols_a if c in cols_b and c.split(".", 1)[0] in COMPARED]:
+        raise TraceError(f"traces {a} and {b} share no joint (A: {_shown(sorted(joints_a)) or 'none'}; B: "
+                         f"{_shown(sorted(joints_b)) or 'none'}): they are of different robots; compare two traces "
+                         "of the same robot")  # fmt: skip
+    ia, ib, _ = _aligned(cols_a, cols_b)
     if not len(ia):
         raise TraceError(f"traces {a} and {b} share no sample (env and time): were they recorded with the same "
                          "policy rate and envs?")  # fmt: skip
+    both = np.asarray(cols_a["alive"])[ia] & np.asarray(cols_b["alive"])[ib]
+    if not both.any():
+        raise TraceError(f"traces {a} and {b}: no sample where both stand (env and time): every env had fallen in "
+                         "one trace or the other; nothing to compare")  # fmt: skip
+    not_finite = _not_finite(cols_a, cols_b, ia, ib, both)
+    lost = {c for columns in not_finite.values() for c in columns}
+    if not [c for c in cols_a if c in cols_b and c not in lost and c.split(".", 1)[0] in COMPARED]:
+        blamed = " and ".join(f"{path} ({_shown(not_finite[side], 4)})" for side, path in (("a", a), ("b", b))
+                              if side in not_finite)  # fmt: skip
+        raise TraceError(f"traces {a} and {b}: no joint column holds a finite value in both where both stand; not "
+                         f"finite: {blamed}: nothing to compare (was a run's simulation non-finite?)")  # fmt: skip
     names_a, names_b = set(table_a.column_names), set(table_b.column_names)
     return TraceComparison(
         a={**meta_a, "path": str(a)}, b={**meta_b, "path": str(b)}, rows=len(ia),
-        divergences=first_divergence(cols_a, cols_b, thresholds),
-        only_in_a=sorted(names_a - names_b), only_in_b=sorted(names_b - names_a),
+        divergences=first_divergence({k: v for k, v in cols_a.items() if k not in lost}, cols_b, thresholds),
+        only_in_a=sorted(names_a - names_b), only_in_b=sorted(names_b - names_a), not_finite=not_finite,
     )  # fmt: skip
 
 

@@ -128,7 +128,7 @@ def read_trace(path: str | Path) -> tuple[Any, dict[str, Any]]:
     if not isinstance(meta, dict) or not str(meta.get("schema", "")).startswith("transfer.trace/"):
         raise TraceError(f"trace {path}: a Parquet file without transfer's trace metadata; was it written by "
                          "transfer replay --record?")  # fmt: skip
-    for column in ("step", "time", "env"):
+    for column in ("step", "time", "env", "alive"):
         if column not in table.column_names:
             raise TraceError(f"trace {path}: no '{column}' column; the file is not a whole transfer trace")
     return table, meta

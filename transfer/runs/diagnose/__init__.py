@@ -22,7 +22,7 @@ import numpy as np
 
 from transfer.runs.diagnose.factors import FACTORS, Candidate, candidates
 
-__all__ = ["FACTORS", "Diagnosis", "diagnose", "plot", "quality"]
+__all__ = ["FACTORS", "Diagnosis", "check_seconds", "diagnose", "plot", "quality"]
 
 
 def quality(result: Mapping[str, Any], native: Mapping[str, Any]) -> float:
@@ -142,11 +142,13 @@ def diagnose(
     """Diagnose ``checkpoint`` on ``target`` (see the module's text). ``settings`` / ``perturbation``: the
     target's conditions (task fields by dotted name, ``{kind: value}``); ``native_settings``: the native run's, if
     the checkpoint's task needs any. ``factors``: the names of :data:`FACTORS` to vary (default: all).
-    ``workers > 1`` (or an ``address``) runs the candidates on Ray, one CPU each."""
+    ``workers > 1`` (or an ``address``) runs the candidates on Ray, one CPU each. ``seconds`` must be longer than
+    the warm-up before velocities count (:func:`check_seconds`: refused before anything runs)."""
     from transfer.perturbations import Perturbation
     from transfer.runs.inputs import native_backend, resolve_inputs
     from transfer.runs.replay import baseline_failure, replay
 
+    check_seconds(seconds)
     inputs = resolve_inputs(checkpoint, source=source, config=config, asset=asset)
     native_inputs, target_inputs = _with_settings(inputs, native_settings, "--native-set"), \
         _with_settings(inputs, settings, "--set")  # fmt: skip
@@ -173,6 +175,20 @@ def diagnose(
         tried=tried, ranking=_rank(tried), baseline=baseline,
         warnings=list(dict.fromkeys([*native.warnings, *moved.warnings])),
     )  # fmt: skip
+
+
+def check_seconds(seconds: float) -> None:
+    """Refuse a run too short to measure, before anything runs: velocities count after the warm-up
+    (:attr:`transfer.env.Measure.warmup`), so a run no longer than it measures no speed, and every comparison of
+    a diagnosis (the gap, each factor's share of it) would read nothing as a fall."""
+    from transfer.env import Measure
+
+    if not seconds > Measure.warmup:
+        raise ValueError(
+            f"--seconds {seconds:g}: a diagnosis needs runs longer than the {Measure.warmup:g} s warm-up before "
+            f"velocities count (shorter ones measure no speed); give --seconds over {Measure.warmup:g} (the default "
+            "is 5)"
+        )
 
 
 def _with_settings(inputs: Any, settings: Mapping[str, Any] | None, where: str) -> Any:

@@ -22,9 +22,10 @@ from typing import Any, TextIO
 
 from transfer.runs.sweep.cell import METRICS, record_of, run_cell
 from transfer.runs.sweep.report import heatmap, summarize
-from transfer.runs.sweep.spec import load_spec
+from transfer.runs.sweep.spec import load_spec, not_grown_from
 
-__all__ = ["FILES", "WORKER_CALLS", "RayUnavailable", "SweepError", "check_out", "read_records", "sweep"]
+__all__ = ["FILES", "WORKER_CALLS", "RayUnavailable", "SweepError", "check_out", "check_resumed_spec", "read_records",
+           "sweep"]
 
 FILES = {"cells": "cells.jsonl", "spec": "spec.json", "summary": "summary.json", "heatmap": "heatmap.png",
          "marker": ".transfer-sweep", "traces": "traces"}
@@ -86,6 +87,28 @@ def _is_sweep_folder(out: Path) -> bool:
     except (OSError, ValueError):
         return False
     return isinstance(spec, dict) and {"checkpoints", "targets", "seeds"} <= set(spec)
+
+
+def check_resumed_spec(out: Path, spec: Mapping[str, Any]) -> None:
+    """Refuse to resume the sweep in ``out`` with a checked ``spec`` that is neither the one ``out/spec.json``
+    records nor grown from it (:func:`~transfer.runs.sweep.spec.not_grown_from`): its spec.json and summary.json
+    would be replaced and its cells.jsonl would mix two sweeps' cells. A folder without spec.json passes."""
+    path = out / FILES["spec"]
+    if not path.exists():
+        return
+    try:
+        earlier = json.loads(path.read_text())
+        why = not_grown_from(earlier, spec) if isinstance(earlier, dict) else "not a mapping"
+    except OSError as exc:
+        why = f"cannot be read: {exc.strerror or type(exc).__name__}"
+    except (ValueError, TypeError, AttributeError, KeyError):
+        why = "not a sweep's spec as transfer writes it"
+    if why is not None:
+        raise SweepError(
+            f"{path}: the sweep there ran a different spec ({why}); --resume continues only the same spec or one "
+            "grown from it (more checkpoints, targets, seeds, commands or perturbation values): give a new -o for "
+            "this one"
+        )
 
 
 @contextlib.contextmanager
@@ -168,13 +191,16 @@ def sweep(
     cluster of ``workers`` CPU slots, or on the cluster at ``address`` (``"auto"``, ``"ray://HOST:10001"``); each
     cell asks for one CPU (and one GPU when the spec's device is CUDA). ``in_process``: one cell after another in
     this process, without Ray. ``resume``: continue the sweep in ``out``, skipping every cell recorded there without
-    an error (failed cells run again). A failing cell is recorded with its error and the sweep goes on.
+    an error (failed cells run again); ``spec`` must be the one ``out/spec.json`` records or grown from it
+    (:func:`check_resumed_spec`). A failing cell is recorded with its error and the sweep goes on.
     ``progress``: a bar over cells on a terminal (on stderr, or the stream given), one line per cell elsewhere.
     Called in a process already connected to Ray (``ray.init`` done), the cells run on that session, which is left
     connected; ``workers`` and ``address`` are then not used.
     """
     out = check_out(out, resume)
     plan = load_spec(spec)
+    if resume:
+        check_resumed_spec(out, plan.spec)
     done, bad = read_records(out / FILES["cells"])
     stream = progress if hasattr(progress, "write") else sys.stderr
     for line in bad if progress is not False else ():

@@ -36,6 +36,7 @@ __all__ = [
     "cell_key",
     "expand",
     "load_spec",
+    "not_grown_from",
 ]
 
 SPEC_KEYS = (
@@ -403,6 +404,57 @@ def _unique_labels(checkpoints: list[Checkpoint]) -> list[Checkpoint]:
             )
         seen.add(text)
     return [dataclasses.replace(c, label=text) for c, text in zip(checkpoints, labels, strict=True)]
+
+
+_SCALARS = {"num_envs": 1, "seconds": 10.0, "device": "cpu", "record": False}
+"""The fields of a checked spec that a resumed sweep must keep (with their defaults, for a ``spec.json`` written
+before the field existed); every other field is a list that may grow."""
+
+
+def _shown(values: Any) -> str:
+    return ", ".join(json.dumps(v) for v in values)
+
+
+def _canon(value: Any) -> str:
+    """``value`` as text in which equal specs are equal: numbers as floats (``1`` is ``1.0``), mappings sorted."""
+
+    def plain(v: Any) -> Any:
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return float(v)
+        if isinstance(v, Mapping):
+            return {str(k): plain(x) for k, x in v.items()}
+        return [plain(x) for x in v] if isinstance(v, (list, tuple)) else v
+
+    return json.dumps(plain(value), sort_keys=True)
+
+
+def not_grown_from(earlier: Mapping[str, Any], now: Mapping[str, Any]) -> str | None:
+    """Why the checked spec ``now`` is neither ``earlier`` (an ``OUT/spec.json``) nor grown from it (``None``: it
+    is one of them). Grown: every list of ``earlier`` (checkpoints, their labels aside; targets, seeds, commands,
+    each perturbation's values, a perturbation it lacks counting as its neutral value) is held by ``now``, and
+    ``num_envs``, ``seconds``, ``device`` and ``record`` are equal: every cell of ``earlier`` is a cell of ``now``."""
+    now = json.loads(json.dumps(now))  # as spec.json holds it: lists, not tuples
+    for key, default in _SCALARS.items():
+        there, here = earlier.get(key, default), now.get(key, default)
+        if _canon(there) != _canon(here):
+            return f"{key} {json.dumps(there)} there, {json.dumps(here)} here"
+    if (earlier.get("commands") is None) != (now.get("commands") is None):
+        return f"commands {json.dumps(earlier.get('commands'))} there, {json.dumps(now.get('commands'))} here"
+    entry = lambda c: _canon({k: v for k, v in c.items() if k != "name"} if isinstance(c, Mapping) else c)  # noqa: E731
+    lists = [(key, earlier.get(key) or [], now.get(key) or [], _canon) for key in ("targets", "seeds", "commands")]
+    lists.append(("checkpoints", earlier.get("checkpoints") or [], now.get("checkpoints") or [], entry))
+    before, after = earlier.get("perturbations") or {}, now.get("perturbations") or {}
+    for name in dict.fromkeys([*before, *after]):
+        neutral = [PERTURBATIONS[name].neutral] if name in PERTURBATIONS else []
+        lists.append((f"perturbations.{name}", before.get(name, neutral), after.get(name, neutral), _canon))
+    for key, there, here, named in lists:
+        held = {named(v) for v in here}
+        lost = [v for v in there if named(v) not in held]
+        if lost:
+            shown = _shown(c.get("path") if isinstance(c, Mapping) else c for c in lost) if key == "checkpoints" \
+                else _shown(lost)  # fmt: skip
+            return f"{key} {shown} there, missing here"
+    return None
 
 
 def canonical_cell(cell: Mapping[str, Any]) -> dict[str, Any]:
