@@ -507,3 +507,20 @@ def test_a_read_only_folder_is_not_reported_as_a_full_disk(small_disk):
     out = small_disk / "task.yaml"
     assert _disk_full(out, OSError(errno.EROFS, "Read-only file system")) is None
     assert isinstance(_disk_full(out, OSError(errno.ENOSPC, "No space left on device")), DiskFullError)
+
+
+@pytest.mark.engines
+def test_a_checkpoint_of_other_sizes_is_one_line_before_any_engine_starts(tmp_path, capfd):
+    """The size check ran once the engine was up: ~13 lines of Warp and PhysX start-up came before the one line."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("ovphysx")
+
+    path = tmp_path / "square.pt"
+    torch.jit.save(torch.jit.script(torch.nn.Sequential(torch.nn.Linear(48, 48))), str(path))
+    capfd.readouterr()
+    args = ["replay", str(path), "--target", "physx", "--seconds", "0.2", "--source", "physx", "--config",
+            str(ROOT / "presets/tasks/quadruped_flat_velocity.yaml")]  # fmt: skip
+    assert main(args) == 2
+    out, err = capfd.readouterr()
+    assert err.count("\n") == 1 and "writes 48 actions" in err and "drives 12 joints" in err, err
+    assert "omni.physx" not in out + err and "Warp" not in out + err

@@ -140,6 +140,7 @@ def replay(
     if record is not None:
         check_destination(record)
     _check_run(perturbation, task, seconds)
+    _check_sizes(inputs)
     ordering = inputs.source if reorder else None
     if not reorder:
         # the naive user: the checkpoint's vectors read in the target's order, by the task's names in that order
@@ -163,6 +164,23 @@ def _check_run(perturbation: Any, task: Any, seconds: float) -> None:
             kind.check_run(value, task, steps)
         except ValueError as exc:
             raise ReplayError(str(exc)) from None
+
+
+def _check_sizes(inputs: Inputs) -> None:
+    """The checkpoint's input and output sizes against the task on the robot, before any engine starts (the same
+    check runs on the env once it is up: an engine's log must not bury the one line that says it)."""
+    from transfer.runs.verify.checks import check_sizes
+
+    sizes = check_sizes(inputs)
+    policy = inputs.policy
+    if sizes.observation_size is not None and (policy.input_size, policy.output_size) != (sizes.observation_size,
+                                                                                          sizes.action_size):
+        terms = ", ".join(f"{t['name']} {t['stop'] - t['start']}" for t in sizes.terms)
+        raise ReplayError(
+            f"{policy.path.name} reads {policy.input_size} observations and writes {policy.output_size} actions, but "
+            f"the task on {inputs.asset_given.name} builds {sizes.observation_size} and drives {sizes.action_size} "
+            f"joints (terms: {terms}). Is this the checkpoint's robot and task?"
+        )
 
 
 def _run(env: Any, policy: Any, inputs: Inputs, target: str, reorder: bool, seconds: float, progress: bool, label,
