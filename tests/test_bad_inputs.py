@@ -91,11 +91,12 @@ def test_train_force_replaces_the_earlier_run_and_keeps_other_files(tmp_path, ca
     run.mkdir()
     (run / "model_499.pt").write_bytes(b"stale")
     (run / "notes.txt").write_text("mine")
+    (run / "model_best.pt").write_bytes(b"my best weights")  # matches model_*.pt, and was deleted (issue 31)
     args = ["train", "--task", str(TASK), "-o", str(run), "--iterations", "1", "--num-envs", "1", "--force"]
     assert main(args) == 0, capsys.readouterr().err
     names = {p.name for p in run.iterdir()}
     assert "model_499.pt" not in names and "model_0.pt" in names  # run-folder loading now picks this run's
-    assert (run / "notes.txt").read_text() == "mine"
+    assert (run / "notes.txt").read_text() == "mine" and (run / "model_best.pt").read_bytes() == b"my best weights"
 
 
 def test_convert_never_replaces_an_existing_output_without_force(tmp_path, capsys):

@@ -187,10 +187,11 @@ def compare_traces(a: str | Path, b: str | Path, thresholds: Mapping[str, float]
     not_finite = _not_finite(cols_a, cols_b, ia, ib, both)
     lost = {c for columns in not_finite.values() for c in columns}
     if not [c for c in cols_a if c in cols_b and c not in lost and c.split(".", 1)[0] in COMPARED]:
-        blamed = " and ".join(f"{path} ({_shown(not_finite[side], 4)})" for side, path in (("a", a), ("b", b))
-                              if side in not_finite)  # fmt: skip
-        raise TraceError(f"traces {a} and {b}: no joint column holds a finite value in both where both stand; not "
-                         f"finite: {blamed}: nothing to compare (was a run's simulation non-finite?)")  # fmt: skip
+        blamed = "; ".join(f"{path} holds no finite value in {len(not_finite[side])} column(s) where both stand: "
+                           f"{_shown(not_finite[side], 4)}" for side, path in (("a", a), ("b", b))
+                           if side in not_finite)  # fmt: skip
+        raise TraceError(f"traces {a} and {b}: no joint column to compare: {blamed} (was its simulation "
+                         "non-finite? record the run again)")  # fmt: skip
     names_a, names_b = set(table_a.column_names), set(table_b.column_names)
     return TraceComparison(
         a={**meta_a, "path": str(a)}, b={**meta_b, "path": str(b)}, rows=len(ia),
