@@ -21,6 +21,17 @@ ROOT = Path(__file__).resolve().parents[1]
 ANT = ROOT / "checkpoints/ant_flat_physx/exported/policy.pt"
 
 
+@pytest.fixture
+def sigint_handled():
+    """Ctrl-C handled as Python handles it by default, for the test: an earlier test (Ray's start-up) can leave
+    SIGINT ignored in this process, and entry() keeps an ignored signal ignored, as nohup means it."""
+    import signal
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 def _entry_signalled(sig: int, after: float = 2.0) -> int:
     """``transfer.cli.entry()`` with ``sig`` sent to this process ``after`` seconds in (a user's Ctrl-C, a kill)."""
     import os
@@ -129,7 +140,7 @@ def test_a_real_ray_cluster_answers_the_probe():
         ray.shutdown()
 
 
-def test_tmpdir_holds_nothing_of_a_run_afterwards_also_after_ctrl_c(tmp_path, monkeypatch, capfd):
+def test_tmpdir_holds_nothing_of_a_run_afterwards_also_after_ctrl_c(tmp_path, monkeypatch, capfd, sigint_handled):
     """The console script gives the run a temporary folder of its own and removes it however the run ends: what the
     child wrote there (here: a file and a folder, as Ray's sessions and ovphysx's schema probes were) is gone; a
     Ctrl-C that stops the child leaves nothing either."""
@@ -299,7 +310,7 @@ finish(3)
     assert ("torn down" in done.stderr) is not child, done.stderr
 
 
-def test_a_ctrl_c_while_the_child_is_being_started_stops_it(monkeypatch):
+def test_a_ctrl_c_while_the_child_is_being_started_stops_it(monkeypatch, sigint_handled):
     """A Ctrl-C that reached the console script while it was starting the child (before the child's process
     existed) was recorded but never passed on: the run went on to its end and said exit 0. It is the child's now."""
     import os

@@ -106,11 +106,15 @@ def read_name_file(path: str | Path) -> list[str]:
         names = yaml.safe_load(text)
     except UnicodeDecodeError:
         raise ValueError(f"{path}: not a text file; expected a YAML list of joint names or one name per line") from None
-    except yaml.YAMLError:
-        names = None
+    except yaml.YAMLError as exc:
+        names = exc
     lines = [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
-    if isinstance(names, str) and lines and all(len(line.split()) == 1 for line in lines):
+    if isinstance(names, (str, yaml.YAMLError)) and lines and all(len(line.split()) == 1 for line in lines):
         names = lines  # one name per line: YAML reads it as one folded string
+    if isinstance(names, yaml.YAMLError):
+        from transfer.errors import yaml_problem
+
+        raise ValueError(f"{path}: not a readable YAML list of joint names ({yaml_problem(names)})")
     if not isinstance(names, list) or not names or not all(isinstance(n, str) and n.strip() for n in names):
         what = f"a {type(names).__name__}" if names is not None else "no list"
         raise ValueError(f"{path}: expected a YAML list of joint names (- LF_HAA ...) or one name per line, found "
