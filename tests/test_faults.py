@@ -535,3 +535,34 @@ def test_a_checkpoint_of_other_sizes_is_one_line_before_any_engine_starts(tmp_pa
     out, err = capfd.readouterr()
     assert err.count("\n") == 1 and "writes 48 actions" in err and "drives 12 joints" in err, err
     assert "omni.physx" not in out + err and "Warp" not in out + err
+
+
+def test_flags_that_contradict_each_other_are_refused(capsys):
+    """``--compare --no-reorder`` ignored --no-reorder; ``--address`` with ``--in-process`` ignored the address."""
+    assert main(["replay", str(QUADRUPED_CK), "--target", "physx", "--compare", "--no-reorder"]) == 2
+    assert "drop --no-reorder" in capsys.readouterr().err
+    spec = ROOT / "presets" / "tasks" / "quadruped_flat_velocity.yaml"  # any file: refused before it is read
+    assert main(["sweep", str(spec), "-o", "out", "--in-process", "--address", "auto"]) == 2
+    assert "give one of the two" in capsys.readouterr().err
+
+
+def test_names_and_metadata_that_cannot_be_shown_are_one_line(tmp_path):
+    """A file name of bytes that are no UTF-8 gave a TypeError; PYTHONIOENCODING=ascii lost all output to an
+    encoding error; metadata nested 10^5 deep ended in "RecursionError (unexpected)"."""
+    import os
+    import subprocess
+    import sys
+
+    from transfer.checkpoint import CheckpointError, decode_metadata
+
+    env = {k: v for k, v in os.environ.items() if k != "TRANSFER_CHILD_PROCESS"}
+    odd = os.fsdecode(bytes(tmp_path) + b"/bad\xff.pt")
+    done = subprocess.run([sys.executable, "-m", "transfer.cli", "info", odd], env=env, capture_output=True, timeout=120)
+    assert done.returncode == 2 and b"not UTF-8" in done.stderr and done.stderr.count(b"\n") == 1, done.stderr
+    named = tmp_path / "pölicy ✓.pt"
+    named.write_bytes(QUADRUPED_CK.read_bytes())
+    done = subprocess.run([sys.executable, "-m", "transfer.cli", "info", str(named)],
+                          env={**env, "PYTHONIOENCODING": "ascii"}, capture_output=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0 and b"p\\xf6licy \\u2713.pt" in done.stdout, done.stderr
+    with pytest.raises(CheckpointError, match="nests too deeply"):
+        decode_metadata("[" * 100_000 + "]" * 100_000, "deep.onnx (metadata)")

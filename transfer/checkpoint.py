@@ -209,7 +209,12 @@ def decode_metadata(raw: Any, where: str) -> dict[str, Any]:
             raw = json.loads(raw)
         except json.JSONDecodeError as exc:
             raise CheckpointError(f"{where}: the stored metadata is not valid JSON ({exc})") from None
-    return check_metadata(raw, where)
+        except RecursionError:
+            raise CheckpointError(f"{where}: the stored metadata nests too deeply to be a metadata document") from None
+    try:
+        return check_metadata(raw, where)
+    except RecursionError:
+        raise CheckpointError(f"{where}: the stored metadata nests too deeply to be a metadata document") from None
 
 
 # ---------------------------------------------------------------------------------------------------- comparing tasks

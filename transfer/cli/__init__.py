@@ -212,6 +212,16 @@ def main(argv: list[str] | None = None) -> int:
     for name in ("stdout", "stderr"):  # closed by the caller (>&-): what would go there goes nowhere
         if getattr(sys, name) is None:
             setattr(sys, name, open(os.devnull, "w"))  # noqa: SIM115 - the stream lives as long as the process
+        try:  # a terminal or PYTHONIOENCODING that cannot show a name gets it escaped, not an encoding error
+            getattr(sys, name).reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError, OSError):
+            pass
+    for arg in sys.argv[1:] if argv is None else argv:
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:  # bytes the file system gave that are no UTF-8 (os.fsdecode's surrogates)
+            shown = os.fsencode(arg).decode("utf-8", "backslashreplace")
+            return _error(f"{shown}: the name is not UTF-8 text; rename the file (or folder) with a UTF-8 name")
     try:
         import tyro
 

@@ -191,6 +191,10 @@ def _number_if_numeric(value: Any) -> Any:
 def run_replay(cmd: Replay) -> int:
     from transfer.runs.replay import compare, plot, replay
 
+    if cmd.compare and cmd.no_reorder:
+        print_error("--compare runs the naive order itself (beside native and reordered); drop --no-reorder, or "
+                    "drop --compare to replay only the naive order")  # fmt: skip
+        return 2
     try:
         settings, perturbation = parse_settings(cmd.settings), parse_perturbations(cmd.perturb)
     except ValueError as exc:

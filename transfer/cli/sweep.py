@@ -49,6 +49,10 @@ class Sweep:
 def run_sweep(cmd: Sweep) -> int:
     from transfer.runs.sweep import print_table, sweep
 
+    if cmd.in_process and cmd.address is not None:
+        print_error(f"--address {cmd.address} names a Ray cluster, and --in-process runs every cell here without "
+                    "Ray: give one of the two")  # fmt: skip
+        return 2
     try:
         with engine_output(cmd.verbose) as terminal:
             summary = sweep(
