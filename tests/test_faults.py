@@ -566,3 +566,19 @@ def test_names_and_metadata_that_cannot_be_shown_are_one_line(tmp_path):
     assert done.returncode == 0 and b"p\\xf6licy \\u2713.pt" in done.stdout, done.stderr
     with pytest.raises(CheckpointError, match="nests too deeply"):
         decode_metadata("[" * 100_000 + "]" * 100_000, "deep.onnx (metadata)")
+
+
+def test_a_root_layer_without_up_axis_over_a_z_up_robot_is_warned_of(tmp_path):
+    """A layer that only sublayers the Z-up demo authors no upAxis, so USD makes the stage Y-up: PhysX pulled the
+    robot over (100 % fell) while Newton stood it, and nothing said why. Every replay now warns of it."""
+    pytest.importorskip("pxr")
+    from transfer.orders.robot import Robot
+
+    demo = ROOT / "transfer/data/quadruped.usda"
+    wrap = tmp_path / "wrap.usda"
+    wrap.write_text(f"#usda 1.0\n(\n    subLayers = [@{demo}@]\n)\n")
+    said = tmp_path / "said.usda"
+    said.write_text(f'#usda 1.0\n(\n    upAxis = "Z"\n    subLayers = [@{demo}@]\n)\n')
+    warning = Robot(wrap).up_axis_warning
+    assert warning is not None and "wrap.usda authors no upAxis" in warning and "quadruped.usda says Z" in warning
+    assert Robot(said).up_axis_warning is None and Robot(demo).up_axis_warning is None

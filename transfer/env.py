@@ -257,6 +257,8 @@ class PolicyEnv:
                 out.append(f"spawn_height {t.spawn_height:g} m puts the default pose's lowest collision geometry "
                            f"{-low:.3f} m into the ground (the base needs {t.spawn_height - low:.3f} m); the robot "
                            "is thrown out of it at the first step: raise spawn_height, or leave it null")  # fmt: skip
+        if self._robot.up_axis_warning:
+            out.append(self._robot.up_axis_warning)
         if t.velocity_limit and not self.art.backend.enforces_velocity_limit:
             out.append(f"velocity_limit: {self.art.backend.name} enforces no joint velocity limit (the task's "
                        f"{min(t.velocity_limit.values()):.3g} rad/s and up do not act in this run)")

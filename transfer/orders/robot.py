@@ -97,6 +97,13 @@ class Robot(os.PathLike):
         return self._memo[key]
 
     @cached_property
+    def up_axis_warning(self) -> str | None:
+        """A root layer without ``upAxis`` over a layer that says another (:func:`transfer.orders.usd.up_axis_conflict`)."""
+        from transfer.orders.usd import up_axis_conflict
+
+        return up_axis_conflict(self.usd)
+
+    @cached_property
     def collider_corners(self) -> dict[str, list[tuple[float, float, float]]]:
         """Each body's collision box corners in its frame (:func:`transfer.orders.usd.collider_corners`)."""
         from transfer.orders.usd import collider_corners

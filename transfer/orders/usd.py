@@ -373,6 +373,26 @@ def file_stage(asset: Any):
     return _file_entry(asset).stage
 
 
+def up_axis_conflict(asset: Any) -> str | None:
+    """What to say when the stage's root layer authors no ``upAxis`` (USD's rule then makes the stage Y-up) while a
+    layer it composes says another axis: the engines disagree on such a stage (PhysX takes the stage's Y and pulls
+    the robot sideways, Newton stands it up). ``None`` when the root layer says its axis, or no layer says another."""
+    stage = file_stage(asset)
+    root = stage.GetRootLayer()
+    if root.pseudoRoot.HasInfo("upAxis"):
+        return None
+    others = sorted({(Path(layer.realPath).name, str(layer.pseudoRoot.GetInfo("upAxis")))
+                     for layer in stage.GetUsedLayers()
+                     if layer != root and layer.realPath and layer.pseudoRoot.HasInfo("upAxis")
+                     and str(layer.pseudoRoot.GetInfo("upAxis")) != "Y"})  # fmt: skip
+    if not others:
+        return None
+    said = ", ".join(f"{name} says {axis}" for name, axis in others)
+    return (f"{Path(root.realPath).name} authors no upAxis, so the stage is Y-up (USD's rule) while {said}: the "
+            f"engines disagree on such a stage (PhysX pulls the robot along -Y); author upAxis = "
+            f"\"{others[0][1]}\" on {Path(root.realPath).name}")
+
+
 # --- errors ------------------------------------------------------------------------------------------------
 
 
