@@ -194,7 +194,7 @@ def documents(draw) -> tuple[dict, Task]:
                                   history_length=draw(st.integers(0, 5)),
                                   params={k: draw(st.floats(0.1, 2.0)) for k in OBS_TERMS[t].params})
                           for t in terms),
-        action=ActionTerm(scale=draw(FLOATS.filter(bool)), use_default_offset=draw(st.booleans()), joints=acting),
+        action=ActionTerm(scale=draw(st.floats(-100, 100).filter(bool)), use_default_offset=draw(st.booleans()), joints=acting),
         default_joint_pos=draw(per_joint()) if draw(st.booleans()) else {".*": draw(FLOATS)},
         stiffness=draw(st.just({}) | per_joint(gains)),
         damping=draw(st.just({}) | per_joint(gains)),

@@ -582,3 +582,13 @@ def test_a_root_layer_without_up_axis_over_a_z_up_robot_is_warned_of(tmp_path):
     warning = Robot(wrap).up_axis_warning
     assert warning is not None and "wrap.usda authors no upAxis" in warning and "quadruped.usda says Z" in warning
     assert Robot(said).up_axis_warning is None and Robot(demo).up_axis_warning is None
+
+
+def test_an_absurd_action_scale_is_refused_naming_the_field():
+    """``--set action.scale=1e30`` ran (0 % fell, 0.005 m/s): a scale no policy is trained with."""
+    from transfer.task import TaskError
+    from transfer.task.action import MAX_ACTION_SCALE, ActionTerm
+
+    assert ActionTerm(scale=MAX_ACTION_SCALE).scale == MAX_ACTION_SCALE
+    with pytest.raises(TaskError, match=r"action.scale: \{'LF_HAA': 1e\+30\} is more than 100"):
+        ActionTerm(scale={"LF_HAA": 1e30})

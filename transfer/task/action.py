@@ -16,6 +16,8 @@ __all__ = ["ACTION_KINDS", "ActionTerm"]
 
 ACTION_KINDS: tuple[str, ...] = ("joint_position",)
 """Action kinds a task may name. ``joint_position``: target = default (if offset) + scale * action."""
+MAX_ACTION_SCALE = 100.0
+"""The largest action scale a task may give (a joint target moves ``scale`` rad or m per unit of action)."""
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,13 @@ class ActionTerm:
                 f"action.scale: {dict(scale) if isinstance(scale, Mapping) else scale} makes every action a no-op (the "
                 "target never leaves the defaults); give the scale the policy was trained with (Isaac Lab's legged "
                 "robots: 0.25 or 0.5)"
+            )
+        values = scale.values() if isinstance(scale, Mapping) else (scale,)
+        if any(abs(v) > MAX_ACTION_SCALE for v in values):
+            raise TaskError(
+                f"action.scale: {dict(scale) if isinstance(scale, Mapping) else scale} is more than {MAX_ACTION_SCALE:g} "
+                "(rad or m of target per unit of action): no policy is trained so; give the scale it was trained "
+                "with (Isaac Lab's legged robots: 0.25 or 0.5)"
             )
         object.__setattr__(self, "scale", scale)
         offset = _per_joint_or_number(self.offset, "action.offset")
