@@ -113,7 +113,7 @@ def _end_with_the_parent() -> None:
         libc.prctl(1, int(signal.SIGTERM), 0, 0, 0)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         return
-    parent = os.environ.get(_PARENT)
+    parent = os.environ.pop(_PARENT, None)  # this process's alone: what it starts has another parent
     if parent and parent != str(os.getppid()):  # the parent died before the call took effect
         os.kill(os.getpid(), signal.SIGTERM)
 
@@ -157,7 +157,6 @@ def _supervise(env: dict[str, str]) -> int:
     previous = {sig: signal.getsignal(sig) for sig in passed}
     started: list[Any] = []
     received: list[int] = []
-
     forwarded: list[int] = []
 
     def forward(sig: int, _frame: Any) -> None:
