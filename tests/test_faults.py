@@ -592,3 +592,16 @@ def test_an_absurd_action_scale_is_refused_naming_the_field():
     assert ActionTerm(scale=MAX_ACTION_SCALE).scale == MAX_ACTION_SCALE
     with pytest.raises(TaskError, match=r"action.scale: \{'LF_HAA': 1e\+30\} is more than 100"):
         ActionTerm(scale={"LF_HAA": 1e30})
+
+
+def test_a_cache_that_cannot_be_written_says_which_variable_moves_it(tmp_path, monkeypatch):
+    """``XDG_CACHE_HOME`` pointing at a file (or a read-only HOME) gave "...: Not a directory" with no word of the
+    cache or of the variable that moves it."""
+    import errno
+
+    from transfer.cli import _describe
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "afile"))
+    inside = _describe(OSError(errno.ENOTDIR, "Not a directory", str(tmp_path / "afile/transfer/converters")))
+    assert inside.endswith("point XDG_CACHE_HOME at a folder you can write, or make this one writable)")
+    assert "XDG_CACHE_HOME" not in _describe(OSError(errno.EACCES, "Permission denied", str(tmp_path / "out.pt")))
