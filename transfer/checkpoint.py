@@ -204,16 +204,14 @@ def decode_metadata(raw: Any, where: str) -> dict[str, Any]:
     """A stored document (JSON text, bytes, or a dict as an RSL-RL checkpoint holds it), validated."""
     if isinstance(raw, (bytes, bytearray)):
         raw = bytes(raw).decode("utf-8")
-    if isinstance(raw, str):
-        try:
-            raw = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise CheckpointError(f"{where}: the stored metadata is not valid JSON ({exc})") from None
-        except RecursionError:
-            raise CheckpointError(f"{where}: the stored metadata nests too deeply to be a metadata document") from None
     try:
+        if isinstance(raw, str):
+            try:
+                raw = json.loads(raw)
+            except json.JSONDecodeError as exc:
+                raise CheckpointError(f"{where}: the stored metadata is not valid JSON ({exc})") from None
         return check_metadata(raw, where)
-    except RecursionError:
+    except RecursionError:  # in the JSON parser or in the checks
         raise CheckpointError(f"{where}: the stored metadata nests too deeply to be a metadata document") from None
 
 

@@ -171,16 +171,18 @@ def _check_sizes(inputs: Inputs) -> None:
     check runs on the env once it is up: an engine's log must not bury the one line that says it)."""
     from transfer.runs.verify.checks import check_sizes
 
-    sizes = check_sizes(inputs)
-    policy = inputs.policy
+    sizes, policy = check_sizes(inputs), inputs.policy
     if sizes.observation_size is not None and (policy.input_size, policy.output_size) != (sizes.observation_size,
                                                                                           sizes.action_size):
-        terms = ", ".join(f"{t['name']} {t['stop'] - t['start']}" for t in sizes.terms)
-        raise ReplayError(
-            f"{policy.path.name} reads {policy.input_size} observations and writes {policy.output_size} actions, but "
-            f"the task on {inputs.asset_given.name} builds {sizes.observation_size} and drives {sizes.action_size} "
-            f"joints (terms: {terms}). Is this the checkpoint's robot and task?"
-        )
+        terms = {t["name"]: t["stop"] - t["start"] for t in sizes.terms}
+        _refuse_sizes(policy, inputs, sizes.observation_size, sizes.action_size, terms)
+
+
+def _refuse_sizes(policy: Any, inputs: Inputs, observation_size: int, action_size: int, terms: dict[str, int]):
+    from transfer.runs.verify.checks import size_mismatch
+
+    raise ReplayError(f"{size_mismatch(policy, inputs.asset_given.name, observation_size, action_size, terms)}. Is "
+                      "this the checkpoint's robot and task?")  # fmt: skip
 
 
 def _run(env: Any, policy: Any, inputs: Inputs, target: str, reorder: bool, seconds: float, progress: bool, label,
@@ -189,12 +191,8 @@ def _run(env: Any, policy: Any, inputs: Inputs, target: str, reorder: bool, seco
     from transfer.traces import Recorder, metrics
 
     if policy.input_size != env.observation_size or policy.output_size != env.action_size:
-        raise ReplayError(
-            f"{policy.path.name} reads {policy.input_size} observations and writes {policy.output_size} actions, but "
-            f"the task on {inputs.asset_given.name} builds {env.observation_size} and drives {env.action_size} joints "
-            f"(terms: {', '.join(f'{k} {s.stop - s.start}' for k, s in env.slices.items())}). Is this the "
-            "checkpoint's robot and task?"
-        )
+        terms = {k: s.stop - s.start for k, s in env.slices.items()}
+        _refuse_sizes(policy, inputs, env.observation_size, env.action_size, terms)
     command = tuple(float(c) for c in env.command[0])
     planar = np.asarray(command[:2])
     norm = float(np.linalg.norm(planar))

@@ -96,6 +96,13 @@ def _config_names(inputs: Inputs) -> list[str]:
     return names
 
 
+def size_mismatch(policy: Any, robot: str, observation_size: int, action_size: int, terms: dict[str, int]) -> str:
+    """The sentence for a checkpoint whose sizes are not the task's on the robot (verify's check 1, replay's refusal)."""
+    listed = ", ".join(f"{name} {size}" for name, size in terms.items())
+    return (f"{policy.path.name} reads {policy.input_size} observations and writes {policy.output_size} actions, but "
+            f"the task on {robot} builds {observation_size} and drives {action_size} joints (terms: {listed})")
+
+
 def check_sizes(inputs: Inputs) -> SizeCheck:
     """Check 1 on the asset alone (no engine): names, then the config expanded on the checkpoint's order, then
     the checkpoint's input/output sizes against the observation and action it describes."""
@@ -128,12 +135,8 @@ def check_sizes(inputs: Inputs) -> SizeCheck:
     except ValueError as exc:
         problems.append(str(exc))
     if obs_size is not None and (policy.input_size != obs_size or policy.output_size != act_size):
-        listed = ", ".join(f"{t['name']} {t['stop'] - t['start']}" for t in terms)
-        problems.append(
-            f"{policy.path.name} reads {policy.input_size} observations and writes {policy.output_size} actions, but "
-            f"the config on {inputs.asset_given.name} builds {obs_size} and drives {act_size} joints (terms: "
-            f"{listed})"
-        )
+        listed = {t["name"]: t["stop"] - t["start"] for t in terms}
+        problems.append(size_mismatch(policy, inputs.asset_given.name, obs_size, act_size, listed))
     action_joints = list(expanded.action.joints or order) if expanded is not None else []
     return SizeCheck(
         ok=not missing and not problems, input_size=policy.input_size, output_size=policy.output_size, observation_size=obs_size,
