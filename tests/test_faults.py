@@ -605,3 +605,44 @@ def test_a_cache_that_cannot_be_written_says_which_variable_moves_it(tmp_path, m
     inside = _describe(OSError(errno.ENOTDIR, "Not a directory", str(tmp_path / "afile/transfer/converters")))
     assert inside.endswith("point XDG_CACHE_HOME at a folder you can write, or make this one writable)")
     assert "XDG_CACHE_HOME" not in _describe(OSError(errno.EACCES, "Permission denied", str(tmp_path / "out.pt")))
+
+
+def test_an_onnx_model_named_pt_is_read_as_onnx(tmp_path):
+    """An ONNX file renamed ``policy.pt`` was "not a policy file this version reads": protobuf has no magic number, so
+    detection now also reads a model's first bytes; a pickle, a zip and text still are not ONNX."""
+    import numpy as np
+
+    from tests.test_checkpoint import onnx_mlp
+    from transfer.formats import detect_format, load_policy
+
+    model = onnx_mlp(tmp_path / "m.onnx", [(np.ones((2, 3), np.float32), np.zeros(2, np.float32))])
+    renamed = tmp_path / "policy.pt"
+    renamed.write_bytes(model.read_bytes())
+    assert detect_format(renamed) == "onnx"
+    policy = load_policy(renamed)
+    assert (policy.input_size, policy.output_size) == (3, 2)
+    pickled = tmp_path / "legacy.pt"
+    pickled.write_bytes(b"\x80\x04\x95" + bytes(64))
+    assert detect_format(pickled) == "rsl_rl"
+    for head in (b"version: 1\n", b"\x08\x01\x99 not a model"):
+        other = tmp_path / "other.pt"
+        other.write_bytes(head + bytes(64))
+        with pytest.raises(Exception, match="not a policy file this version reads"):
+            detect_format(other)
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs Linux's /dev/full")
+def test_a_full_standard_output_is_named(tmp_path):
+    """``transfer info CK > /dev/full`` said "No space left on device" and named no file; ``--help`` there ended in
+    Python's "Exception ignored" traceback at exit."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("TRANSFER_CHILD_PROCESS", "TRANSFER_DEBUG")}
+    for args in (["info", str(QUADRUPED_CK)], ["info", str(QUADRUPED_CK), "--json"], ["--help"]):
+        with open("/dev/full", "w") as full:
+            done = subprocess.run([sys.executable, "-m", "transfer.cli", *args], env=env, stdout=full,
+                                  stderr=subprocess.PIPE, text=True, timeout=120)  # fmt: skip
+        assert done.returncode == 2, (args, done.stderr)
+        assert done.stderr.strip() == "error: standard output: No space left on device", (args, done.stderr)

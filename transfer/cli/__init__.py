@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 from typing import Any
@@ -215,6 +216,7 @@ def main(argv: list[str] | None = None) -> int:
             getattr(sys, name).reconfigure(errors="backslashreplace")
         except (AttributeError, ValueError, OSError):
             pass
+    _name_stdout()
     for arg in sys.argv[1:] if argv is None else argv:
         try:
             arg.encode("utf-8")
@@ -247,6 +249,14 @@ def main(argv: list[str] | None = None) -> int:
             if isinstance(exc, BrokenPipeError):
                 raise
             return _error(f"standard output: {exc.strerror or exc}")
+    except SystemExit:  # --help and argument errors (tyro): what they printed must reach stdout, or say why not
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            return _closed_pipe()
+        except OSError as exc:
+            return _error(f"standard output: {exc.strerror or exc}")
+        raise
     except KeyboardInterrupt:
         _stderr("interrupted (Ctrl-C); nothing more was written")
         return 130
@@ -305,6 +315,35 @@ def _cache_hint(filename: Any) -> str:
         return ""
     return (f" (the cache folder {base}: point XDG_CACHE_HOME at a folder you can write, or make this one "
             "writable)") if inside else ""  # fmt: skip
+
+
+class _Stdout(io.FileIO):
+    """The standard output's file descriptor, whose write errors name it (``transfer info CK > /dev/full`` said
+    "No space left on device" and no file)."""
+
+    def write(self, data: Any) -> int | None:
+        try:
+            return super().write(data)
+        except BrokenPipeError:  # a reader gone (``| head``): ended quietly by main
+            raise
+        except OSError as exc:
+            raise OSError(exc.errno, exc.strerror, "standard output") from None
+
+
+def _name_stdout() -> None:
+    """Put the process's standard output behind :class:`_Stdout` (same descriptor, encoding and buffering); a
+    stream a caller substituted (a test's capture) is left alone."""
+    stream = sys.stdout
+    if stream is not sys.__stdout__ or not isinstance(stream, io.TextIOWrapper):
+        return
+    try:
+        fd = stream.fileno()
+        stream.flush()
+    except (OSError, ValueError):
+        return
+    raw = _Stdout(fd, "w", closefd=False)
+    sys.stdout = io.TextIOWrapper(io.BufferedWriter(raw), encoding=stream.encoding, errors="backslashreplace",
+                                  line_buffering=stream.line_buffering)  # fmt: skip
 
 
 def _error(message: str) -> int:

@@ -1,6 +1,6 @@
 """ONNX policies (``.onnx``), run by onnxruntime on the CPU.
 
-Detect (:func:`detect`: the ``.onnx`` suffix), load (:class:`OnnxPolicy`), the metadata document in the model's
+Detect (:func:`detect`: the ``.onnx`` suffix or a model's first bytes), load (:class:`OnnxPolicy`), the metadata document in the model's
 ``metadata_props`` entry ``transfer`` (:func:`read_metadata`, :func:`props_metadata`, :func:`save_onnx`,
 :func:`write_metadata`; an mjlab export's own keys are read by :mod:`transfer.formats.mjlab`), and the weight
 permutation ``transfer convert`` applies (:class:`OnnxPermutation`: the graph walk from the observation input to the
@@ -34,9 +34,18 @@ _ELEMENTWISE = frozenset({"Add", "Sub", "Mul", "Div"})
 _UNARY = frozenset({"Identity", "Tanh", "Sigmoid", "Relu", "Elu", "Selu", "Neg", "Abs", "Softsign", "Clip", "Cast"})
 
 
-def detect(path: Path) -> bool:
-    """Whether ``path`` names an ONNX model (its suffix: protobuf bytes carry no magic number)."""
-    return path.suffix.lower() == ".onnx"
+def detect(path: Path, head: bytes = b"") -> bool:
+    """Whether ``path`` holds an ONNX model: its ``.onnx`` suffix, or (protobuf bytes carry no magic number) a
+    ``ModelProto``'s first bytes, as every exporter writes them: field 1 ``ir_version`` (tag 0x08, a version of
+    3-15), then the tag of another of its fields (``producer_name``, ``graph``, ``opset_import``, ...)."""
+    if path.suffix.lower() == ".onnx":
+        return True
+    return len(head) >= 3 and head[0] == 0x08 and 3 <= head[1] <= 15 and head[2] in _MODEL_TAGS
+
+
+_MODEL_TAGS = frozenset({0x12, 0x1A, 0x22, 0x28, 0x32, 0x3A, 0x42, 0x72})
+"""Tags a ``ModelProto`` field after ``ir_version`` starts with: fields 2-8 (``producer_name`` .. ``opset_import``)
+and 14 (``metadata_props``)."""
 
 
 # ---------------------------------------------------------------------------------------------------- loading
@@ -453,4 +462,4 @@ class OnnxFormat(CheckpointFormat):
 
     @classmethod
     def detect(cls, probe: Probe) -> bool:
-        return probe.names is None and detect(probe.path)
+        return probe.names is None and detect(probe.path, probe.head)
