@@ -298,3 +298,12 @@ def test_a_velocity_limit_binds_on_physx_and_is_said_not_to_act_on_mujoco(tmp_pa
     pytest.importorskip("mujoco")
     result = replay(demo, "mujoco", seconds=0.3, settings={"velocity_limit": {".*": 2.0}}, progress=False)
     assert any("enforces no joint velocity limit" in w for w in result.warnings), result.warnings
+
+
+def test_compare_on_the_training_engine_runs_native_once():
+    """``--compare --target physx`` for a PhysX-trained checkpoint printed its native run twice (once as "native",
+    once as the reordered run, which on its own engine is the same run): native and naive now."""
+    demo = Path(__file__).resolve().parents[1] / "checkpoints/quadruped_flat_physx/exported/policy.pt"
+    runs = compare(demo, "physx", num_envs=1, seconds=0.2, progress=False)
+    assert [r.label for r in runs] == ["native (physx)", "naive (physx)"]
+    assert runs[0].reordered and not runs[1].reordered
