@@ -646,3 +646,17 @@ def test_a_full_standard_output_is_named(tmp_path):
                                   stderr=subprocess.PIPE, text=True, timeout=120)  # fmt: skip
         assert done.returncode == 2, (args, done.stderr)
         assert done.stderr.strip() == "error: standard output: No space left on device", (args, done.stderr)
+
+
+def test_usd_composition_warnings_do_not_reach_stderr_raw(tmp_path, capfd):
+    """A sublayer cycle printed USD's own "Warning: in _ReportErrors at line 3315 of stage.cpp -- ..." beside
+    transfer's report of the same error; now only the report (naming the layers) is shown."""
+    pytest.importorskip("pxr")
+    robot = tmp_path / "q.usda"
+    robot.write_text((ROOT / "transfer/data/quadruped.usda").read_text())
+    (tmp_path / "a.usda").write_text('#usda 1.0\n(\n    subLayers = [@b.usda@, @q.usda@]\n)\n')
+    (tmp_path / "b.usda").write_text('#usda 1.0\n(\n    subLayers = [@a.usda@]\n)\n')
+    main(["inspect", str(tmp_path / "a.usda")])
+    out, err = capfd.readouterr()
+    assert "Sublayer hierarchy with root layer" in out and "has cycles" in out  # transfer's own report
+    assert "_ReportErrors" not in out + err and "stage.cpp" not in out + err

@@ -30,6 +30,8 @@ def overlay_stage(asset: str, name: str, metadata: Sequence[str] = OVERLAY_METAD
     for key in metadata:
         if source.pseudoRoot.HasInfo(key):
             layer.pseudoRoot.SetInfo(key, source.pseudoRoot.GetInfo(key))
-    stage = Usd.Stage.Open(layer)
+    from transfer.orders.usd import compose
+
+    stage = compose(layer)
     stage.SetEditTarget(Usd.EditTarget(layer))
     return stage

@@ -51,6 +51,18 @@ def stage_compositions() -> int:
     return _COMPOSED[0]
 
 
+def compose(*args: Any):
+    """``Usd.Stage.Open(*args)`` with USD's composition warnings trapped: they reached stderr raw ("Warning: in
+    _ReportErrors at line 3315 of stage.cpp -- ..."), and every reader reports them itself, in one line naming the
+    layer, from ``stage.GetCompositionErrors()`` (:attr:`StageRead.unresolved`). Other warnings pass."""
+    from pxr import Tf, Usd
+
+    with Tf.DiagnosticTrap() as trap:
+        stage = Usd.Stage.Open(*args)
+        trap.EraseMatching(lambda d: d.sourceFunction.endswith("UsdStage::_ReportErrors"))
+    return stage
+
+
 def open_stage(asset: Any):
     """A ``Usd.Stage`` from a path or a stage. Missing or unreadable files raise with the path."""
     from pxr import Usd
@@ -66,7 +78,7 @@ def open_stage(asset: Any):
         path = resolve_asset(path)
     try:
         _COMPOSED[0] += 1
-        stage = Usd.Stage.Open(str(path))
+        stage = compose(str(path))
     except Exception as exc:  # pxr raises Tf.ErrorException: "Error in '<function>' at line N in file F : 'why'"
         why = re.findall(r" : '(.*)'\s*$", str(exc), flags=re.MULTILINE) or [str(exc).strip()]
         raise OrderingError(

@@ -132,14 +132,14 @@ def _open(source: Any):
     """A fresh stage over ``source``'s layers whose session layer we may edit (the user's layers stay untouched)."""
     from pxr import Sdf, Usd
 
-    from transfer.orders.usd import file_stage
+    from transfer.orders.usd import compose, file_stage
 
     given = file_stage(source)  # read only: the edits go to a session layer of a stage of our own
     session = Sdf.Layer.CreateAnonymous("transfer-infer-tree.usda")
     user_session = given.GetSessionLayer()
     if user_session is not None and not user_session.empty:
         session.subLayerPaths.append(user_session.identifier)
-    stage = Usd.Stage.Open(given.GetRootLayer(), session, Usd.Stage.LoadAll)
+    stage = compose(given.GetRootLayer(), session, Usd.Stage.LoadAll)
     stage.SetEditTarget(Usd.EditTarget(session))
     return stage, given
 
