@@ -74,6 +74,7 @@ PXR_HOMES = (
     "transfer.orders.usd",
     "transfer.orders.usd_schema",
     "transfer.orders.usd_cache",
+    "transfer.orders.usd_files",
     "transfer.profile",
     "transfer.assets.chains",
 )

@@ -660,3 +660,46 @@ def test_usd_composition_warnings_do_not_reach_stderr_raw(tmp_path, capfd):
     out, err = capfd.readouterr()
     assert "Sublayer hierarchy with root layer" in out and "has cycles" in out  # transfer's own report
     assert "_ReportErrors" not in out + err and "stage.cpp" not in out + err
+
+
+def test_no_output_lands_on_any_file_the_command_reads(tmp_path, capsys):
+    """``convert -o`` onto its ``--source`` names file, onto a hard link of ``--config`` or ``--asset``; ``import -o``
+    onto a hard or symbolic link of its input; ``task -o`` onto a layer the robot references: each replaced a file
+    the same command read (exit 0). Now refused before any work, ``--force`` or not, the file unchanged."""
+    import os
+    import shutil
+
+    pytest.importorskip("pxr")
+    data = ROOT / "transfer/data"
+    ck = tmp_path / "p.pt"
+    shutil.copyfile(QUADRUPED_CK, ck)
+    names = tmp_path / "names.pt"
+    names.write_text("\n".join(json.loads((QUADRUPED_CK.parents[1] / "train.json").read_text())["joint_names"]) + "\n")
+    task = tmp_path / "task.yaml"
+    shutil.copyfile(ROOT / "presets/tasks/quadruped_flat_velocity.yaml", task)
+    robot = tmp_path / "q.usda"
+    shutil.copyfile(data / "quadruped.usda", robot)
+    mjcf = tmp_path / "q.xml"
+    shutil.copyfile(data / "quadruped.xml", mjcf)
+    os.link(task, tmp_path / "task_link.pt")
+    os.link(robot, tmp_path / "robot_link.pt")
+    os.link(mjcf, tmp_path / "mjcf_link.usda")
+    os.symlink("q.xml", tmp_path / "mjcf_symlink.usd")
+    top = tmp_path / "top.usda"  # a robot whose physics comes from a sublayer: q.usda is read through it
+    top.write_text('#usda 1.0\n(\n    subLayers = [@q.usda@]\n    upAxis = "Z"\n)\n')
+    os.link(robot, tmp_path / "layer_link.yaml")
+    cases = [
+        (["convert", ck, "--source", names, "--to", "mjwarp", "-o", names], names),
+        (["convert", ck, "--config", task, "--to", "mjwarp", "-o", tmp_path / "task_link.pt"], task),
+        (["convert", ck, "--asset", robot, "--to", "mjwarp", "-o", tmp_path / "robot_link.pt"], robot),
+        (["import", mjcf, "-o", tmp_path / "mjcf_link.usda"], mjcf),
+        (["import", mjcf, "-o", tmp_path / "mjcf_symlink.usd"], mjcf),
+        (["task", top, "-o", tmp_path / "layer_link.yaml"], robot),
+    ]
+    for args, hurt in cases:
+        before = hurt.read_bytes()
+        assert main([*map(str, args), "--force"]) == 2, args
+        err = capsys.readouterr().err
+        assert "refusing to write over a file this command reads" in err, (args, err)
+        assert hurt.read_bytes() == before, args
+    assert "a file the robot" in err and str(top) in err  # the layer is named as the robot's

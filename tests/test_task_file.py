@@ -158,8 +158,17 @@ def test_the_output_is_never_an_input_and_follows_the_umask(tmp_path, capsys):
     robot = tmp_path / "robot.usda"
     shutil.copyfile(resolve_asset(load_task("presets/tasks/quadruped_flat_velocity.yaml").asset), robot)
     before = robot.read_bytes()
-    assert main(["task", str(robot), "-o", str(robot), "--force"]) == 2
-    assert "is the robot this command reads" in capsys.readouterr().err and robot.read_bytes() == before
+    assert main(["task", str(robot), "-o", str(robot), "--force"]) == 2  # refused by its suffix on the command line
+    assert "give a task file name ending in .yaml" in capsys.readouterr().err and robot.read_bytes() == before
+    linked = tmp_path / "robot.yaml"
+    os.link(robot, linked)  # the robot under a task file's name
+    assert main(["task", str(robot), "-o", str(linked), "--force"]) == 2
+    assert "is the input" in capsys.readouterr().err and robot.read_bytes() == before
+    from transfer.runs.task_file import TaskFileError, write_task_file
+
+    with pytest.raises(TaskFileError, match="is the robot this command reads"):  # the Python API checks it too
+        write_task_file(robot, robot, force=True)
+    assert robot.read_bytes() == before
     out = tmp_path / "task.yaml"
     old = os.umask(0o022)
     try:

@@ -325,6 +325,10 @@ SUFFIXES = {"torchscript": (".pt", ".pth"), "onnx": (".onnx",), "rsl_rl": (".pt"
 """The file suffixes an output of each format may carry: the suffix must not say another format than the bytes."""
 
 
+OVER_AN_INPUT = "refusing to write over a file this command reads, even with --force; give the output another name"
+"""What every refusal of an output that is one of the command's inputs ends with."""
+
+
 def check_output(source: str | Path, out: str | Path, *, force: bool = False, format: str | None = None) -> Path:
     """Refuse an output that is the input (same resolved path or same file), a missing folder, an existing
     file unless ``force``, and (``format`` given) a suffix that names another format (:data:`SUFFIXES`): ONNX bytes

@@ -35,6 +35,7 @@ __all__ = [
     "ITERATIONS",
     "ORDER",
     "PLOT",
+    "Reads",
     "ROBOT",
     "SAMPLES",
     "SCALE",
@@ -122,6 +123,14 @@ class InputFile:
 
 
 @dataclass(frozen=True)
+class Reads:
+    """A file (or run folder) the command reads that is checked elsewhere (a checkpoint: its format decides): no
+    output of the same command may be written over it."""
+
+    what: str
+
+
+@dataclass(frozen=True)
 class OutputFile:
     """A file the command writes: its folder exists and is writable, it is not a folder, and its suffix is one of
     ``suffixes`` (the format it will be written in)."""
@@ -168,14 +177,35 @@ def check_command(cmd: Any) -> None:
     """Check every marked field of the parsed command ``cmd`` (a dataclass); raise :class:`UsageError` on the first
     value that cannot be right."""
     hints = typing.get_type_hints(type(cmd), include_extras=True)
+    marked: list[tuple[Any, str, Any]] = []
     for field in dataclasses.fields(cmd):
         metadata = _metadata(hints.get(field.name))
         value = getattr(cmd, field.name)
         if value is None:
             continue
         for marker in metadata:
-            if isinstance(marker, (Number, InputFile, OutputFile, OutputDir, Order)):
+            if isinstance(marker, (Number, InputFile, OutputFile, OutputDir, Order, Reads)):
                 _check(marker, _label(field, metadata), value)
+                marked.append((marker, _label(field, metadata), value))
+    _check_not_inputs(marked)
+
+
+def _check_not_inputs(marked: list[tuple[Any, str, Any]]) -> None:
+    """No output file is a file the same command reads (by path, symbolic link or hard link; ``--force`` or not):
+    the checkpoint, a config, a file of joint names, the robot and every file the robot is read from."""
+    outputs = [(flag, Path(v)) for m, flag, v in marked if isinstance(m, OutputFile) and Path(v).exists()]
+    if not outputs:  # nothing there to write over: no input can be hurt
+        return
+    from transfer.checkpoint import OVER_AN_INPUT
+    from transfer.orders.usd_files import which_read
+
+    reads = [(f"{flag} {v}" if flag else f"the input {v}", Path(v)) for m, flag, v in marked
+             if isinstance(m, (InputFile, Reads)) or (isinstance(m, Order) and Path(str(v)).is_file())]  # fmt: skip
+    robots = [Path(v) for m, _, v in marked if isinstance(m, InputFile) and m.hints and Path(v).is_file()]
+    for flag, out in outputs:
+        hit = which_read(out, reads, robots)
+        if hit is not None:
+            raise UsageError(f"{flag} {out} is {hit}: {OVER_AN_INPUT}")
 
 
 def _check(marker: Any, flag: str, value: Any) -> None:

@@ -10,7 +10,7 @@ from typing import Annotated
 
 import tyro
 
-from transfer.cli._checks import ASSET, CONFIG, ORDER
+from transfer.cli._checks import ASSET, CONFIG, ORDER, Reads
 
 __all__ = ["CheckpointInputs"]
 
@@ -19,7 +19,7 @@ __all__ = ["CheckpointInputs"]
 class CheckpointInputs:
     """A checkpoint and what completes it: ``--source``, ``--config``, ``--asset`` (docs/replay.md)."""
 
-    checkpoint: Annotated[tyro.conf.Positional[Path], tyro.conf.arg(metavar="CHECKPOINT|RUN_DIR")]
+    checkpoint: Annotated[tyro.conf.Positional[Path], tyro.conf.arg(metavar="CHECKPOINT|RUN_DIR"), Reads("checkpoint")]
     """TorchScript (.pt), ONNX (.onnx), RSL-RL training checkpoint (model_<iter>.pt), or an Isaac Lab run folder
     (params/env.yaml gives the task, the training engine's joint order and the asset path; docs/isaaclab.md)."""
     source: Annotated[str | None, tyro.conf.arg(metavar="CONVENTION"), ORDER] = None

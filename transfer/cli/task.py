@@ -10,7 +10,9 @@ from typing import Annotated
 import tyro
 
 from transfer._console import print_error
-from transfer.cli._checks import ROBOT
+from transfer.cli._checks import ROBOT, OutputFile, Reads
+
+TASK_OUT = OutputFile((".yaml", ".yml"), "task file")
 
 
 @dataclass(frozen=True)
@@ -22,9 +24,9 @@ class TaskFile:
 
     asset: Annotated[tyro.conf.Positional[Path], tyro.conf.arg(metavar="ASSET"), ROBOT]
     """The robot's USD file, or its MJCF (.xml) or URDF (.urdf) file (converted; docs/import.md). Read only."""
-    output: Annotated[Path, tyro.conf.arg(name="output", aliases=("-o",), metavar="TASK.yaml")]
+    output: Annotated[Path, tyro.conf.arg(name="output", aliases=("-o",), metavar="TASK.yaml"), TASK_OUT]
     """The task file to write (refused when it exists, unless --force). (required)"""
-    checkpoint: Annotated[Path | None, tyro.conf.arg(metavar="CKPT")] = None
+    checkpoint: Annotated[Path | None, tyro.conf.arg(metavar="CKPT"), Reads("checkpoint")] = None
     """A policy (.pt, .onnx, RSL-RL checkpoint): its input and output sizes are checked against the task's."""
     source: Annotated[str | None, tyro.conf.arg(metavar="CONVENTION")] = None
     """The checkpoint's joint order (physx, mjwarp, robot_schema): written as the task's convention."""

@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from transfer.checkpoint import build_metadata, check_metadata, check_output
+from transfer.checkpoint import OVER_AN_INPUT, build_metadata, check_metadata, check_output
 from transfer.formats import checkpoint_format, detect_format, permutation_class
 from transfer.ordering import OrderingConvention
 from transfer.runs.convert.order import RUNTIME_HINT, ConvertError, Reorder, in_order
@@ -82,6 +82,17 @@ class ConvertResult:
 # ---------------------------------------------------------------------------------------------------- the API
 
 
+def _check_not_read(out: Path, files: Mapping[str, Any], robot: Path) -> None:
+    """Refuse an ``out`` that is a file this conversion reads: a config, a file of joint names, the robot or any file
+    the robot is read from (by path, symbolic link or hard link; the checkpoint is :func:`check_output`'s)."""
+    from transfer.orders.usd_files import which_read
+
+    reads = [(f"{flag} {v}", Path(v)) for flag, v in files.items() if isinstance(v, (str, Path)) and Path(v).is_file()]
+    hit = which_read(out, reads, [robot])
+    if hit is not None:
+        raise ConvertError(f"-o {out} is {hit}: {OVER_AN_INPUT}")
+
+
 def convert(
     checkpoint: str | Path,
     to: str | Sequence[str],
@@ -117,6 +128,7 @@ def convert(
     inputs = _inputs(checkpoint, source, config, asset)
     file = inputs.policy
     out = check_output(file.path, out, force=force, format=file.format)
+    _check_not_read(out, {"--source": source, "--to": to, "--config": config}, inputs.asset_file or inputs.asset)
     task, parsed = inputs.task, inputs.source
     src_order = inputs.robot.order(parsed)
     try:

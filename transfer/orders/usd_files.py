@@ -1,0 +1,51 @@
+"""The files a robot is read from, and whether an output would land on one of them (or on another input).
+
+- :func:`asset_files`: an MJCF/URDF file and what it names, or a USD file and every layer its stage composes;
+- :func:`which_read`: which of a command's inputs (or of the files its robot is read from) an output would replace.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from transfer.assets import SOURCE_SUFFIXES
+
+__all__ = ["asset_files", "which_read"]
+
+
+def asset_files(asset: str | os.PathLike) -> tuple[Path, ...]:
+    """The files a robot is read from: an MJCF or URDF file and the files it names (includes, meshes, textures); a
+    USD file and every layer its stage composes (sublayers, references, payloads: ``GetUsedLayers``). What a
+    command writes must be none of them (an output written over ``Props/instanceable_meshes.usd`` broke the robot
+    that references it). A file that cannot be read gives itself alone."""
+    path = Path(asset)
+    if path.suffix.lower() in SOURCE_SUFFIXES:
+        from transfer.assets.sources import references
+
+        try:
+            return (path, *(r.path for r in references(path) if r.exists))
+        except (ValueError, OSError):
+            return (path,)
+    from transfer.orders.usd import file_stage
+
+    try:
+        stage = file_stage(path)  # the read cache's: the command's own reading of the robot composes it no more
+    except Exception:  # pxr's Tf.ErrorException: the command's own reading says what is wrong with the file
+        return (path,)
+    layers = (Path(layer.realPath) for layer in stage.GetUsedLayers() if layer.realPath)
+    return (path, *(p for p in layers if p.is_file()))
+
+
+def which_read(out: Path, reads: list[tuple[str, Path]], robots: list[Path]) -> str | None:
+    """What ``out`` would write over, said as ``--config task.yaml`` or ``a file the robot R is read from``: one of
+    ``reads`` (``(what, path)``), or a file one of ``robots`` is read from (:func:`asset_files`, opened only when
+    ``out`` exists); ``None`` when nothing."""
+    from transfer._files import which_input
+
+    if not out.exists():
+        return None
+    hit = which_input(out, reads) or which_input(
+        out, ((f"a file the robot {robot} is read from", f) for robot in robots for f in asset_files(robot))
+    )
+    return None if hit is None else hit[0]
