@@ -47,7 +47,7 @@ def _entry_signalled(sig: int, after: float = 2.0) -> int:
 
 
 def _spec(tmp_path: Path, **extra) -> Path:
-    spec = {"checkpoints": [{"path": str(ANT)}], "targets": ["physx"], "seconds": 0.2, **extra}
+    spec = {"checkpoints": [{"path": str(ANT)}], "targets": ["physx"], "seconds": 1.2, **extra}
     path = tmp_path / "sweep.yaml"
     path.write_text(json.dumps(spec))
     return path

@@ -26,7 +26,7 @@ TASK = ROOT / "presets" / "tasks" / "quadruped_flat_velocity.yaml"
 
 
 def _spec(tmp_path: Path, name: str = "sweep.yaml", **extra) -> Path:
-    spec = {"checkpoints": [{"path": str(DEMO)}], "targets": ["physx"], "num_envs": 1, "seconds": 0.2, **extra}
+    spec = {"checkpoints": [{"path": str(DEMO)}], "targets": ["physx"], "num_envs": 1, "seconds": 1.2, **extra}
     path = tmp_path / name
     path.write_text(json.dumps(spec))
     return path
@@ -46,11 +46,11 @@ def test_resume_with_another_spec_is_refused_and_the_earlier_sweep_stays_whole(t
     assert main(["sweep", str(_spec(tmp_path)), "-o", str(out), "--in-process"]) == 0
     before = _files(out)
     capfd.readouterr()
-    other = _spec(tmp_path, "other.yaml", seconds=0.3)
+    other = _spec(tmp_path, "other.yaml", seconds=1.3)
     assert main(["sweep", str(other), "-o", str(out), "--in-process", "--resume"]) == 2
     err = capfd.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err, err
-    assert f"error: {out / 'spec.json'}: the sweep there ran a different spec (seconds 0.2 there, 0.3 here)" in err
+    assert f"error: {out / 'spec.json'}: the sweep there ran a different spec (seconds 1.2 there, 1.3 here)" in err
     assert "give a new -o" in err
     assert _files(out) == before  # nothing replaced, nothing appended
     # the same spec resumes (nothing to run), and so does one grown from it (only its new cell runs)
@@ -210,3 +210,32 @@ def test_traces_of_two_robots_are_refused_naming_both_files(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1, err
     assert f"traces {a} and {b} share no joint (A: LF_HAA, LF_KFE; B: front_left_foot, front_left_leg)" in err
+
+
+# -- sweep specs: labels, duplicates, run length, one message per field -------------------------------------------
+
+
+def test_a_sweep_spec_refuses_what_would_print_raw_count_double_or_measure_nothing(tmp_path):
+    """A ``name`` with an escape sequence reached every table and progress line raw; a hard link of a listed
+    checkpoint ran twice and counted double; ``seconds: 0.01`` ran every cell and measured nothing; a bad
+    ``settings`` field was prefixed with the spec's file and index twice."""
+    import os
+
+    from transfer.runs.sweep.spec import SpecError, load_spec
+
+    base = {"targets": ["physx"], "seconds": 2}
+    with pytest.raises(SpecError, match=r"checkpoints\[0\].name: '\\x1b\[31mRED\\x07' holds control characters"):
+        load_spec({**base, "checkpoints": [{"path": str(DEMO), "name": "\x1b[31mRED\x07"}]})
+    linked = tmp_path / "same.pt"
+    os.link(DEMO, linked)
+    with pytest.raises(SpecError, match=r"checkpoints\[1\].path: .*same.pt is listed already"):
+        load_spec({**base, "checkpoints": [str(DEMO), str(linked)]})
+    for seconds in (0.01, 1):
+        with pytest.raises(SpecError, match=r"seconds: expected a number > 1 .* warm-up"):
+            load_spec({**base, "seconds": seconds, "checkpoints": [str(DEMO)]})
+    spec = tmp_path / "s.yaml"
+    spec.write_text(json.dumps({**base, "checkpoints": [{"path": str(DEMO), "settings": {"sim_dt": -1}}]}))
+    with pytest.raises(SpecError) as refused:
+        load_spec(spec)
+    assert str(refused.value).count("s.yaml") == 1 and str(refused.value).count("checkpoints[0]") == 1, refused.value
+    assert "checkpoints[0].settings" in str(refused.value) and "sim_dt" in str(refused.value)

@@ -57,7 +57,7 @@ def test_a_sweep_resolves_each_checkpoint_once(tmp_path, monkeypatch):
     monkeypatch.setattr(layer, "resolve_inputs", counted)
     monkeypatch.setattr(replay_module, "resolve_inputs", counted)
     spec = {"checkpoints": [{"path": str(QUADRUPED), "settings": {"decimation": 4}}], "targets": ["physx", "newton"],
-            "seeds": [0, 1], "seconds": 0.1}  # fmt: skip
+            "seeds": [0, 1], "seconds": 1.1}  # fmt: skip
     summary = sweep(spec, tmp_path / "out", in_process=True, progress=False)
     assert summary["cells"] == 4 and summary["ran"] == 4, summary
     assert calls == [str(QUADRUPED)]  # 4 cells (2 targets x 2 seeds; the native reference is among them): 1 resolution

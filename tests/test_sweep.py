@@ -58,7 +58,7 @@ def grids(draw):
         "targets": draw(st.lists(st.sampled_from(["physx", "newton"]), min_size=1, max_size=2, unique=True)),
         "seeds": draw(st.lists(st.integers(0, 2**32 - 1), min_size=1, max_size=2, unique=True)),
         "num_envs": draw(st.integers(1, 64)),
-        "seconds": draw(st.floats(0.1, 20.0)),
+        "seconds": draw(st.floats(1.0, 20.0, exclude_min=True)),
         "commands": draw(
             st.none() | st.lists(COMMAND, min_size=1, max_size=2, unique_by=lambda c: tuple(x + 0.0 for x in c))
         ),
@@ -127,15 +127,15 @@ def test_a_cell_s_key_is_its_parameters_however_spelt(grid, rnd):
 
 
 def _spec(tmp_path: Path, **fields) -> Path:
-    data = {"checkpoints": [str(ANT)], "targets": ["physx"], "num_envs": 1, "seconds": 1.0, **fields}
+    data = {"checkpoints": [str(ANT)], "targets": ["physx"], "num_envs": 1, "seconds": 1.2, **fields}
     path = tmp_path / "sweep.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     return path
 
 
 BAD = [
-    ({"seconds": 0}, "seconds: expected a number > 0"),
-    ({"seconds": float("nan")}, "seconds: expected a number > 0"),
+    ({"seconds": 0}, "seconds: expected a number > 1"),
+    ({"seconds": float("nan")}, "seconds: expected a number > 1"),
     ({"num_envs": 0}, "num_envs: expected an integer >= 1"),
     ({"num_envs": 2.5}, "num_envs: expected an integer >= 1"),
     ({"seeds": [-1]}, "seeds[0]: expected an integer >= 0"),
@@ -169,8 +169,8 @@ BAD = [
         "checkpoints[0] (policy.pt): source mjwarp contradicts",
     ),
     ({"checkpoints": [{"path": str(ANT), "settings": {"sim_hz": 1}}]}, "checkpoints[0].settings: 'sim_hz' names no"),
-    ({"seconds": 1, "perturbations": {"action_delay": [0, 1000]}},
-     "perturbations.action_delay: perturbation action_delay: 1000 physics steps, but the run has 200"),
+    ({"seconds": 2, "perturbations": {"action_delay": [0, 1000]}},
+     "perturbations.action_delay: perturbation action_delay: 1000 physics steps, but the run has 400"),
 ]
 
 
@@ -399,7 +399,7 @@ def test_a_spec_that_asks_records_every_cells_trace_under_its_key(tmp_path):
     from transfer.runs.sweep import sweep
     from transfer.traces.parquet import read_trace
 
-    spec = {"checkpoints": [str(ANT)], "targets": ["physx"], "seeds": [0, 1], "num_envs": 1, "seconds": 0.5,
+    spec = {"checkpoints": [str(ANT)], "targets": ["physx"], "seeds": [0, 1], "num_envs": 1, "seconds": 1.2,
             "record": True}  # fmt: skip
     summary = sweep(spec, tmp_path / "out", in_process=True, progress=False)
     assert summary["ran"] == 2 and summary["files"]["traces"] == str(tmp_path / "out" / "traces")
@@ -407,6 +407,6 @@ def test_a_spec_that_asks_records_every_cells_trace_under_its_key(tmp_path):
     for record in records:
         assert record["error"] is None and record["trace"] == str(tmp_path / "out" / "traces" / f"{record['key']}.parquet")
         table, meta = read_trace(record["trace"])
-        assert meta["engine"] == "physx" and table.num_rows == 25  # 0.5 s at the Ant's 50 Hz, one env
+        assert meta["engine"] == "physx" and table.num_rows == 60  # 1.2 s at the Ant's 50 Hz, one env
     with pytest.raises(SpecError, match="record: expected true or false"):
         load_spec({**spec, "record": "yes"})

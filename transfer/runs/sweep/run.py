@@ -330,8 +330,15 @@ class _Appender:
             raise DiskFullError(exc.errno, f"{self.path}: cannot append cell {record.get('key')}'s record "
                                 f"({exc.strerror}); the records before it are kept: free space there and --resume") from None
 
-    def __exit__(self, *exc: object) -> None:
-        self.file.close()
+    def __exit__(self, kind: object, *exc: object) -> None:
+        try:
+            self.file.close()  # flushes what a failed write left buffered: on a full disk that fails again
+        except OSError as error:
+            if kind is None:  # nothing reported yet: this is the failure to report
+                from transfer.checkpoint import DiskFullError
+
+                raise DiskFullError(error.errno, f"{self.path}: cannot write its last records ({error.strerror}); "
+                                    "free space there and --resume") from None  # fmt: skip
 
 
 class _Progress:

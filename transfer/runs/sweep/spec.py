@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from transfer._console import printable
+from transfer._files import same_file
 from transfer.backends import backend_names, default_targets
 from transfer.errors import read_yaml_mapping
 from transfer.perturbations import PERTURBATIONS, Perturbation
@@ -103,6 +105,18 @@ def _number(value: Any, where: str, *, low: float, high: float, integer: bool = 
     return int(value) if integer else float(value)
 
 
+def _seconds(value: Any, where: str) -> float:
+    """A run's length: over the warm-up before velocities count (``seconds: 0.01`` ran every cell and measured
+    nothing), at most :data:`MAX_SECONDS`."""
+    from transfer.env import Measure
+
+    try:
+        return _number(value, where, low=Measure.warmup, high=MAX_SECONDS, above=True)
+    except SpecError as exc:
+        raise SpecError(f"{exc} (velocities count after the {Measure.warmup:g} s warm-up: a shorter run measures "
+                        "nothing)") from None  # fmt: skip
+
+
 def _list(value: Any, where: str, *, scalars: bool = True) -> list[Any]:
     """A YAML list (a lone scalar counts as a list of one when ``scalars``); never empty."""
     if scalars and not isinstance(value, (list, tuple, dict)):
@@ -157,7 +171,7 @@ def load_spec(spec: str | Path | Mapping[str, Any]) -> Plan:
         "targets": _targets(data.get("targets", list(default_targets())), _where(source, "targets")),
         "seeds": _seeds(data.get("seeds", [0]), _where(source, "seeds")),
         "num_envs": _number(data.get("num_envs", 1), _where(source, "num_envs"), low=1, high=MAX_ENVS, integer=True),
-        "seconds": _number(data.get("seconds", 10.0), _where(source, "seconds"), low=0, high=MAX_SECONDS, above=True),
+        "seconds": _seconds(data.get("seconds", 10.0), _where(source, "seconds")),
         "commands": _commands(data.get("commands"), _where(source, "commands")),
         "perturbations": _perturbations(data.get("perturbations") or {}, _where(source, "perturbations")),
         "device": _device(data.get("device", "cpu"), _where(source, "device")),
@@ -322,8 +336,11 @@ def _checkpoints(value: Any, base: Path, source: str | None) -> list[Checkpoint]
         name = entry.get("name")
         if name is not None and (not isinstance(name, str) or not name or len(paths) > 1):
             raise SpecError(f"{at}.name: expected one label for one checkpoint (not a glob), got {name!r}")
+        if name is not None and not name.isprintable():  # an escape sequence would reach every table and progress line
+            raise SpecError(f"{at}.name: '{printable(name)}' holds control characters (escape sequences, line breaks); "
+                            "give a label of printable characters")  # fmt: skip
         for path in paths:
-            twin = next((c for c in out if Path(c.path).resolve() == path.resolve() and
+            twin = next((c for c in out if same_file(c.path, path) and
                          (c.source, c.config, c.asset, c.settings) == (order, config, asset, dict(settings))), None)  # fmt: skip
             if twin is not None:
                 raise SpecError(f"{at}.path: {path} is listed already, with the same inputs ({twin.path}): it would run "
@@ -344,13 +361,16 @@ def _resolve(path: str, order: Any, config: Any, asset: Any, settings: dict, nam
 
     try:
         inputs = resolve_inputs(path, source=order, config=config, asset=asset)
-        if settings:
-            task = inputs.task.with_settings(settings, where=f"{at}.settings")
-            inputs = dataclasses.replace(inputs, task=task)
-        native = native_backend(inputs)
-    except ReplayError as exc:
+    except (ReplayError, FileNotFoundError, ValueError, NotImplementedError) as exc:
         raise SpecError(f"{at} ({Path(path).name}): {_spec_words(str(exc))}") from None
-    except (FileNotFoundError, ValueError, NotImplementedError) as exc:
+    if settings:
+        try:  # the message names the field itself, under {at}.settings
+            inputs = dataclasses.replace(inputs, task=inputs.task.with_settings(settings, where=f"{at}.settings"))
+        except ValueError as exc:
+            raise SpecError(_spec_words(str(exc))) from None
+    try:
+        native = native_backend(inputs)
+    except (ReplayError, ValueError) as exc:
         raise SpecError(f"{at} ({Path(path).name}): {_spec_words(str(exc))}") from None
     command = tuple(float(c) for c in inputs.task.command)
     return Checkpoint(name or "", path, order, config, asset, settings, native, command,  # type: ignore[arg-type]
@@ -389,7 +409,7 @@ def _unique_labels(checkpoints: list[Checkpoint]) -> list[Checkpoint]:
         depth = 1
         while depth < len(parts) - 1 and _generic(parts[-depth]):
             depth += 1
-        return "/".join(parts[-min(depth + extra, len(parts) - 1) :])
+        return printable("/".join(parts[-min(depth + extra, len(parts) - 1) :]))  # a file name's escapes shown, not run
 
     for extra in range(32):
         labels = [c.label or label(c.path, extra) for c in checkpoints]
