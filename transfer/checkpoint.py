@@ -339,7 +339,9 @@ def check_output(source: str | Path, out: str | Path, *, force: bool = False, fo
             f"-o {out}: the output is {format} (as the input {source.name} is), so its name must end in "
             f"{' or '.join(SUFFIXES[format])}, not {out.suffix or '(no suffix)'}; convert keeps the input's format"
         )
-    if out.resolve() == source.resolve() or (out.exists() and os.path.samefile(source, out)):
+    from transfer._files import same_file
+
+    if same_file(source, out):
         raise CheckpointError(
             f"-o {out} is the input checkpoint: refusing to write over it (the input stays byte-for-byte "
             "unchanged). Give another output path."

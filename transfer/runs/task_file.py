@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from transfer._files import same_file
 from transfer.backends import backend_names, native_backend, starting_settings
 from transfer.ordering import OrderingConvention
 
@@ -417,7 +418,7 @@ def write_task_file(
     if out.is_dir():
         raise TaskFileError(f"-o {out}: is a folder; name the task file to write (e.g. {out / 'task.yaml'})")
     for what, given in (("the robot", asset), ("the checkpoint", checkpoint)):
-        if given is not None and out.exists() and Path(given).exists() and os.path.samefile(out, given):
+        if given is not None and same_file(out, given):
             raise TaskFileError(f"-o {out} is {what} this command reads ({given}): refusing to write over it, even "
                                 "with --force; give the task file another name")  # fmt: skip
     if out.exists() and not force:
