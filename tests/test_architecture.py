@@ -75,6 +75,7 @@ PXR_HOMES = (
     "transfer.orders.usd_schema",
     "transfer.orders.usd_cache",
     "transfer.orders.usd_files",
+    "transfer.orders.usd_bodies",
     "transfer.profile",
     "transfer.assets.chains",
 )

@@ -22,6 +22,7 @@ from transfer.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "checkpoints" / "quadruped_flat_physx" / "exported" / "policy.pt"
+ANT = ROOT / "checkpoints" / "ant_flat_physx" / "exported" / "policy.pt"
 TASK = ROOT / "presets" / "tasks" / "quadruped_flat_velocity.yaml"
 
 
@@ -106,12 +107,14 @@ def test_a_spec_json_that_is_no_sweep_s_is_refused_with_resume(tmp_path, capsys)
 
 @pytest.mark.engines
 def test_a_sweep_with_a_failed_cell_exits_1(tmp_path, capfd):
+    """The Ant's torso authors no mass (the engine computes it from density): taking 5 kg off fails in the cell."""
     pytest.importorskip("ovphysx")
-    spec = _spec(tmp_path, perturbations={"added_base_mass": [-1000]})
+    spec = _spec(tmp_path, perturbations={"added_base_mass": [-5]})
+    spec.write_text(spec.read_text().replace(str(DEMO), str(ANT)))
     assert main(["sweep", str(spec), "-o", str(tmp_path / "out"), "--in-process"]) == 1
     out = capfd.readouterr().out
     assert "2 cells: 2 ran, 0 already in" in out and ", 1 failed;" in out, out
-    assert "added_base_mass -1000 kg" in out
+    assert "added_base_mass -5 kg: the base (torso)" in out
     assert main(["sweep", str(spec), "-o", str(tmp_path / "out"), "--in-process", "--resume", "--json"]) == 1
     summary = json.loads(capfd.readouterr().out)
     assert summary["failed"] == 1 and summary["ran"] == 1  # the failed cell ran again, and failed again
@@ -119,6 +122,20 @@ def test_a_sweep_with_a_failed_cell_exits_1(tmp_path, capfd):
 
     assert "1 when any cell failed" in " ".join(Sweep.__doc__.split())  # what --help says
     assert "1 when any cell failed" in (ROOT / "docs" / "sweep.md").read_text()
+
+
+def test_more_mass_taken_off_than_the_base_authors_is_refused_before_any_engine_starts(tmp_path, capsys):
+    """A sweep's ``added_base_mass: [-1000]`` on the quadruped (its base authors 6 kg) ran and failed in every cell
+    (exit 1); replay's ``--perturb`` started the engine first. Both are bad input now: exit 2, one line."""
+    spec = _spec(tmp_path, perturbations={"added_base_mass": [0, -1000]})
+    assert main(["sweep", str(spec), "-o", str(tmp_path / "out"), "--in-process"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "perturbations.added_base_mass: perturbation added_base_mass -1000 kg: the base " \
+        "(base) weighs 6 kg; the sum must stay above 0: give a value above -6" in err, err  # fmt: skip
+    assert not (tmp_path / "out").exists()
+    assert main(["replay", str(DEMO), "--target", "newton", "--perturb", "added_base_mass=-6"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "added_base_mass -6 kg: the base (base) weighs 6 kg" in err, err
 
 
 # -- train --force ------------------------------------------------------------------------------------------------

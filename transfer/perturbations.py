@@ -29,6 +29,7 @@ from transfer._numbers import is_finite_number
 if TYPE_CHECKING:
     from transfer.backends.scene import SceneDescription
     from transfer.env import PolicyEnv
+    from transfer.orders.robot import Robot
     from transfer.task import Task
 
 __all__ = ["PERTURBATIONS", "Perturbation", "PerturbationKind"]
@@ -80,6 +81,10 @@ class PerturbationKind:
         """Refuse a run of ``steps`` policy steps of ``task`` this value makes meaningless (``ValueError``): asked by
         the env when a run begins and by a sweep's spec before any cell runs."""
 
+    def check_robot(self, value: float, robot: Robot) -> None:
+        """Refuse a value ``robot`` cannot take (``ValueError``), before any engine starts: asked by a replay and by a
+        sweep's spec for each checkpoint's robot."""
+
     def step(self, value: float, env: PolicyEnv, step: int, steps: int) -> None:
         """Act before policy step ``step`` of ``steps``."""
 
@@ -104,14 +109,24 @@ class AddedBaseMass(PerturbationKind):
     name = "added_base_mass"
     meaning = "kg added to the base (root link); its inertia scales with its mass"
 
+    def check_robot(self, value: float, robot: Robot) -> None:
+        root = robot.order("physx").root_body
+        mass = robot.base_mass(root)
+        if mass is not None and mass + value <= 0:
+            raise ValueError(_too_light(value, root.rsplit("/", 1)[-1], mass))
+
     def start(self, value: float, env: PolicyEnv) -> None:
         art = env.art
         root = art.body_names.index(art.backend_body_names[0])
         mass = art.body_masses()[:, [root]]
         if (mass + value <= 0).any():
-            raise ValueError(f"perturbation added_base_mass {value:g} kg: the base ({art.body_names[root]}) weighs "
-                             f"{float(mass.min()):g} kg; the sum must stay above 0")  # fmt: skip
+            raise ValueError(_too_light(value, art.body_names[root], float(mass.min())))
         art.write_body_masses(mass + np.float32(value), body_ids=[root])
+
+
+def _too_light(value: float, base: str, mass: float) -> str:
+    return (f"perturbation added_base_mass {value:g} kg: the base ({base}) weighs {mass:g} kg; the sum must stay "
+            f"above 0: give a value above {-mass:g}")  # fmt: skip
 
 
 class GainScale(PerturbationKind):

@@ -96,6 +96,15 @@ class Robot(os.PathLike):
             self._memo[key] = spawn_geometry(self.usd, root_body)
         return self._memo[key]
 
+    def base_mass(self, root_body: str) -> float | None:
+        """The mass the asset authors on ``root_body`` (kg; ``None``: the engines compute it)."""
+        from transfer.orders.usd_bodies import authored_mass
+
+        key = ("mass", root_body)
+        if key not in self._memo:
+            self._memo[key] = authored_mass(self.usd, root_body)
+        return self._memo[key]
+
     @cached_property
     def up_axis_warning(self) -> str | None:
         """A root layer without ``upAxis`` over a layer that says another (:func:`transfer.orders.usd.up_axis_conflict`)."""

@@ -139,7 +139,7 @@ def replay(
     policy, task = inputs.policy, inputs.task
     if record is not None:
         check_destination(record)
-    _check_run(perturbation, task, seconds)
+    _check_run(perturbation, task, seconds, inputs.robot)
     _check_sizes(inputs)
     ordering = inputs.source if reorder else None
     if not reorder:
@@ -155,13 +155,14 @@ def replay(
         env.close()
 
 
-def _check_run(perturbation: Any, task: Any, seconds: float) -> None:
-    """Each perturbation against the run (a delay longer than it, ...), before any engine starts (the env asks
-    again when the run begins)."""
+def _check_run(perturbation: Any, task: Any, seconds: float, robot: Any) -> None:
+    """Each perturbation against the run (a delay longer than it, ...) and the robot (a base lighter than the mass
+    taken off), before any engine starts (the env asks again when the run begins)."""
     steps = max(1, round(seconds / task.policy_dt))  # as _run counts them
     for kind, value in perturbation.active():
         try:
             kind.check_run(value, task, steps)
+            kind.check_robot(value, robot)
         except ValueError as exc:
             raise ReplayError(str(exc)) from None
 

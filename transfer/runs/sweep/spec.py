@@ -378,17 +378,21 @@ def _resolve(path: str, order: Any, config: Any, asset: Any, settings: dict, nam
 
 
 def _check_runs(spec: Mapping[str, Any], checkpoints: list[Checkpoint], source: Any) -> None:
-    """Each perturbation value against each checkpoint's run (``seconds`` of its policy steps), before any cell runs:
-    a delay longer than the run is refused here, not in every cell."""
+    """Each perturbation value against each checkpoint's run (``seconds`` of its policy steps) and robot, before any
+    cell runs: a delay longer than the run, or more mass taken off than the base has, is refused here, not in every
+    cell."""
+    from transfer.orders.robot import Robot
     from transfer.task import Task
 
     for c in checkpoints:
         task = Task.from_dict(c.inputs["task"])
+        robot = Robot(Path(c.inputs["asset"]))  # read already (the read cache's stage)
         steps = max(1, round(spec["seconds"] / task.policy_dt))  # as the replay counts them
         for name, values in spec["perturbations"].items():
             for value in values:
                 try:
                     PERTURBATIONS[name].check_run(value, task, steps)
+                    PERTURBATIONS[name].check_robot(value, robot)
                 except ValueError as exc:
                     raise SpecError(f"{_where(source, 'perturbations')}.{name}: {exc} ({c.label or c.path}, "
                                     f"seconds {spec['seconds']:g})") from None  # fmt: skip
