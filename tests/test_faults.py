@@ -703,3 +703,25 @@ def test_no_output_lands_on_any_file_the_command_reads(tmp_path, capsys):
         assert "refusing to write over a file this command reads" in err, (args, err)
         assert hurt.read_bytes() == before, args
     assert "a file the robot" in err and str(top) in err  # the layer is named as the robot's
+
+
+def test_a_metadata_document_naming_a_key_twice_is_refused_not_read_last_one_wins(tmp_path, capsys):
+    """A TorchScript checkpoint whose stored document gives ``joint_names`` twice (the second reversed) was read
+    last-one-wins: the order reversed, exit 0. ONNX's ``metadata_props`` and YAML already refused a key twice; the
+    JSON of every stored document (checkpoints, traces) does now too."""
+    torch = pytest.importorskip("torch")
+    from transfer.formats.torchscript import TORCHSCRIPT_EXTRA_FILE, extra_files
+
+    demo = ROOT / "checkpoints" / "quadruped_flat_physx" / "exported" / "policy.pt"
+    files = extra_files(demo)
+    text = files[TORCHSCRIPT_EXTRA_FILE].decode()
+    names = json.loads(text)["joint_names"]
+    twice = text[:-1] + ', "joint_names": ' + json.dumps(names[::-1]) + "}"
+    out = tmp_path / "twice.pt"
+    torch.jit.save(torch.jit.load(str(demo)), str(out), _extra_files={**files, TORCHSCRIPT_EXTRA_FILE: twice})
+    assert main(["info", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "the key 'joint_names' is given twice" in err and out.name in err, err
+    from transfer.errors import strict_json
+
+    assert strict_json('{"a": {"b": 1}, "c": [{"b": 2}]}') == {"a": {"b": 1}, "c": [{"b": 2}]}  # nested: not twice

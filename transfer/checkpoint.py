@@ -36,6 +36,7 @@ from typing import Any
 
 from transfer._files import umask_mode
 from transfer.assets import asset_source
+from transfer.errors import strict_json
 from transfer.task import Task, TaskError
 
 __all__ = [
@@ -207,9 +208,12 @@ def decode_metadata(raw: Any, where: str) -> dict[str, Any]:
     try:
         if isinstance(raw, str):
             try:
-                raw = json.loads(raw)
+                raw = strict_json(raw)
             except json.JSONDecodeError as exc:
                 raise CheckpointError(f"{where}: the stored metadata is not valid JSON ({exc})") from None
+            except ValueError as exc:  # a key given twice
+                raise CheckpointError(f"{where}: the stored metadata is not one document: {exc}; write it again with "
+                                      "transfer convert") from None
         return check_metadata(raw, where)
     except RecursionError:  # in the JSON parser or in the checks
         raise CheckpointError(f"{where}: the stored metadata nests too deeply to be a metadata document") from None

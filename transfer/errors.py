@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["MissingPackageError", "read_yaml_mapping", "strict_loader", "yaml_problem"]
+__all__ = ["MissingPackageError", "read_yaml_mapping", "strict_json", "strict_loader", "yaml_problem"]
 
 
 class MissingPackageError(ImportError):
@@ -59,6 +59,27 @@ def strict_loader() -> type:
             return super().construct_mapping(node, deep=deep)
 
     return StrictLoader
+
+
+class _KeyTwice(ValueError):
+    pass
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _KeyTwice(f"the key {key!r} is given twice in one object (which one is meant?)")
+        out[key] = value
+    return out
+
+
+def strict_json(text: str | bytes) -> Any:
+    """``json.loads`` that refuses an object naming one key twice (plain JSON keeps the last one silently: a second
+    ``joint_names`` would replace the first). Raises ``ValueError`` (a ``json.JSONDecodeError`` for bad JSON)."""
+    import json
+
+    return json.loads(text, object_pairs_hook=_unique_pairs)
 
 
 def read_yaml_mapping(path: Any, error: type[Exception], expected: str) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from transfer.errors import strict_json
 from transfer.traces.record import Recorder, Recording
 
 __all__ = ["SCHEMA", "TraceError", "check_destination", "read_trace", "trace_paths", "write_trace"]
@@ -122,9 +123,11 @@ def read_trace(path: str | Path) -> tuple[Any, dict[str, Any]]:
         raise TraceError(f"trace {path}: not a Parquet file ({exc})") from None
     raw = (table.schema.metadata or {}).get(META_KEY)
     try:
-        meta = json.loads(raw) if raw else None
-    except ValueError:
+        meta = strict_json(raw) if raw else None
+    except json.JSONDecodeError:
         meta = None
+    except ValueError as exc:  # a key given twice
+        raise TraceError(f"trace {path}: its trace metadata is not one document: {exc}") from None
     if not isinstance(meta, dict) or not str(meta.get("schema", "")).startswith("transfer.trace/"):
         raise TraceError(f"trace {path}: a Parquet file without transfer's trace metadata; was it written by "
                          "transfer replay --record?")  # fmt: skip
