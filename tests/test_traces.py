@@ -12,6 +12,7 @@ recordings.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -315,7 +316,51 @@ def test_traces_refuses_files_that_are_no_trace(tmp_path, capsys):
     with pytest.raises(TraceError, match="not a Parquet file"):
         read_trace(text)
     assert main(["traces", str(plain), str(tmp_path / "missing.parquet")]) == 2
+    assert "missing.parquet: file not found" in capsys.readouterr().err  # checked before either is read
+    assert main(["traces", str(plain), str(plain)]) == 2
     assert "plain.parquet" in capsys.readouterr().err
+
+
+def test_a_fifo_is_refused_as_a_trace_and_as_a_record_destination_without_blocking(tmp_path, capsys):
+    """``--record f.parquet`` onto a FIFO blocked for ever (the destination's schema was read to see whether it was
+    an earlier trace); ``traces`` called a FIFO or /dev/zero "no such file"."""
+    from transfer.cli import main
+    from transfer.traces.parquet import check_destination
+
+    fifo = tmp_path / "f.parquet"
+    os.mkfifo(fifo)
+    with pytest.raises(TraceError, match="not a regular file"):
+        check_destination(fifo)
+    with pytest.raises(TraceError, match="not a regular file"):
+        read_trace(fifo)
+    assert main(["traces", str(fifo), "/dev/zero"]) == 2
+    assert f"{fifo}: not a regular file (a FIFO, a device or a socket)" in capsys.readouterr().err
+    demo = ROOT / "checkpoints" / "quadruped_flat_physx" / "exported" / "policy.pt"
+    assert main(["replay", str(demo), "--target", "physx", "--record", str(fifo)]) == 2
+    assert f"--record {fifo}: not a regular file" in capsys.readouterr().err
+
+
+@pytest.mark.engines
+def test_a_trace_whose_names_hold_escape_sequences_is_refused_and_a_long_label_is_cut(physx_trace, tmp_path, capsys):
+    """Joint names of a forged trace reached the terminal raw (``LF\x1b[31m...``: colours, a retitled window); a
+    100 kB label was printed whole. Names come from the robot, which holds none: such a file is no trace of ours."""
+    from transfer.cli import main
+
+    _, path = physx_trace
+    table, meta = read_trace(path)
+    forged = tmp_path / "forged.parquet"
+    renamed = table.rename_columns([c.replace("LF_HAA", "LF\x1b]0;pwned\x07_HAA") for c in table.column_names])
+    pq.write_table(renamed.replace_schema_metadata(table.schema.metadata), forged)
+    assert main(["traces", str(path), str(forged)]) == 2
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "holds control characters" in err and "LF\\x1b]0;pwned\\x07_HAA" in err, err
+    long = tmp_path / "long.parquet"
+    raw = json.loads(table.schema.metadata[b"transfer.trace"])
+    raw["label"] = "x" * 100_000
+    pq.write_table(table.replace_schema_metadata({b"transfer.trace": json.dumps(raw).encode()}), long)
+    assert main(["traces", str(path), str(long)]) == 0
+    out = capsys.readouterr().out
+    assert "... (100000 characters)" in out and len(out.splitlines()[1]) < 400
 
 
 @pytest.mark.engines

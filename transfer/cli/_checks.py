@@ -246,13 +246,18 @@ def _shown(path: Path) -> str:
     return "'.' (the current folder, which an empty path also names)" if str(path) == "." else str(path)
 
 
+SPECIAL = "not a regular file (a FIFO, a device or a socket)"
+
+
 def check_input_file(flag: str, path: Path, what: str) -> None:
-    """``path`` exists and is a file."""
+    """``path`` exists and is a regular file (a FIFO would block the read, a device never end it)."""
     if path.is_dir():
         raise UsageError(f"{flag} {_shown(path)} is a folder; give {what}")
     if not path.exists():
         where = "" if path.is_absolute() else f" (relative paths start at {Path.cwd()})"
         raise UsageError(f"{flag} {path}: file not found{where}; give {what}")
+    if not path.is_file():
+        raise UsageError(f"{flag} {path}: {SPECIAL}; give {what}")
 
 
 def _writable(folder: Path) -> str | None:
@@ -270,6 +275,8 @@ def check_output_file(flag: str, path: Path, suffixes: tuple[str, ...] = (), wha
     if path.is_dir():
         example = path / f"{what}{suffixes[0] if suffixes else ''}"
         raise UsageError(f"{flag} {_shown(path)} is a folder; give the {what}'s file path, e.g. {example}")
+    if path.exists() and not path.is_file():
+        raise UsageError(f"{flag} {path}: {SPECIAL}; an output replaces only a regular file: give another path")
     if suffixes and path.suffix.lower() not in suffixes:
         raise UsageError(
             f"{flag} {path}: the suffix says the format; give a {what} name ending in {', '.join(suffixes)}"

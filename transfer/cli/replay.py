@@ -12,7 +12,7 @@ from typing import Annotated, Any
 import tyro
 
 from transfer._console import aligned, engine_output, print_error, shown
-from transfer.cli._checks import BACKEND_METAVAR, DURATION, ENVS, PLOT, SEED, VELOCITY, Backend
+from transfer.cli._checks import BACKEND_METAVAR, DURATION, ENVS, PLOT, SEED, VELOCITY, Backend, OutputFile
 from transfer.cli._inputs import CheckpointInputs
 
 
@@ -40,7 +40,7 @@ class Replay(CheckpointInputs):
     """Print one JSON object on stdout (with --compare: {"runs": [...]})."""
     plot: Annotated[Path | None, tyro.conf.arg(metavar="FILE.png"), PLOT] = None
     """Write a PNG of commanded vs measured forward velocity and base height over time."""
-    record: Annotated[Path | None, tyro.conf.arg(metavar="FILE.parquet")] = None
+    record: Annotated[Path | None, tyro.conf.arg(metavar="FILE.parquet"), OutputFile((".parquet",), "trace")] = None
     """Write what every joint was asked and did, per policy step and env, as a Parquet trace (docs/traces.md);
     with --compare one file per run (FILE.native-physx.parquet, ...). Compare two with transfer traces A B."""
     settings: Annotated[

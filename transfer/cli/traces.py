@@ -11,7 +11,9 @@ from typing import Annotated
 import tyro
 
 from transfer._console import aligned, print_error, printable
-from transfer.cli._checks import PLOT, ROWS
+from transfer.cli._checks import PLOT, ROWS, InputFile
+
+TRACE = InputFile("a trace (FILE.parquet) written by transfer replay --record")
 
 
 @dataclass(frozen=True)
@@ -22,9 +24,9 @@ class Traces:
     finite value where both stand, are listed, not compared. Two traces sharing no joint (two robots), or no joint
     column with finite values, are refused (exit 2)."""
 
-    a: Annotated[Path, tyro.conf.Positional, tyro.conf.arg(metavar="A.parquet")]
+    a: Annotated[Path, tyro.conf.Positional, tyro.conf.arg(metavar="A.parquet"), TRACE]
     """The first trace (the reference: usually the native run)."""
-    b: Annotated[Path, tyro.conf.Positional, tyro.conf.arg(metavar="B.parquet")]
+    b: Annotated[Path, tyro.conf.Positional, tyro.conf.arg(metavar="B.parquet"), TRACE]
     """The second trace."""
     top: Annotated[int, ROWS] = 12
     """Rows of the table: the quantities that parted first, then the largest RMS differences."""
@@ -49,7 +51,7 @@ def run_traces(cmd: Traces) -> int:
         print(json.dumps(found.to_dict(), indent=2))
     else:
         for side, meta in (("A", found.a), ("B", found.b)):
-            print(f"{side}: {printable(meta.get('label'))} on {printable(meta.get('engine'))} ({meta['path']})")
+            print(f"{side}: {printable(meta.get('label'), 200)} on {printable(meta.get('engine'), 40)} ({meta['path']})")
         first = found.first
         print(f"{found.rows} samples lined up; " + (f"first parted: {first.column} at {first.first_time:.2f} s "
               f"(difference over {first.threshold:g})" if first else "no quantity passed its threshold"))  # fmt: skip

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from transfer._console import printable
 from transfer.traces.parquet import TraceError, read_trace
 
 __all__ = ["THRESHOLDS", "Divergence", "TraceComparison", "compare_traces", "first_divergence", "plot_traces"]
@@ -214,8 +215,8 @@ def plot_traces(a: str | Path, b: str | Path, path: str | Path, comparison: Trac
     ranked = [d.column for d in comparison.divergences if d.column.startswith("position.")][:joints]
     panels = ranked + ["base.pos.z", "base.lin_vel.x"]
     fig, axes = plt.subplots(len(panels), 1, figsize=(9, 2.1 * len(panels)), sharex=True, squeeze=False)
-    labels = [f"A: {m.get('label') or m.get('engine')}" for m in (comparison.a,)]
-    labels += [f"B: {comparison.b.get('label') or comparison.b.get('engine')}"]
+    labels = [f"{side}: {printable(m.get('label') or m.get('engine'), 60)}"
+              for side, m in (("A", comparison.a), ("B", comparison.b))]  # fmt: skip
     for ax, column in zip(axes[:, 0], panels, strict=True):
         for c, label, style in zip(cols, labels, ("-", "--"), strict=True):
             if column not in c:

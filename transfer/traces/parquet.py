@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from transfer._console import printable
 from transfer.errors import strict_json
 from transfer.traces.record import Recorder, Recording
 
@@ -79,6 +80,8 @@ def check_destination(path: str | Path) -> Path:
     path = Path(path)
     if path.is_dir():
         raise TraceError(f"--record {path}: is a folder; give a file name such as {path / 'trace.parquet'}")
+    if path.exists() and not path.is_file():  # reading a FIFO's schema would block, a device's never end
+        raise TraceError(f"--record {path}: not a regular file (a FIFO, a device or a socket); give a file name")
     if path.exists():
         try:
             meta = (pq.read_schema(path).metadata or {}).get(META_KEY)
@@ -115,6 +118,8 @@ def read_trace(path: str | Path) -> tuple[Any, dict[str, Any]]:
     path = Path(path)
     if path.is_dir():
         raise TraceError(f"trace {path}: is a folder; give a trace file (FILE.parquet)")
+    if path.exists() and not path.is_file():
+        raise TraceError(f"trace {path}: not a regular file (a FIFO, a device or a socket); give a trace file")
     if not path.is_file():
         raise TraceError(f"trace {path}: no such file (write one with transfer replay ... --record {path})")
     try:
@@ -131,6 +136,10 @@ def read_trace(path: str | Path) -> tuple[Any, dict[str, Any]]:
     if not isinstance(meta, dict) or not str(meta.get("schema", "")).startswith("transfer.trace/"):
         raise TraceError(f"trace {path}: a Parquet file without transfer's trace metadata; was it written by "
                          "transfer replay --record?")  # fmt: skip
+    odd = next((c for c in [*table.column_names, *map(str, meta.get("joint_names") or [])] if not c.isprintable()), None)
+    if odd is not None:  # joint and body names come from the robot, which holds none: a name would reach the terminal
+        raise TraceError(f"trace {path}: the name '{printable(odd, 80)}' holds control characters (escape sequences, "
+                         "line breaks); a trace transfer writes holds none")  # fmt: skip
     for column in ("step", "time", "env", "alive"):
         if column not in table.column_names:
             raise TraceError(f"trace {path}: no '{column}' column; the file is not a whole transfer trace")
