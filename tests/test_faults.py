@@ -212,6 +212,22 @@ def test_a_full_disk_names_the_file_and_leaves_nothing(small_disk, capsys):
     assert list(small_disk.iterdir()) == []
 
 
+def test_a_torchscript_written_onto_a_full_disk_is_one_line_not_a_native_abort(small_disk):
+    """``convert policy.pt -o`` (and ``train``'s export) onto a disk that fills mid-archive died of SIGABRT in
+    torch.jit.save's C++ writer (24 frames, exit 134) and left ``.c.pt.XXXX.tmp``: the archive is built in memory now
+    and written as bytes, so the full disk is Python's ENOSPC, named with the file."""
+    import subprocess
+    import sys
+
+    (small_disk / "filler").write_bytes(b"\0" * 200 * 1024)  # 56 KiB left: the 116 KiB policy cannot fit
+    out = small_disk / "c.pt"
+    done = subprocess.run([sys.executable, "-m", "transfer.cli", "convert", str(QUADRUPED_CK), "--to", "mjwarp",
+                           "-o", str(out)], capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert f"{out}: the disk is full" in done.stderr and "frame #" not in done.stderr
+    assert sorted(p.name for p in small_disk.iterdir()) == ["filler"]
+
+
 def test_a_full_disk_never_truncates_what_was_there(small_disk, capsys):
     """``task --force`` onto an existing file of a full disk left it at 0 bytes (written in place); the file stays
     whole now, whatever the write."""

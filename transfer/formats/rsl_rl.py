@@ -11,6 +11,7 @@ optimizer's moments, so that training resumes as before). torch is imported insi
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -250,7 +251,9 @@ def save_rsl_rl(checkpoint: Mapping[str, Any], out: str | Path, metadata: Mappin
     import torch
 
     data = {**dict(checkpoint), METADATA_KEY: json.loads(encode_metadata(metadata))}
-    return atomic_write(out, lambda tmp: torch.save(data, str(tmp)))
+    archive = io.BytesIO()  # as save_torchscript: a full disk is then Python's ENOSPC, never torch's serializer's
+    torch.save(data, archive)
+    return atomic_write(out, lambda tmp: tmp.write_bytes(archive.getbuffer()))
 
 
 def write_metadata(checkpoint: Path, out: Path, metadata: Mapping[str, Any]) -> Path:

@@ -8,6 +8,7 @@ parameters and buffers, permuted in place, its code untouched). torch is importe
 
 from __future__ import annotations
 
+import io
 import zipfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -220,7 +221,9 @@ def save_torchscript(
     import torch
 
     files = {**dict(extra_files), TORCHSCRIPT_EXTRA_FILE: encode_metadata(metadata)}
-    return atomic_write(out, lambda tmp: torch.jit.save(module, str(tmp), _extra_files=files))
+    archive = io.BytesIO()  # torch.jit.save into a file aborts the process (SIGABRT) when the disk fills mid-archive
+    torch.jit.save(module, archive, _extra_files=files)
+    return atomic_write(out, lambda tmp: tmp.write_bytes(archive.getbuffer()))
 
 
 def write_metadata(checkpoint: Path, out: Path, metadata: Mapping[str, Any]) -> Path:
