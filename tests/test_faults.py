@@ -228,6 +228,18 @@ def test_a_torchscript_written_onto_a_full_disk_is_one_line_not_a_native_abort(s
     assert sorted(p.name for p in small_disk.iterdir()) == ["filler"]
 
 
+def test_an_import_onto_a_full_disk_names_the_output_not_its_scratch_file(converters, small_disk, capsys):
+    """``import robot.xml -o r.usda`` onto a full disk said "could not write the USD layer: Could not close
+    .r-59eysctq.usda", naming a scratch file the user never asked for, and not that the disk was full."""
+    _fill(small_disk)
+    out = small_disk / "r.usda"
+    assert main(["import", str(ROOT / "transfer/data/quadruped.xml"), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    last = err.strip().splitlines()[-1]  # after the converter's progress line
+    assert err.count("error:") == 1 and last.startswith(f"error: {out}: the disk is full") and ".r-" not in err, err
+    assert sorted(p.name for p in small_disk.iterdir()) == ["filler"]
+
+
 def test_a_full_disk_never_truncates_what_was_there(small_disk, capsys):
     """``task --force`` onto an existing file of a full disk left it at 0 bytes (written in place); the file stays
     whole now, whatever the write."""

@@ -1,5 +1,6 @@
-"""File helpers every floor may use: the permissions a new file gets from the user's umask, and whether an output
-would land on a file the same command reads (by path, symbolic link or hard link)."""
+"""File helpers every floor may use: the permissions a new file gets from the user's umask, whether an output
+would land on a file the same command reads (by path, symbolic link or hard link), and a full disk said as one line
+naming the file (:func:`disk_full`)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["same_file", "umask_mode", "which_input"]
+__all__ = ["DiskFullError", "disk_full", "same_file", "umask_mode", "which_input"]
 
 
 def umask_mode(path: str | os.PathLike) -> None:
@@ -32,3 +33,29 @@ def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
 def which_input(out: str | os.PathLike, inputs: Iterable[tuple[str, str | os.PathLike]]) -> tuple[str, Path] | None:
     """The first ``(what, path)`` of ``inputs`` that ``out`` would write over (:func:`same_file`), else ``None``."""
     return next(((what, Path(path)) for what, path in inputs if same_file(out, path)), None)
+
+
+class DiskFullError(OSError):
+    """An output could not be written: its file system is full."""
+
+    def __str__(self) -> str:
+        return str(self.strerror)
+
+
+def disk_full(out: Path, exc: BaseException, written: int = 0) -> DiskFullError | None:
+    """A :class:`DiskFullError` naming ``out`` when ``exc`` came of a full disk (ENOSPC, or a writer that failed
+    with almost no space left beside what it had written), else ``None``."""
+    import errno
+    import shutil
+
+    if getattr(exc, "errno", None) in (errno.EROFS, errno.EACCES, errno.EPERM):  # said as it is, not as a full disk
+        return None
+    try:
+        free = shutil.disk_usage(out.parent).free
+    except OSError:
+        return None
+    if getattr(exc, "errno", None) != errno.ENOSPC and free > max(written, 1) * 2 + (1 << 20):
+        return None
+    return DiskFullError(errno.ENOSPC, f"{out}: the disk is full ({free / 1024:.0f} KiB free in {out.parent} after "
+                         f"{written / 1024:.0f} KiB of it were written); nothing was written: free space there, or give "
+                         "-o a folder on another disk")  # fmt: skip

@@ -34,7 +34,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from transfer._files import umask_mode
+from transfer._files import DiskFullError, umask_mode
+from transfer._files import disk_full as _disk_full
 from transfer.assets import asset_source
 from transfer.errors import strict_json
 from transfer.task import Task, TaskError
@@ -390,27 +391,3 @@ def atomic_write(out: str | Path, write: Callable[[Path], None]) -> Path:
     return out
 
 
-class DiskFullError(OSError):
-    """An output could not be written: its file system is full."""
-
-    def __str__(self) -> str:
-        return str(self.strerror)
-
-
-def _disk_full(out: Path, exc: BaseException, written: int = 0) -> DiskFullError | None:
-    """A :class:`DiskFullError` naming ``out`` when ``exc`` came of a full disk (ENOSPC, or a writer that failed
-    with almost no space left beside what it had written), else ``None``."""
-    import errno
-    import shutil
-
-    if getattr(exc, "errno", None) in (errno.EROFS, errno.EACCES, errno.EPERM):  # said as it is, not as a full disk
-        return None
-    try:
-        free = shutil.disk_usage(out.parent).free
-    except OSError:
-        return None
-    if getattr(exc, "errno", None) != errno.ENOSPC and free > max(written, 1) * 2 + (1 << 20):
-        return None
-    return DiskFullError(errno.ENOSPC, f"{out}: the disk is full ({free / 1024:.0f} KiB free in {out.parent} after "
-                         f"{written / 1024:.0f} KiB of it were written); nothing was written: free space there, or give "
-                         "-o a folder on another disk")  # fmt: skip

@@ -30,7 +30,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from transfer._files import umask_mode
+from transfer._files import disk_full, umask_mode
 from transfer.assets.converters import CONVERTERS, ensure_environment, environment_dir, export_layer, run_converter
 from transfer.assets.sources import (
     SOURCE_SUFFIXES,
@@ -329,16 +329,24 @@ def import_asset(source: str | os.PathLike, out: str | os.PathLike, *, force: bo
     if out.exists() and not force:
         raise AssetError(f"-o {out} exists; pass --force to replace it, or give another path")
     conversion = convert_source(source)
-    fd, name = tempfile.mkstemp(prefix=f".{out.stem}-", suffix=out.suffix, dir=out.parent)
+    try:
+        fd, name = tempfile.mkstemp(prefix=f".{out.stem}-", suffix=out.suffix, dir=out.parent)
+    except OSError as exc:
+        raise disk_full(out, exc) or exc from None
     os.close(fd)
     scratch = Path(name)
     try:
         if out.suffix.lower() == ".usda":
-            export_layer(conversion.usd, scratch)
+            export_layer(conversion.usd, scratch, shown=out)
         else:
             shutil.copyfile(conversion.usd, scratch)
         umask_mode(scratch)
         os.replace(scratch, out)
+    except (OSError, AssetError) as exc:  # USD says "Could not close" of a full disk, naming the scratch file
+        full = disk_full(out, exc, scratch.stat().st_size if scratch.exists() else 0)
+        if full is not None:
+            raise full from None
+        raise
     finally:
         scratch.unlink(missing_ok=True)
     return conversion

@@ -290,12 +290,13 @@ def _warning(line: str) -> str:
     return line.split(" -- ", 1)[1].strip() if " -- " in line else line.strip()
 
 
-def export_layer(usd: Path, out: Path) -> None:
+def export_layer(usd: Path, out: Path, shown: Path | None = None) -> None:
     """Write ``usd`` to ``out`` in the format ``out``'s suffix names (``.usda``: text), with the converter
-    environment's USD (the main environment's ``pxr`` is kept to the USD reader and the backends)."""
+    environment's USD (the main environment's ``pxr`` is kept to the USD reader and the backends). ``shown``: the
+    file errors name (the output ``out`` is written for)."""
     python = _python(environment_dir() / "venv")
     done = subprocess.run(
         [str(python), "-c", _EXPORT, str(usd), str(out)], capture_output=True, text=True, env=_clean_env(), check=False
     )
     if done.returncode != 0:
-        raise AssetError(f"{out}: could not write the USD layer: {_failure(done.stderr + done.stdout)}")
+        raise AssetError(f"{shown or out}: could not write the USD layer: {_failure(done.stderr + done.stdout)}")
