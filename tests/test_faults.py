@@ -264,11 +264,13 @@ def test_sigterm_is_a_stop_on_request_not_a_crash(monkeypatch, capsys):
     child = ("import os, signal, time; signal.signal(signal.SIGTERM, lambda *a: os.abort()); print('up', flush=True);"
              " time.sleep(60)")  # fmt: skip
     monkeypatch.setattr(cli, "_CHILD_COMMAND", [sys.executable, "-c", child])
-    monkeypatch.setattr(sys, "argv", ["transfer", "sweep"])
-    code = _entry_signalled(signal.SIGTERM)
-    err = capsys.readouterr().err
-    assert code == 143 and err.count("\n") == 1, err
-    assert "transfer sweep stopped by SIGTERM" in err and "crashed" not in err
+    for command, kept in (("sweep", "--resume goes on"), ("replay", "no output was written in part")):
+        monkeypatch.setattr(sys, "argv", ["transfer", command])
+        code = _entry_signalled(signal.SIGTERM)
+        err = capsys.readouterr().err
+        assert code == 143 and err.count("\n") == 1, err
+        assert f"transfer {command} stopped by SIGTERM" in err and kept in err and "crashed" not in err, err
+    assert "sweep" not in err  # a replay has no cells to resume
 
 
 def test_an_actuator_network_of_another_shape_is_one_line_at_start(tmp_path):

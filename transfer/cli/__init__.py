@@ -186,8 +186,9 @@ def _supervise(env: dict[str, str]) -> int:
     if received and received[0] != signal.SIGINT:  # stopped on request: however the engines took it, not a crash
         asked = signal.Signals(received[0])
         command = sys.argv[1] if len(sys.argv) > 1 else ""
-        _stderr(f"error: transfer {command} stopped by {asked.name}; what it had finished is kept (a sweep's cells: "
-                "--resume goes on from them)")  # fmt: skip
+        kept = ("the cells it had finished are kept: --resume goes on from them" if command == "sweep" else
+                "no output was written in part (each appears whole or not at all)")  # fmt: skip
+        _stderr(f"error: transfer {command} stopped by {asked.name}; {kept}")
         return 128 + asked.value
     faults = (signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGFPE, signal.SIGILL)
     if sig in faults:
