@@ -156,6 +156,31 @@ def test_force_deletes_only_the_files_a_run_writes(tmp_path):
     assert previous_run_files(tmp_path / "missing") == []
 
 
+def test_force_never_deletes_an_input_nor_writes_through_a_linked_exported_folder(tmp_path, capsys):
+    """``train --task tj/train.json -o tj --force`` replaced the task with the run's summary (``model_3.pt`` as a task
+    name was deleted); an ``exported`` that links to another folder had its policy.pt replaced there."""
+    import shutil
+
+    task = ROOT / "presets" / "tasks" / "quadruped_flat_velocity.yaml"
+    for name in ("train.json", "model_3.pt"):
+        run = tmp_path / name.split(".")[0]
+        run.mkdir()
+        mine = shutil.copy(task, run / name)
+        assert main(["train", "--task", str(mine), "-o", str(run), "--force", "--iterations", "1"]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"{mine}, which is the --task file" in err, err
+        assert Path(mine).read_bytes() == task.read_bytes()
+    precious = tmp_path / "precious"
+    precious.mkdir()
+    (precious / "policy.pt").write_bytes(b"mine")
+    run = tmp_path / "linked"
+    run.mkdir()
+    (run / "exported").symlink_to(precious)
+    assert main(["train", "--task", str(task), "-o", str(run), "--force", "--iterations", "1"]) == 2
+    err = capsys.readouterr().err
+    assert f"{run / 'exported'} is a link to {precious}" in err and (precious / "policy.pt").read_bytes() == b"mine"
+
+
 # -- diagnose: runs too short to measure ---------------------------------------------------------------------------
 
 

@@ -243,6 +243,7 @@ def train(
     out = Path(out_dir)
     check_run_folder(out, force)
     spec, path, asset_hint = _train_inputs(task, asset, episode_seconds)
+    check_run_targets(out, task, path)
     out.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(seed)
     torch.set_num_threads(1)
@@ -346,6 +347,29 @@ def check_run_folder(out: str | Path, force: bool = False) -> None:
             "or pass --force to replace the run there (its model_<iter>.pt, exported/policy.pt, train.json and "
             "rewards.png are deleted first; other files are kept)."
         )
+
+
+def check_run_targets(out: str | Path, task: str | Path, robot: Any) -> None:
+    """Refuse a run whose files would land outside ``out`` (an ``exported`` that is a link to another folder: its
+    policy.pt would replace a file there) or on a file the run reads: ``force`` deletes an earlier run's
+    ``train.json`` and ``model_<iter>.pt``, and a task file or robot file of those names in ``out`` would go."""
+    from transfer._files import which_input
+    from transfer.orders.usd_files import asset_files
+
+    out = Path(out)
+    exported = out / "exported"
+    if exported.is_symlink() or (exported.exists() and not exported.is_dir()):
+        what = f"a link to {exported.resolve()}" if exported.is_symlink() else "a file"
+        raise ValueError(f"-o {out}: {exported} is {what}, where the run writes exported/policy.pt; remove it or give "
+                         "another folder")  # fmt: skip
+    reads = [("the --task file", Path(task))] if Path(task).is_file() else []
+    reads += [("a file the robot is read from", p) for p in {*asset_files(robot.given), Path(robot.usd)}]
+    fixed = [out / "train.json", out / "rewards.png", exported / "policy.pt"]
+    for written in [*previous_run_files(out), *(p for p in fixed if p.exists())]:
+        hit = which_input(written, reads)
+        if hit is not None:
+            raise ValueError(f"-o {out}: the run writes (or with --force deletes) {written}, which is {hit[0]} "
+                             f"({hit[1]}); move that file out of the run folder, or give another folder")  # fmt: skip
 
 
 def previous_run_files(out: Path) -> list[Path]:
