@@ -334,6 +334,20 @@ def test_the_dump_carries_isaac_labs_python_tags_and_reads_back_as_plain_values(
     assert env["observations"]["policy"]["height_scan"] is None
 
 
+def test_a_key_given_twice_in_a_run_s_config_is_refused_naming_its_line(tmp_path):
+    """``sim: {dt: 0.005, dt: 0.05}`` in params/env.yaml was read last-one-wins (``info`` said 5 Hz); every other
+    YAML transfer reads refused it. Numbers written ``1e-3`` read as numbers, as in the task files."""
+    path = dump_yaml(tmp_path / "env.yaml", isaaclab_env("newton"))
+    text = path.read_text()
+    twice = tmp_path / "twice.yaml"
+    twice.write_text(text.replace("sim:\n", "sim:\n  dt: 0.05\n", 1))
+    with pytest.raises(IsaacLabError, match=r"twice.yaml.*line \d+: refused: the key 'dt' is given twice"):
+        load_isaaclab_yaml(twice)
+    exponent = tmp_path / "exponent.yaml"
+    exponent.write_text("sim:\n  dt: 5e-3\n")
+    assert load_isaaclab_yaml(exponent) == {"sim": {"dt": 0.005}}
+
+
 @pytest.mark.parametrize(
     "value",
     [

@@ -250,6 +250,11 @@ def test_set_reads_an_exponent_as_the_number_it_means():
     assert parse_settings(["sim_dt=1e-3", "spawn_height=0.5", "trained_on=physx", "command=[1, 0, 0]"]) == {
         "sim_dt": 0.001, "spawn_height": 0.5, "trained_on": "physx", "command": [1, 0, 0],
     }  # fmt: skip
+    # inside a mapping too: 'stiffness={".*": 1e12}' was text, and the hint's own 1.0e9 was refused as well
+    assert parse_settings(['stiffness={".*": 1e12}', 'damping={".*": 1.0e9}']) == {
+        "stiffness": {".*": 1e12}, "damping": {".*": 1e9}}
+    with pytest.raises(ValueError, match="given twice"):
+        parse_settings(['stiffness={".*": 1, ".*": 2}'])
 
 
 def test_a_delay_longer_than_the_run_and_a_run_shorter_than_the_warm_up_say_so():
@@ -293,8 +298,9 @@ def test_a_velocity_limit_binds_on_physx_and_is_said_not_to_act_on_mujoco(tmp_pa
         speeds = np.abs(frame[[c for c in frame if c.startswith("velocity.")]].to_numpy())
         peaks[limit] = (float(np.percentile(speeds, 99)), float(speeds.max()))
     assert peaks[None][0] > 4.0, peaks  # the unlimited walk moves its joints far faster than the limit
-    # PhysX clamps the speeds in its solver; contacts after it overshoot a little (measured: 99 % <= 2.07, max 2.48)
-    assert peaks[2.0][0] <= 2.0 * 1.05 and peaks[2.0][1] <= 2.0 * 1.3, peaks
+    # PhysX clamps the speeds in its solver; contacts after it overshoot a little (measured on two hosts: 99 % <= 2.07
+    # and 2.05, max 2.48 and 2.75; unlimited: max 10)
+    assert peaks[2.0][0] <= 2.0 * 1.05 and peaks[2.0][1] <= 2.0 * 1.5, peaks
     pytest.importorskip("mujoco")
     result = replay(demo, "mujoco", seconds=0.3, settings={"velocity_limit": {".*": 2.0}}, progress=False)
     assert any("enforces no joint velocity limit" in w for w in result.warnings), result.warnings

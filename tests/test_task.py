@@ -401,7 +401,7 @@ def test_from_dict_errors_name_source_and_field():
         (minimal(spawn_height=-0.1), "spawn_height: -0.1 m puts the base at or below the ground"),
         (minimal(action={"scale": 0}), "action.scale: 0.0 makes every action a no-op"),
         (minimal(action={"scale": {".*": 0.0}}), "action.scale: {'.*': 0.0} makes every action a no-op"),
-        (minimal(sim_dt="5e-3"), "sim_dt: expected a number, got '5e-3' (str); YAML reads a number with an exponent"),
+        (minimal(sim_dt="5e-3"), "sim_dt: expected a number, got '5e-3' (str); a number written as text"),
     ]  # fmt: skip
     for data, message in cases:
         with pytest.raises(TaskError) as err:

@@ -35,13 +35,20 @@ def yaml_problem(exc: Exception) -> str:
     return f"{where}: {problem}" + (f" ({context})" if context else "")
 
 
-def strict_loader() -> type:
-    """A :class:`yaml.SafeLoader` that refuses a mapping naming one key twice (plain YAML keeps the last one
-    silently: a task file's second ``decimation:`` replaced the first). Keys a merge (``<<: *base``) brings in may be
-    overridden, as YAML means them to be."""
+_FLOAT_12 = r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)[eE][-+]?[0-9]+$"
+"""A number with an exponent as YAML 1.2 (and every user) reads it: ``1e9``, ``1.0e9``, ``5e-3``; PyYAML's YAML 1.1
+wants a dot and a signed exponent (``1.0e+9``) and reads the others as text."""
+
+
+def strict_loader(base: type | None = None) -> type:
+    """A :class:`yaml.SafeLoader` (or a subclass ``base``) that refuses a mapping naming one key twice (plain YAML
+    keeps the last one silently: a task file's second ``decimation:`` replaced the first) and reads ``1e9`` as the
+    number it means. Keys a merge (``<<: *base``) brings in may be overridden, as YAML means them to be."""
+    import re
+
     import yaml
 
-    class StrictLoader(yaml.SafeLoader):
+    class StrictLoader(base or yaml.SafeLoader):  # type: ignore[misc,valid-type]
         def construct_mapping(self, node: Any, deep: bool = False) -> Any:
             if isinstance(node, yaml.MappingNode):
                 seen: set[Any] = set()
@@ -58,6 +65,7 @@ def strict_loader() -> type:
                     seen.add(key)
             return super().construct_mapping(node, deep=deep)
 
+    StrictLoader.add_implicit_resolver("tag:yaml.org,2002:float", re.compile(_FLOAT_12), list("-+0123456789."))
     return StrictLoader
 
 

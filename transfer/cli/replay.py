@@ -147,13 +147,15 @@ def parse_settings(pairs: tuple[str, ...] | list[str]) -> dict[str, Any]:
     """``FIELD=VALUE`` pairs (``--set``) as ``{field: value}``, each value read as YAML (numbers, true/false, lists)."""
     import yaml
 
+    from transfer.errors import strict_loader
+
     out: dict[str, Any] = {}
     for pair in pairs:
         key, sep, text = pair.partition("=")
         if not sep or not key.strip():
             raise ValueError(f"--set {pair!r}: expected FIELD=VALUE, e.g. --set physx.solver_position_iterations=4")
         try:
-            value = yaml.safe_load(text)
+            value = yaml.load(text, Loader=strict_loader())  # noqa: S506 - a SafeLoader; 1e9 is a number
         except yaml.YAMLError as exc:
             raise ValueError(f"--set {key}: the value {text!r} is not YAML ({exc})") from None
         out[key.strip()] = _number_if_numeric(value)

@@ -27,7 +27,7 @@ def _number(value: Any, where: str) -> float:
         if isinstance(value, str):
             try:
                 float(value)
-                hint = "; YAML reads a number with an exponent but no dot (1e9) as text: write 1.0e9"
+                hint = "; a number written as text: write it without quotes (1e9 and 1.0e+9 are numbers)"
             except ValueError:
                 pass
         raise TaskError(f"{where}: expected a number, got {value!r} ({type(value).__name__}){hint}")

@@ -43,8 +43,11 @@ class IsaacLabError(TaskError):
 def _loader() -> type:
     import yaml
 
-    class IsaacLabLoader(yaml.SafeLoader):
-        """SafeLoader plus the harmless Python tags of an Isaac Lab dump; every other Python tag is refused."""
+    from transfer.errors import strict_loader
+
+    class IsaacLabLoader(strict_loader()):  # type: ignore[misc,valid-type]
+        """SafeLoader plus the harmless Python tags of an Isaac Lab dump; every other Python tag is refused, and so is
+        a key given twice in one mapping (a second ``dt:`` would silently replace the first)."""
 
     def refuse(loader: Any, suffix: str, node: Any) -> Any:
         raise _Refused(f"!!python/{suffix}", node.start_mark.line + 1)
