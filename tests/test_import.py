@@ -716,7 +716,7 @@ def test_a_missing_urdf_visual_mesh_is_left_out_and_a_collision_one_refused(conv
         ("http://example.com/link.stl", "is a URL; transfer fetches nothing"),
         ("file:///etc/passwd", "outside the robot's folder"),
         ("package://urbot/../../../etc/link.stl", "climbs out of its package"),
-        ("meshes/fifo.stl", "not a regular file"),
+        ("meshes/fifo.stl", "not a regular file (a folder, a FIFO or a device); name the mesh file itself"),
         ("../../../../../../../../../../etc/passwd", "outside the robot's folder"),
     ],
 )

@@ -324,8 +324,9 @@ def check_reference(source: Path, ref: Reference) -> None:
                          f"{folder} and the one above it (where a urdf/ folder's meshes/ lie); a relative path or a "
                          "link may not lead further: copy the file next to the robot")  # fmt: skip
     if ref.path.exists() and not ref.path.is_file():
+        kind = "included" if ref.element == "include" else "mesh"
         raise AssetError(f"{source}: <{ref.element}> {ref.text!r} is {ref.path}, not a regular file (a folder, a "
-                         "FIFO or a device); name the {'included' if ref.element == 'include' else 'mesh'} file itself")  # fmt: skip
+                         f"FIFO or a device); name the {kind} file itself")  # fmt: skip
 
 
 def _urdf_references(path: Path) -> list[Reference]:
