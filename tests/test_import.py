@@ -730,6 +730,36 @@ def test_a_reference_no_converter_should_follow_is_refused(tmp_path, capsys, fil
     assert match in err and "<mesh>" in err and not (tmp_path / "x.usd").exists()
 
 
+def test_a_conversion_stopped_by_a_signal_leaves_no_scratch_folder_behind(converters, tmp_path):
+    """SIGTERM during ``import`` left an empty ``.<key>-XXXX/`` in the cache (the process ended before its own
+    clean-up); the next conversion removes the scratch folders of processes that are gone, not of live ones."""
+    from transfer.assets import _cache_dir, convert_source
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    cache = _cache_dir()
+    cache.mkdir(parents=True, exist_ok=True)
+    abandoned = cache / f".0123456789abcdef-{int(gone.stdout)}-x1y2"
+    live = cache / f".0123456789abcdef-{os.getpid()}-x1y2"
+    for folder in (abandoned, live):
+        folder.mkdir()
+    try:
+        convert_source(mjcf_robot(tmp_path, name="scratched"))
+        assert not abandoned.exists() and live.exists()
+    finally:
+        shutil.rmtree(live, ignore_errors=True)
+        shutil.rmtree(abandoned, ignore_errors=True)
+
+
+def test_a_collision_mesh_the_converter_cannot_read_is_refused_not_left_out(converters, tmp_path, capsys):
+    """urdf-usd-converter said "Failed to convert mesh: ...link.stl: File too large" and succeeded: ``import`` wrote
+    the robot without that link's collision shape, exit 0 (the MJCF converter refuses such a mesh itself)."""
+    robot = urdf_robot(tmp_path)
+    (tmp_path / "meshes" / "link.stl").write_bytes(b"\0" * 80 + (10**9).to_bytes(4, "little") + b"\1" * 200)
+    err = refused(capsys, "import", robot, "-o", tmp_path / "x.usd")
+    assert "could not read the mesh meshes/link.stl (" in err and "without its collision shape" in err, err
+    assert not (tmp_path / "x.usd").exists()
+
+
 def test_a_mesh_link_out_of_the_robot_is_refused_and_a_sibling_meshes_folder_is_not(tmp_path, capsys):
     """A mesh that is a link to a file outside the robot (``meshes/evil.stl -> /etc/passwd``) was opened and fed to
     the converter (exit 0); ``urdf/robot.urdf`` naming ``../meshes/link.stl`` (ROS packages' and legged_gym's

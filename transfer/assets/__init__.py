@@ -170,7 +170,8 @@ def convert_source(source: str | os.PathLike, stream: Any = None) -> Conversion:
     ensure_environment(stream)
     print(f"transfer: converting {source} with {converter.label} (cached in {entry})", file=stream or sys.stderr)
     entry.parent.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(prefix=f".{key[:16]}-", dir=entry.parent))
+    _remove_abandoned(entry.parent)
+    scratch = Path(tempfile.mkdtemp(prefix=f".{key[:16]}-{os.getpid()}-", dir=entry.parent))
     try:
         record = _convert_into(scratch, source, fmt, key)
         try:
@@ -181,6 +182,21 @@ def convert_source(source: str | os.PathLike, stream: Any = None) -> Conversion:
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return Conversion(source, fmt, entry / record["usd"], key, record, cached=False)
+
+
+def _remove_abandoned(cache: Path) -> None:
+    """Remove the scratch folders (``.<key>-<pid>-XXXX``) of conversions whose process is gone: a SIGTERM or
+    ``kill -9`` ends a conversion before it can remove its own."""
+    for folder in cache.glob(".*-*-*"):
+        pid = folder.name.split("-")[1]
+        if not pid.isdigit() or not folder.is_dir():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+        except OSError:  # someone else's live process
+            pass
 
 
 def _convert_into(folder: Path, source: Path, fmt: str, key: str) -> dict[str, Any]:
@@ -205,6 +221,7 @@ def _convert_into(folder: Path, source: Path, fmt: str, key: str) -> dict[str, A
                 "keeping the layout"
             ) from None
         raise
+    _check_meshes_converted(source, fmt, refs, warnings)
     meshes = [r for r in missing if r.element == "mesh"]
     if meshes:  # urdf-usd-converter leaves such a mesh out and succeeds: a link without its shape
         named = ", ".join(f"{r.text} (looked for {r.path})" for r in meshes[:5])
@@ -240,6 +257,23 @@ def _convert_into(folder: Path, source: Path, fmt: str, key: str) -> dict[str, A
     record["converter"], record["converter_version"] = converter.package, converter.version
     (folder / _RECORD).write_text(json.dumps(record, indent=2))
     return record
+
+
+_MESH_FAILED = "Failed to convert mesh: "
+
+
+def _check_meshes_converted(source: Path, fmt: str, refs: list[Any], warnings: list[str]) -> None:
+    """Refuse a conversion that left out a collision mesh it could not read (urdf-usd-converter says "Failed to
+    convert mesh: PATH: why" and succeeds: the link has no shape, the robot falls through the ground). A mesh only
+    visuals use stays a warning."""
+    for line in warnings:
+        if not line.startswith(_MESH_FAILED):
+            continue
+        path, _, why = line[len(_MESH_FAILED) :].partition(": ")
+        ref = next((r for r in refs if r.element == "mesh" and r.path.resolve() == Path(path).resolve()), None)
+        if ref is not None and not ref.visual_only:
+            raise AssetError(f"{source}: {CONVERTERS[fmt].label} could not read the mesh {ref.text} ({why.strip()}) "
+                             "and would leave that link without its collision shape; repair or replace the file")  # fmt: skip
 
 
 def _left_out(refs: list[Any]) -> str:
