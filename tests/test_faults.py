@@ -7,6 +7,7 @@ Runs on a 2-core machine in well under three minutes: one engine sweep cell, the
 from __future__ import annotations
 
 import json
+import os
 import socket
 import threading
 import time
@@ -536,6 +537,14 @@ def test_a_joint_name_file_is_not_echoed_and_one_name_per_line_is_read(tmp_path,
     names = tmp_path / "names.txt"
     names.write_text("# the checkpoint's order\nLF_HAA\nLF_HFE\n")
     assert read_name_file(names) == ["LF_HAA", "LF_HFE"]
+    # a name listed twice was "The explicit order is not a permutation" (no file named); a FIFO, "not a convention"
+    names.write_text("LF_HAA\nLF_HFE\nLF_HAA\n")
+    with pytest.raises(ValueError, match=r"names.txt: lists LF_HAA more than once"):
+        read_name_file(names)
+    fifo = tmp_path / "order.fifo"
+    os.mkfifo(fifo)
+    assert main(["replay", str(QUADRUPED_CK), "--target", "physx", "--source", str(fifo)]) == 2
+    assert f"--source {fifo}: not a regular file (a FIFO, a device or a socket)" in capsys.readouterr().err
 
 
 def test_a_read_only_folder_is_not_reported_as_a_full_disk(small_disk):
@@ -755,3 +764,25 @@ def test_a_metadata_document_naming_a_key_twice_is_refused_not_read_last_one_win
     from transfer.errors import strict_json
 
     assert strict_json('{"a": {"b": 1}, "c": [{"b": 2}]}') == {"a": {"b": 1}, "c": [{"b": 2}]}  # nested: not twice
+
+
+def test_a_huge_text_config_is_refused_by_its_size_before_it_is_parsed(tmp_path, monkeypatch):
+    """A 200 MB YAML of comments as --config, a sweep spec or --source took ~55 s and 557 MB before its refusal:
+    every configuration reader refuses a file over MAX_CONFIG_BYTES unread (the limit made small here)."""
+    import transfer.errors as errors
+    from transfer.errors import read_yaml_mapping
+    from transfer.ordering import read_name_file
+    from transfer.task.isaaclab import IsaacLabError, load_isaaclab_yaml
+
+    monkeypatch.setattr(errors, "MAX_CONFIG_BYTES", 1024)
+    big = tmp_path / "big.yaml"
+    big.write_text("format: transfer-task/1\n" + "# comment\n" * 200)
+    with pytest.raises(ValueError, match=r"big.yaml: 0 MiB is more than a configuration file holds"):
+        read_yaml_mapping(big, ValueError, "a mapping")
+    with pytest.raises(ValueError, match=r"big.yaml: .* more than a list of joint names holds"):
+        read_name_file(big)
+    with pytest.raises(IsaacLabError, match=r"big.yaml: .* more than a run's configuration holds"):
+        load_isaaclab_yaml(big)
+    monkeypatch.setattr(errors, "MAX_CONFIG_BYTES", 1 << 20)
+    assert read_yaml_mapping(big, ValueError, "a mapping") == {"format": "transfer-task/1"}
+

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["MissingPackageError", "read_yaml_mapping", "strict_json", "strict_loader", "yaml_problem"]
+__all__ = [
+    "MAX_CONFIG_BYTES", "MissingPackageError", "read_config_text", "read_yaml_mapping", "strict_json", "strict_loader",
+    "yaml_problem",
+]  # fmt: skip
 
 
 class MissingPackageError(ImportError):
@@ -90,13 +93,28 @@ def strict_json(text: str | bytes) -> Any:
     return json.loads(text, object_pairs_hook=_unique_pairs)
 
 
+MAX_CONFIG_BYTES = 16 * 1024 * 1024
+"""The largest configuration file read (a task file, a sweep spec, a run's params/*.yaml, a joint-name list: all
+kilobytes; Isaac Lab's env.yaml dumps ~100 KB): a larger one is refused by its size, before it is parsed."""
+
+
+def read_config_text(path: Any, error: type[Exception], what: str = "configuration file") -> str:
+    """The text of the configuration file ``path``, refused by ``error`` (naming the file) when it is larger than
+    :data:`MAX_CONFIG_BYTES`: a 200 MB YAML took a minute and 0.5 GB to parse before it was refused."""
+    size = path.stat().st_size
+    if size > MAX_CONFIG_BYTES:
+        raise error(f"{path}: {size / 2**20:.0f} MiB is more than a {what} holds ({MAX_CONFIG_BYTES // 2**20} MiB at "
+                    "most); give the file itself")  # fmt: skip
+    return path.read_text(encoding="utf-8")
+
+
 def read_yaml_mapping(path: Any, error: type[Exception], expected: str) -> dict[str, Any]:
     """The YAML mapping in the file ``path`` (read safely); anything else raises ``error`` in one line naming the file:
     not UTF-8 text, not YAML (:func:`yaml_problem`), or not a mapping (``expected`` says what the file should hold)."""
     import yaml
 
     try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=strict_loader())  # noqa: S506 - a SafeLoader
+        data = yaml.load(read_config_text(path, error), Loader=strict_loader())  # noqa: S506 - a SafeLoader
     except UnicodeDecodeError:
         raise error(f"{path}: not a text (UTF-8 YAML) file") from None
     except yaml.YAMLError as exc:

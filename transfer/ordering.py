@@ -100,9 +100,11 @@ def read_name_file(path: str | Path) -> list[str]:
     otherwise (what it holds is not echoed: it may be any file)."""
     import yaml
 
+    from transfer.errors import read_config_text
+
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_config_text(path, ValueError, "list of joint names")
         names = yaml.safe_load(text)
     except UnicodeDecodeError:
         raise ValueError(f"{path}: not a text file; expected a YAML list of joint names or one name per line") from None
@@ -119,4 +121,11 @@ def read_name_file(path: str | Path) -> list[str]:
         what = f"a {type(names).__name__}" if names is not None else "no list"
         raise ValueError(f"{path}: expected a YAML list of joint names (- LF_HAA ...) or one name per line, found "
                          f"{what}")  # fmt: skip
-    return [n.strip() for n in names]
+    names = [n.strip() for n in names]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        from transfer._console import printable
+
+        raise ValueError(f"{path}: lists {', '.join(printable(n, 80) for n in twice[:5])} more than once; an order "
+                         "names each joint once")  # fmt: skip
+    return names

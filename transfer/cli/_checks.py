@@ -314,6 +314,8 @@ def check_order(flag: str, value: str) -> None:
         raise UsageError(
             f"{flag} {_shown(path)} is a folder; give a convention ({conventions}) or a file of joint names"
         )
+    if path.exists() and not path.is_file():
+        raise UsageError(f"{flag} {path}: {SPECIAL}; give a convention ({conventions}) or a file of joint names")
     if path.is_file():
         from transfer.ordering import read_name_file
 

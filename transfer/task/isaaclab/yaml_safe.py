@@ -13,7 +13,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from transfer.errors import yaml_problem
+from transfer.errors import read_config_text, yaml_problem
 from transfer.task._checks import TaskError
 
 _PYTHON_TAG = "tag:yaml.org,2002:python/"
@@ -102,8 +102,8 @@ def load_isaaclab_yaml(path: str | Path) -> dict[str, Any]:
     if not path.is_file():
         raise FileNotFoundError(f"Isaac Lab config not found: {path}")
     try:
-        with open(path, encoding="utf-8") as fh:
-            data = yaml.load(fh, Loader=_loader())  # noqa: S506 - a SafeLoader subclass
+        text = read_config_text(path, IsaacLabError, "run's configuration")
+        data = yaml.load(text, Loader=_loader())  # noqa: S506 - a SafeLoader subclass
     except _Refused as exc:
         raise IsaacLabError(
             f"{path}, line {exc.line}: refused the YAML tag {exc.tag}. transfer reads a run's configuration as "
