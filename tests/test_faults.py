@@ -492,18 +492,22 @@ def test_the_run_ends_when_the_console_script_is_killed(tmp_path):
 
 
 def test_closed_streams_and_a_false_debug_flag_give_no_traceback(tmp_path):
-    """``transfer info CK >&-`` and ``--help >&-`` printed an AttributeError traceback and exited 1; an error with
-    stderr closed exited 1; ``TRANSFER_DEBUG=0`` turned tracebacks on."""
+    """``transfer info CK >&-`` and ``--help >&-`` printed an AttributeError traceback and exited 1, then exited 0
+    with the result lost; they are refused now, before any work. An error with stderr closed exited 1;
+    ``TRANSFER_DEBUG=0`` turned tracebacks on."""
     import os
     import subprocess
     import sys
 
     cli = f"{sys.executable} -m transfer.cli"
     env = {k: v for k, v in os.environ.items() if k not in ("TRANSFER_CHILD_PROCESS", "TRANSFER_DEBUG")}
-    for command, code in ((f"{cli} info {QUADRUPED_CK} >&-", 0), (f"{cli} --help >&-", 0),
+    for command, code in ((f"{cli} info {QUADRUPED_CK} >&-", 2), (f"{cli} --help >&-", 2),
                           (f"{cli} info /nonexistent.pt 2>&-", 2)):  # fmt: skip
         done = subprocess.run(["bash", "-c", command], env=env, capture_output=True, text=True, timeout=120)
         assert done.returncode == code and "Traceback" not in done.stderr, (command, done.stderr)
+        if ">&-" in command and "2>&-" not in command:  # the result had nowhere to go: said, not lost with exit 0
+            assert done.stderr == "error: standard output is closed (>&-): the result would be lost; send it to a " \
+                "file or to /dev/null\n", done.stderr  # fmt: skip
     bad = tmp_path / "bad.onnx"
     bad.write_bytes(b"not an onnx file at all")
     done = subprocess.run([*cli.split(), "info", str(bad)], env={**env, "TRANSFER_DEBUG": "0"}, capture_output=True,

@@ -207,9 +207,10 @@ def main(argv: list[str] | None = None) -> int:
 
     Every failure ends in one line on stderr, never a traceback: bad values on the command line (checked before any
     work, :func:`transfer.cli._checks.check_command`) and any error a command does not report itself print
-    ``error: ...`` and return 2; Ctrl-C prints one line and returns 130; a closed stdout (``transfer ... | head``)
-    ends quietly with 141. ``TRANSFER_DEBUG=1`` lets an unexpected error's traceback through.
+    ``error: ...`` and return 2; Ctrl-C prints one line and returns 130; a reader that goes away (``transfer ... |
+    head``) ends it quietly with 141; a standard output closed before it starts (``>&-``) is refused (2). ``TRANSFER_DEBUG=1`` lets an unexpected error's traceback through.
     """
+    closed = sys.stdout is None
     for name in ("stdout", "stderr"):  # closed by the caller (>&-): what would go there goes nowhere
         if getattr(sys, name) is None:
             setattr(sys, name, open(os.devnull, "w"))  # noqa: SIM115 - the stream lives as long as the process
@@ -217,6 +218,8 @@ def main(argv: list[str] | None = None) -> int:
             getattr(sys, name).reconfigure(errors="backslashreplace")
         except (AttributeError, ValueError, OSError):
             pass
+    if closed:  # the result (a table, --json, --help) would be lost with exit 0: refused before any work
+        return _error("standard output is closed (>&-): the result would be lost; send it to a file or to /dev/null")
     _name_stdout()
     for arg in sys.argv[1:] if argv is None else argv:
         try:
