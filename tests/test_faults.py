@@ -450,6 +450,11 @@ def test_outputs_replace_only_regular_files_and_a_plot_only_an_image(tmp_path, c
     _figures.save(plt.figure(), tmp_path / "plot.png")
     _figures.save(plt.figure(), tmp_path / "plot.png")  # a plot over a plot
     assert (tmp_path / "plot.png").read_bytes()[:4] == b"\x89PNG"
+    # refused before the run, not after it (the run's results were thrown away, ~40 lines of engine output first)
+    for command in (["replay", str(QUADRUPED_CK), "--target", "physx", "--seconds", "300"], ["traces", str(QUADRUPED_CK), str(QUADRUPED_CK)]):
+        assert main([*command, "--plot", str(precious)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "exists and is not a PNG image" in err, err
 
 
 def test_the_run_ends_when_the_console_script_is_killed(tmp_path):

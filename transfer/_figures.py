@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-__all__ = ["pyplot", "save"]
+__all__ = ["check_destination", "pyplot", "save"]
 
 
 def pyplot() -> Any:
@@ -29,15 +29,27 @@ def save(fig: Any, path: str | Path, dpi: int = 110) -> Path:
 
     out = Path(path)
     fmt = out.suffix[1:].lower() or "png"
-    if out.is_file() and not _is_image(out, fmt):
+    try:
+        check_destination(out)
+    except ValueError:
         pyplot().close(fig)
-        raise ValueError(f"--plot {out}: the file exists and is not a {fmt.upper()} image (a plot would replace it); "
-                         "give another path, or remove it first")  # fmt: skip
+        raise
     try:
         atomic_write(out, lambda tmp: fig.savefig(tmp, dpi=dpi, format=fmt))
     finally:
         pyplot().close(fig)
     return out
+
+
+def check_destination(path: str | Path) -> None:
+    """Refuse (``ValueError``) a plot destination that holds a file of the user's: an existing file is replaced only
+    when it is an image of the format its suffix names (a plot drawn before). Asked before a run starts, and again
+    when the figure is saved."""
+    out = Path(path)
+    fmt = out.suffix[1:].lower() or "png"
+    if out.is_file() and not _is_image(out, fmt):
+        raise ValueError(f"--plot {out}: the file exists and is not a {fmt.upper()} image (a plot would replace it); "
+                         "give another path, or remove it first")  # fmt: skip
 
 
 _MAGIC = {"png": (b"\x89PNG",), "pdf": (b"%PDF",), "jpg": (b"\xff\xd8",), "jpeg": (b"\xff\xd8",), "svg": (b"<?xml", b"<svg")}

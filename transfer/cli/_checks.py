@@ -288,6 +288,13 @@ def check_output_file(flag: str, path: Path, suffixes: tuple[str, ...] = (), wha
     reason = _writable(parent)
     if reason is not None:
         raise UsageError(f"{flag} {path}: cannot write in {parent} ({reason}); give a path in a writable folder")
+    if what == "plot":  # before the run: a file of the user's there would be refused only once the run was done
+        from transfer._figures import check_destination
+
+        try:
+            check_destination(path)
+        except ValueError as exc:
+            raise UsageError(str(exc).replace("--plot", flag, 1)) from None
 
 
 def check_output_dir(flag: str, path: Path) -> None:
