@@ -57,5 +57,5 @@ def disk_full(out: Path, exc: BaseException, written: int = 0) -> DiskFullError 
     if getattr(exc, "errno", None) != errno.ENOSPC and free > max(written, 1) * 2 + (1 << 20):
         return None
     return DiskFullError(errno.ENOSPC, f"{out}: the disk is full ({free / 1024:.0f} KiB free in {out.parent} after "
-                         f"{written / 1024:.0f} KiB of it were written); nothing was written: free space there, or give "
-                         "-o a folder on another disk")  # fmt: skip
+                         f"{written / 1024:.0f} KiB of it were written); the file was not written (an earlier one "
+                         "there is kept): free space there, or write it to another disk")  # fmt: skip
