@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -389,3 +390,34 @@ def test_mujoco_and_physx_traces_hold_the_engines_foot_forces_and_a_metrics_run_
         assert force[touching].mean() > 5 * max(force[~touching].mean(), 1e-3)  # force where contact
     metrics_only = replay(DEMO, "physx", num_envs=1, seconds=0.5, progress=False)
     assert np.isnan(metrics_only.recording.arrays["contact_force"]).all()
+
+
+@pytest.mark.engines
+def test_a_trace_of_another_schema_doubled_or_malformed_is_refused_naming_why(physx_trace, tmp_path):
+    """Battery 4: ``transfer.trace/99`` was read as version 1; a trace holding every sample twice was accepted;
+    strings in a ``position.*`` column gave numpy's TypeError naming no file; metadata present but not JSON was
+    "without transfer's trace metadata"; a zero-row or NaN-time trace was "share no sample"."""
+    _, path = physx_trace
+    table, meta = read_trace(path)
+
+    def written(name: str, t, document=None) -> Path:
+        out = tmp_path / name
+        raw = json.dumps(document).encode() if isinstance(document, dict) else document
+        pq.write_table(t.replace_schema_metadata({b"transfer.trace": raw or json.dumps(meta).encode()}), out)
+        return out
+
+    column = next(c for c in table.column_names if c.startswith("position."))
+    strings = table.set_column(table.column_names.index(column), column, pa.array(["x"] * table.num_rows))
+    nan_time = table.set_column(table.column_names.index("time"), "time", pa.array([np.nan] * table.num_rows))
+    cases = {
+        "schema transfer.trace/99, but this transfer reads transfer.trace/1":
+            written("v99.parquet", table, {**meta, "schema": "transfer.trace/99"}),
+        "some (env, step) sample more than once": written("twice.parquet", pa.concat_tables([table, table])),
+        f"column '{column}' holds string, not numbers": written("strings.parquet", strings),
+        "is not one JSON document": written("bad.parquet", table, b"{not json"),
+        "holds no sample (0 rows)": written("empty.parquet", table.slice(0, 0)),
+        "'time' column holds NaN": written("nan.parquet", nan_time),
+    }
+    for message, file in cases.items():
+        with pytest.raises(TraceError, match=re.escape(message)):
+            read_trace(file)

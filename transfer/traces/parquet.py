@@ -126,16 +126,34 @@ def read_trace(path: str | Path) -> tuple[Any, dict[str, Any]]:
         table = pq.read_table(path)
     except (pa.ArrowException, OSError) as exc:
         raise TraceError(f"trace {path}: not a Parquet file ({exc})") from None
-    raw = (table.schema.metadata or {}).get(META_KEY)
-    try:
-        meta = strict_json(raw) if raw else None
-    except json.JSONDecodeError:
-        meta = None
-    except ValueError as exc:  # a key given twice
-        raise TraceError(f"trace {path}: its trace metadata is not one document: {exc}") from None
-    if not isinstance(meta, dict) or not str(meta.get("schema", "")).startswith("transfer.trace/"):
+    meta = _metadata(path, (table.schema.metadata or {}).get(META_KEY))
+    _check_table(path, table, meta, pa)
+    return table, meta
+
+
+def _metadata(path: Path, raw: bytes | None) -> dict[str, Any]:
+    """The trace metadata document of ``path``: present, one JSON object, of this schema version."""
+    if not raw:
         raise TraceError(f"trace {path}: a Parquet file without transfer's trace metadata; was it written by "
                          "transfer replay --record?")  # fmt: skip
+    try:
+        meta = strict_json(raw)
+    except ValueError as exc:  # not JSON, or a key given twice
+        raise TraceError(f"trace {path}: its trace metadata ({META_KEY.decode()}) is not one JSON document: "
+                         f"{printable(exc, 200)}") from None  # fmt: skip
+    schema = meta.get("schema") if isinstance(meta, dict) else None
+    if not isinstance(schema, str) or not schema.startswith("transfer.trace/"):
+        raise TraceError(f"trace {path}: its metadata names no transfer trace schema; was it written by transfer "
+                         "replay --record?")  # fmt: skip
+    if schema != SCHEMA:
+        raise TraceError(f"trace {path}: schema {printable(schema, 40)}, but this transfer reads {SCHEMA}; read it "
+                         "with the transfer that wrote it, or record it again")  # fmt: skip
+    return meta
+
+
+def _check_table(path: Path, table: Any, meta: dict[str, Any], pa: Any) -> None:
+    """The table is a whole trace: printable names, the index columns, numbers in every column, samples at all,
+    finite times, each (env, step) once."""
     odd = next((c for c in [*table.column_names, *map(str, meta.get("joint_names") or [])] if not c.isprintable()), None)
     if odd is not None:  # joint and body names come from the robot, which holds none: a name would reach the terminal
         raise TraceError(f"trace {path}: the name '{printable(odd, 80)}' holds control characters (escape sequences, "
@@ -143,7 +161,21 @@ def read_trace(path: str | Path) -> tuple[Any, dict[str, Any]]:
     for column in ("step", "time", "env", "alive"):
         if column not in table.column_names:
             raise TraceError(f"trace {path}: no '{column}' column; the file is not a whole transfer trace")
-    return table, meta
+    for field in table.schema:
+        kind = field.type
+        if not (pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind)):
+            raise TraceError(f"trace {path}: column '{printable(field.name, 80)}' holds {kind}, not numbers; the file "
+                             "is not a trace transfer wrote")  # fmt: skip
+    if table.num_rows == 0:
+        raise TraceError(f"trace {path}: holds no sample (0 rows); record it again")
+    time = table.column("time").to_numpy(zero_copy_only=False).astype(np.float64)
+    if not np.isfinite(time).all():
+        raise TraceError(f"trace {path}: its 'time' column holds NaN or infinite values; record it again")
+    env = table.column("env").to_numpy(zero_copy_only=False).astype(np.int64)
+    step = table.column("step").to_numpy(zero_copy_only=False).astype(np.int64)
+    if len(np.unique(np.stack([env, step]), axis=1)[0]) != table.num_rows:
+        raise TraceError(f"trace {path}: holds some (env, step) sample more than once (two traces joined?); give "
+                         "one recorded trace")  # fmt: skip
 
 
 def trace_paths(path: str | Path, labels: list[str]) -> list[Path]:
