@@ -449,6 +449,8 @@ def test_outputs_replace_only_regular_files_and_a_plot_only_an_image(tmp_path, c
     assert precious.read_text() == "precious"
     _figures.save(plt.figure(), tmp_path / "plot.png")
     _figures.save(plt.figure(), tmp_path / "plot.png")  # a plot over a plot
+    (tmp_path / "empty.png").touch()
+    _figures.save(plt.figure(), tmp_path / "empty.png")  # nothing to lose
     assert (tmp_path / "plot.png").read_bytes()[:4] == b"\x89PNG"
     # refused before the run, not after it (the run's results were thrown away, ~40 lines of engine output first)
     for command in (["replay", str(QUADRUPED_CK), "--target", "physx", "--seconds", "300"], ["traces", str(QUADRUPED_CK), str(QUADRUPED_CK)]):
@@ -795,3 +797,18 @@ def test_a_huge_text_config_is_refused_by_its_size_before_it_is_parsed(tmp_path,
     monkeypatch.setattr(errors, "MAX_CONFIG_BYTES", 1 << 20)
     assert read_yaml_mapping(big, ValueError, "a mapping") == {"format": "transfer-task/1"}
 
+
+
+def test_the_engine_log_is_shown_for_an_engine_s_error_not_before_one_of_transfer_s_own(capfd):
+    """A full disk at the end of a replay (or a refused plot) came after ~40 lines of the engines' log: transfer's
+    own errors name their cause in one line; an engine's error still shows the log's tail."""
+    from transfer._console import engine_output
+    from transfer._files import DiskFullError
+
+    for exc, shown in ((DiskFullError(28, "out.png: the disk is full"), False), (RuntimeError("PxScene"), True)):
+        with pytest.raises(type(exc)):
+            with engine_output():
+                os.write(1, b"[Warning] [omni.physx] an engine line\n")
+                raise exc
+        err = capfd.readouterr().err
+        assert ("an engine line" in err) is shown and ("--- engine output" in err) is shown, err

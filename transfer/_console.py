@@ -61,7 +61,7 @@ def engine_output(verbose: bool = False) -> Iterator[TextIO]:
     stdout never receives engine output (it goes to stderr when ``verbose``, else to a temporary log with
     stderr's engine output, Python warnings and Warp's module-load lines). When the block raises, the log's
     tail is shown on the terminal before the error propagates, so nothing needed for a diagnosis is lost (not for
-    Ctrl-C: the user stopped it, nothing failed).
+    Ctrl-C: the user stopped it, nothing failed; nor for transfer's own errors, which name their cause).
     Warp's global configuration is never touched.
     """
     sys.stdout.flush()
@@ -76,7 +76,7 @@ def engine_output(verbose: bool = False) -> Iterator[TextIO]:
         with contextlib.redirect_stdout(sys.stderr):
             yield user
     except BaseException as exc:
-        if log is not None and not isinstance(exc, KeyboardInterrupt):
+        if log is not None and not isinstance(exc, KeyboardInterrupt) and not _names_its_cause(exc):
             sys.stderr.flush()
             log.seek(0, os.SEEK_END)
             size = log.tell()
@@ -96,6 +96,14 @@ def engine_output(verbose: bool = False) -> Iterator[TextIO]:
         user.close()
         if log is not None:
             log.close()
+
+
+def _names_its_cause(exc: BaseException) -> bool:
+    """Whether ``exc`` is one of transfer's own errors (a full disk, a trace or checkpoint refused, ...), whose one
+    line says all: the engines' log shown before it would only bury it. An engine's error, or one the backends
+    raise about it, keeps the log's tail."""
+    module = type(exc).__module__
+    return module.startswith("transfer.") and not module.startswith("transfer.backends")
 
 
 def aligned(cells: list[list[str]], left: int | None = None) -> list[str]:

@@ -43,11 +43,11 @@ def save(fig: Any, path: str | Path, dpi: int = 110) -> Path:
 
 def check_destination(path: str | Path) -> None:
     """Refuse (``ValueError``) a plot destination that holds a file of the user's: an existing file is replaced only
-    when it is an image of the format its suffix names (a plot drawn before). Asked before a run starts, and again
+    when it is an image of the format its suffix names (a plot drawn before) or empty. Asked before a run starts, and again
     when the figure is saved."""
     out = Path(path)
     fmt = out.suffix[1:].lower() or "png"
-    if out.is_file() and not _is_image(out, fmt):
+    if out.is_file() and out.stat().st_size and not _is_image(out, fmt):  # an empty file holds nothing to lose
         raise ValueError(f"--plot {out}: the file exists and is not a {fmt.upper()} image (a plot would replace it); "
                          "give another path, or remove it first")  # fmt: skip
 
