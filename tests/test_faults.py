@@ -812,3 +812,12 @@ def test_the_engine_log_is_shown_for_an_engine_s_error_not_before_one_of_transfe
                 raise exc
         err = capfd.readouterr().err
         assert ("an engine line" in err) is shown and ("--- engine output" in err) is shown, err
+
+
+def test_an_output_file_given_with_a_trailing_slash_is_refused(tmp_path, capsys):
+    """``--record d4.parquet/`` (no such folder) wrote a file named d4.parquet: the slash was dropped in parsing."""
+    out = tmp_path / "d4.parquet"
+    assert main(["replay", str(QUADRUPED_CK), "--target", "physx", "--record", f"{out}/"]) == 2
+    err = capsys.readouterr().err
+    assert f"--record {out}/ names a folder (it ends in /)" in err and not out.exists(), err
+

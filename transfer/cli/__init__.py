@@ -243,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
             description="Run a policy trained on one physics backend on another, every vector matched by name.",
         )
         try:
-            check_command(cmd)
+            check_command(cmd, sys.argv[1:] if argv is None else list(argv))
         except UsageError as exc:
             return _error(str(exc))
         code = runners[type(cmd)](cmd)

@@ -173,9 +173,9 @@ def _metadata(hint: Any) -> tuple[Any, ...]:
     return tuple(getattr(hint, "__metadata__", ()))
 
 
-def check_command(cmd: Any) -> None:
+def check_command(cmd: Any, argv: list[str] | None = None) -> None:
     """Check every marked field of the parsed command ``cmd`` (a dataclass); raise :class:`UsageError` on the first
-    value that cannot be right."""
+    value that cannot be right. ``argv``: the arguments as typed (a path's trailing ``/``, which parsing drops)."""
     hints = typing.get_type_hints(type(cmd), include_extras=True)
     marked: list[tuple[Any, str, Any]] = []
     for field in dataclasses.fields(cmd):
@@ -184,6 +184,10 @@ def check_command(cmd: Any) -> None:
         if value is None:
             continue
         for marker in metadata:
+            if isinstance(marker, OutputFile) and any(a == f"{value}/" or a.endswith(f"={value}/") for a in argv or ()):
+                # "out.parquet/" wrote the file out.parquet
+                raise UsageError(f"{_label(field, metadata)} {value}/ names a folder (it ends in /); give the "
+                                 f"{marker.what}'s file path, without the trailing /")  # fmt: skip
             if isinstance(marker, (Number, InputFile, OutputFile, OutputDir, Order, Reads)):
                 _check(marker, _label(field, metadata), value)
                 marked.append((marker, _label(field, metadata), value))
