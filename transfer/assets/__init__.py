@@ -271,7 +271,7 @@ def _check_meshes_converted(source: Path, fmt: str, refs: list[Any], warnings: l
             continue
         path, _, why = line[len(_MESH_FAILED) :].partition(": ")
         ref = next((r for r in refs if r.element == "mesh" and r.path.resolve() == Path(path).resolve()), None)
-        if ref is not None and not ref.visual_only:
+        if ref is not None and ref.exists and not ref.visual_only:  # a missing one: named below, with where looked
             raise AssetError(f"{source}: {CONVERTERS[fmt].label} could not read the mesh {ref.text} ({why.strip()}) "
                              "and would leave that link without its collision shape; repair or replace the file")  # fmt: skip
 
