@@ -27,6 +27,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from transfer._console import is_terminal, progress_bar
+from transfer.checkpoint import atomic_write
 from transfer.env import fallen
 from transfer.task.terms import OBS_TERMS
 
@@ -270,7 +271,8 @@ def train(
             final_episode_length=curve["episode_length"][-1] if curve["episode_length"] else float("nan"),
             curve=curve,
         )  # fmt: skip
-        (out / "train.json").write_text(json.dumps(result.to_dict(), indent=2))
+        text = json.dumps(result.to_dict(), indent=2)
+        atomic_write(out / "train.json", lambda tmp: tmp.write_text(text))  # a full disk: named, no half file
         plot_rewards(curve, out / "rewards.png", f"{spec.name} on {backend}")
         return result
     finally:
