@@ -437,6 +437,28 @@ def test_onnx_external_data_is_found_beside_the_model_from_any_folder(tmp_path, 
     onnx.save(outside, str(model_dir / "escape.onnx"))
     with pytest.raises(PolicyError, match="outside the model's folder"):
         load_policy(model_dir / "escape.onnx")
+    # inside an If's branch: only the main graph was searched, and onnx's own ValidationError was "unexpected"
+    from onnx import TensorProto, helper, numpy_helper
+
+    hidden = numpy_helper.from_array(np.zeros((1, 2), np.float32), "C")
+    hidden.ClearField("raw_data")
+    hidden.data_location = TensorProto.EXTERNAL
+    for key, value in (("location", "../../../../etc/passwd"), ("offset", "0"), ("length", "8")):
+        entry = hidden.external_data.add()
+        entry.key, entry.value = key, value
+    info = helper.make_tensor_value_info
+    branch = helper.make_graph([helper.make_node("Add", ["x", "C"], ["t"])], "then", [],
+                               [info("t", TensorProto.FLOAT, [1, 2])], [hidden])  # fmt: skip
+    other = helper.make_graph([helper.make_node("Identity", ["x"], ["e"])], "else", [], [info("e", TensorProto.FLOAT, [1, 2])])
+    graph = helper.make_graph(
+        [helper.make_node("Identity", ["obs"], ["x"]), helper.make_node("If", ["cond"], ["actions"], then_branch=branch,
+                                                                            else_branch=other)],
+        "g", [info("obs", TensorProto.FLOAT, [1, 2])], [info("actions", TensorProto.FLOAT, [1, 2])],
+        [numpy_helper.from_array(np.array(True), "cond")],
+    )  # fmt: skip
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(model_dir / "branch.onnx"))
+    with pytest.raises(PolicyError, match=r"tensor 'C' keeps its data in '../../../../etc/passwd', outside"):
+        load_policy(model_dir / "branch.onnx")
 
 
 def test_a_self_describing_checkpoint_inside_a_run_folder_converts_once(tmp_path):

@@ -175,10 +175,20 @@ def check_external_data(path: Path) -> None:
 
 
 def _external_tensors(model: Any) -> list[Any]:
+    """Every tensor of the model that keeps its data in another file: initializers (sparse ones too) and node
+    attributes, of the main graph and of every subgraph (``If``/``Loop``/``Scan`` bodies) at any depth."""
     from onnx import TensorProto
 
-    tensors = list(model.graph.initializer)
-    tensors += [a.t for n in model.graph.node for a in n.attribute if a.HasField("t")]
+    tensors, graphs = [], [model.graph]
+    while graphs:
+        graph = graphs.pop()
+        tensors += list(graph.initializer)
+        tensors += [t for s in graph.sparse_initializer for t in (s.values, s.indices)]
+        for attribute in (a for node in graph.node for a in node.attribute):
+            tensors += ([attribute.t] if attribute.HasField("t") else []) + list(attribute.tensors)
+            tensors += [t for s in [*attribute.sparse_tensors, *([attribute.sparse_tensor] if attribute.HasField(
+                "sparse_tensor") else [])] for t in (s.values, s.indices)]  # fmt: skip
+            graphs += ([attribute.g] if attribute.HasField("g") else []) + list(attribute.graphs)
     return [t for t in tensors if t.data_location == TensorProto.EXTERNAL]
 
 
