@@ -821,3 +821,18 @@ def test_an_output_file_given_with_a_trailing_slash_is_refused(tmp_path, capsys)
     err = capsys.readouterr().err
     assert f"--record {out}/ names a folder (it ends in /)" in err and not out.exists(), err
 
+
+
+def test_a_checkpoint_tensor_declaring_more_than_it_stores_is_refused_before_any_use(tmp_path, capsys):
+    """An RSL-RL checkpoint whose actor weight is a stride-0 view of 48 floats shaped (10^9, 48) made convert ask
+    torch for 192 GB ("[enforce fail at alloc_cpu.cpp]", "unexpected"): refused when loaded, naming the tensor."""
+    torch = pytest.importorskip("torch")
+    ck = torch.load(str(ROOT / "checkpoints/quadruped_flat_physx/model_999.pt"), weights_only=True)
+    ck["actor_state_dict"] = dict(ck["actor_state_dict"])
+    ck["actor_state_dict"]["mlp.0.weight"] = torch.zeros(48).as_strided((10**9, 48), (0, 1))
+    bad = tmp_path / "model_1.pt"
+    torch.save(ck, bad)
+    assert main(["convert", str(bad), "--to", "mjwarp", "-o", str(tmp_path / "out.pt")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "tensor actor_state_dict.mlp.0.weight declares shape (1000000000, 48)" in err, err
+    assert not (tmp_path / "out.pt").exists()

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from transfer._console import printable
 from transfer.checkpoint import METADATA_KEY, CheckpointError, atomic_write, decode_metadata, encode_metadata
 from transfer.formats.base import CheckpointFormat, Probe
 from transfer.formats.permutation import Permutation, output_index, refuse, size_mismatch
@@ -74,7 +75,9 @@ def torch_load_safe(path: Path) -> Any:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # torch's note on the pickle protocol: the error says what matters
-            return torch.load(str(path), map_location="cpu", weights_only=True)
+            data = torch.load(str(path), map_location="cpu", weights_only=True)
+        _check_tensors(path, data, torch)
+        return data
     except pickle.UnpicklingError as exc:
         text = str(exc)
         reason = text.split("WeightsUnpickler error:", 1)[1] if "WeightsUnpickler error:" in text else text
@@ -89,8 +92,32 @@ def torch_load_safe(path: Path) -> Any:
             f"{path}: {head} loads checkpoints with torch.load(weights_only=True) deliberately. Re-save it as plain "
             "data (rsl_rl's OnPolicyRunner.save writes dicts of state dicts), or export TorchScript/ONNX."
         ) from None
+    except PolicyError:
+        raise
     except Exception as exc:
         raise PolicyError(f"{path}: corrupt or not a torch checkpoint ({type(exc).__name__}: {exc})") from None
+
+
+MAX_TENSOR_ELEMENTS = 10**8
+"""The most elements one tensor of a checkpoint may hold (400 MB of float32; a legged robot's actor holds ~10^5)."""
+
+
+def _check_tensors(path: Path, data: Any, torch: Any, where: str = "", depth: int = 0) -> None:
+    """Refuse a tensor larger than :data:`MAX_TENSOR_ELEMENTS` or declaring more elements than its stored data holds
+    (a stride-0 view of a few bytes as a 10^9 x 48 weight: permuting it asked 192 GB), before any use."""
+    if depth > 32:
+        return  # torch's own loader bounds the nesting; the tensors that matter sit a few levels down
+    items = data.items() if isinstance(data, dict) else enumerate(data) if isinstance(data, (list, tuple)) else ()
+    for key, value in items:
+        name = f"{where}.{key}" if where else str(key)
+        if isinstance(value, torch.Tensor):
+            stored = value.untyped_storage().nbytes() // max(value.element_size(), 1)
+            if value.numel() > MAX_TENSOR_ELEMENTS or value.numel() > stored:
+                raise PolicyError(f"{path}: tensor {printable(name, 120)} declares shape {tuple(value.shape)} "
+                                  f"({value.numel()} elements over {stored} stored); no policy holds such a tensor: "
+                                  "not a checkpoint transfer reads")  # fmt: skip
+        else:
+            _check_tensors(path, value, torch, name, depth + 1)
 
 
 def _layers(state: dict[str, Any], prefix: str, path: Path) -> list[tuple[Any, Any]]:
