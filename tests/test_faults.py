@@ -644,7 +644,7 @@ def test_an_absurd_action_scale_is_refused_naming_the_field():
         ActionTerm(scale={"LF_HAA": 1e30})
 
 
-def test_a_cache_that_cannot_be_written_says_which_variable_moves_it(tmp_path, monkeypatch):
+def test_a_cache_that_cannot_be_written_says_which_variable_moves_it(tmp_path, monkeypatch, capfd):
     """``XDG_CACHE_HOME`` pointing at a file (or a read-only HOME) gave "...: Not a directory" with no word of the
     cache or of the variable that moves it."""
     import errno
@@ -655,6 +655,13 @@ def test_a_cache_that_cannot_be_written_says_which_variable_moves_it(tmp_path, m
     inside = _describe(OSError(errno.ENOTDIR, "Not a directory", str(tmp_path / "afile/transfer/converters")))
     assert inside.endswith("point XDG_CACHE_HOME at a folder you can write, or make this one writable)")
     assert "XDG_CACHE_HOME" not in _describe(OSError(errno.EACCES, "Permission denied", str(tmp_path / "out.pt")))
+    # a command that reports an OS error itself said "[Errno 2] No such file or directory: '/proc/nope'"
+    from transfer._console import print_error
+
+    monkeypatch.setenv("XDG_CACHE_HOME", "/proc/nope")
+    print_error(FileNotFoundError(errno.ENOENT, "No such file or directory", "/proc/nope"))
+    assert capfd.readouterr().err == ("error: /proc/nope: No such file or directory (the cache folder /proc/nope: "
+                                      "point XDG_CACHE_HOME at a folder you can write, or make this one writable)\n")
 
 
 def test_an_onnx_model_named_pt_is_read_as_onnx(tmp_path):

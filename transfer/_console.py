@@ -7,6 +7,7 @@ import os
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import Any, TextIO
 
 __all__ = [
@@ -14,6 +15,7 @@ __all__ = [
     "ctrl_c_survives_usd_imports",
     "engine_output",
     "is_terminal",
+    "os_error_text",
     "printable",
     "progress_bar",
     "quiet_warp",
@@ -217,8 +219,31 @@ def shown(message: Any) -> str:
     return out + f"... ({len(text)} characters)" if len(text) > ERROR_LIMIT else out
 
 
+def os_error_text(exc: OSError) -> str:
+    """An OS error as one line: ``FILE: reason`` (not ``[Errno 2] No such file or directory: 'FILE'``), with what to
+    do when the file lies in the cache folder."""
+    where = f"{exc.filename}: " if exc.filename is not None else ""
+    return f"{where}{exc.strerror}{_cache_hint(exc.filename)}"
+
+
+def _cache_hint(filename: Any) -> str:
+    """What to do when ``filename`` lies in the cache folder (converters, exports, compiled kernels) and failed."""
+    if filename is None:
+        return ""
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache").expanduser()
+    try:
+        inside = Path(os.fsdecode(filename)).expanduser().absolute().is_relative_to(base.absolute())
+    except (TypeError, ValueError, OSError):
+        return ""
+    return (f" (the cache folder {base}: point XDG_CACHE_HOME at a folder you can write, or make this one "
+            "writable)") if inside else ""  # fmt: skip
+
+
 def print_error(message: Any) -> None:
-    """``error: message`` on stderr (:func:`shown`), after whatever stdout holds."""
+    """``error: message`` on stderr (:func:`shown`; an OS error by :func:`os_error_text`), after whatever stdout
+    holds."""
+    if isinstance(message, OSError) and message.strerror and message.filename is not None:
+        message = os_error_text(message)
     try:
         sys.stdout.flush()
     except (OSError, ValueError):  # a closed pipe, a full or closed stdout: the error still goes out

@@ -290,8 +290,9 @@ def _describe(exc: BaseException) -> str:
     """One error as the user should read it: OS errors by file and reason, others by their message (at most
     :data:`MAX_LINES` lines), with the exception's type and a hint when it is not one of the expected kinds."""
     if isinstance(exc, OSError) and exc.strerror:
-        where = f"{exc.filename}: " if exc.filename is not None else ""
-        return f"{where}{exc.strerror}{_cache_hint(exc.filename)}"
+        from transfer._console import os_error_text
+
+        return os_error_text(exc)
     lines = [line for line in str(exc).strip().splitlines() if line.strip()] or ["(no message)"]
     if len(lines) > MAX_LINES:
         lines = [*lines[: MAX_LINES - 1], f"(and {len(lines) - MAX_LINES + 1} more lines)"]
@@ -304,21 +305,6 @@ def _describe(exc: BaseException) -> str:
     if hint is not None:
         return f"{text}\n{hint}"
     return f"{type(exc).__name__}: {text} (unexpected; TRANSFER_DEBUG=1 shows the traceback)"
-
-
-def _cache_hint(filename: Any) -> str:
-    """What to do when ``filename`` lies in the cache folder (converters, exports, compiled kernels) and failed."""
-    from pathlib import Path
-
-    if filename is None:
-        return ""
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache").expanduser()
-    try:
-        inside = Path(os.fsdecode(filename)).expanduser().absolute().is_relative_to(base.absolute())
-    except (TypeError, ValueError, OSError):
-        return ""
-    return (f" (the cache folder {base}: point XDG_CACHE_HOME at a folder you can write, or make this one "
-            "writable)") if inside else ""  # fmt: skip
 
 
 class _Stdout(io.FileIO):
