@@ -843,3 +843,19 @@ def test_a_checkpoint_tensor_declaring_more_than_it_stores_is_refused_before_any
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "tensor actor_state_dict.mlp.0.weight declares shape (1000000000, 48)" in err, err
     assert not (tmp_path / "out.pt").exists()
+
+
+def test_a_metadata_joint_list_of_absurd_size_or_unprintable_names_is_refused_at_once():
+    """10^5 joint names were checked pairwise (names.count: 10^10 steps) and ended in a 20 kB message; a name with
+    escape sequences was carried into every table. Refused when the task is read, in one short line."""
+    import time
+
+    from transfer.task import Task, TaskError, load_task
+
+    data = load_task(ROOT / "presets/tasks/quadruped_flat_velocity.yaml").to_dict()
+    start = time.perf_counter()
+    with pytest.raises(TaskError, match="100000 names, more than any robot has") as err:
+        Task.from_dict({**data, "joint_names": [f"j{i}" for i in range(100_000)]})
+    assert time.perf_counter() - start < 5 and len(str(err.value)) < 300
+    with pytest.raises(TaskError, match=r"the name 'LF_\\x1b\[31m' holds control characters"):
+        Task.from_dict({**data, "joint_names": ["LF_\x1b[31m", "LF_HFE"]})

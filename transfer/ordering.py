@@ -122,7 +122,9 @@ def read_name_file(path: str | Path) -> list[str]:
         raise ValueError(f"{path}: expected a YAML list of joint names (- LF_HAA ...) or one name per line, found "
                          f"{what}")  # fmt: skip
     names = [n.strip() for n in names]
-    twice = sorted({n for n in names if names.count(n) > 1})
+    from collections import Counter
+
+    twice = sorted(n for n, k in Counter(names).items() if k > 1)
     if twice:
         from transfer._console import printable
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
@@ -51,13 +52,26 @@ def _text(value: Any, where: str) -> str:
     return value
 
 
+MAX_NAMES = 10_000
+"""The most joint (or body) names a list may hold: robots have tens to hundreds."""
+
+
 def _names(value: Any, where: str) -> tuple[str, ...]:
     if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
         raise TaskError(f"{where}: expected a list of names, got {value!r} ({type(value).__name__})")
+    value = list(value)
+    if len(value) > MAX_NAMES:
+        raise TaskError(f"{where}: {len(value)} names, more than any robot has (at most {MAX_NAMES})")
     names = tuple(_text(n, f"{where}[{i}]") for i, n in enumerate(value))
-    dup = sorted({n for n in names if names.count(n) > 1})
+    odd = next((n for n in names if not n.isprintable() or len(n) > 256), None)
+    if odd is not None:
+        from transfer._console import printable
+
+        raise TaskError(f"{where}: the name '{printable(odd, 80)}' holds control characters or is over 256 "
+                        "characters long; no robot's joint or body is named so")  # fmt: skip
+    dup = sorted(n for n, k in Counter(names).items() if k > 1)
     if dup:
-        raise TaskError(f"{where}: names listed twice: {dup}")
+        raise TaskError(f"{where}: names listed twice: {dup[:10]}")
     return names
 
 

@@ -57,7 +57,9 @@ def expand_joint_values(
         if uncovered:
             problems.append(f"no value for joints {uncovered} (add them, or a pattern matching them)")
     if problems:
-        raise TaskError(f"{where}: " + "; ".join(problems) + f". Asset joints: {names}")
+        more = f"; and {len(problems) - 8} more" if len(problems) > 8 else ""
+        shown = f"{list(names[:40])}" + (f" and {len(names) - 40} more" if len(names) > 40 else "")
+        raise TaskError(f"{where}: " + "; ".join(problems[:8]) + f"{more}. Asset joints: {shown}")
     return {n: out[n] for n in names if n in out}
 
 
