@@ -35,6 +35,7 @@ FLOORS: dict[str, int] = {
     "transfer.name_map": 0,
     "transfer._console": 0,
     "transfer._files": 0,
+    "transfer._patterns": 0,
     "transfer.errors": 0,
     # 1 topology and conventions
     "transfer.orders": 1,

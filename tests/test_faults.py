@@ -859,3 +859,23 @@ def test_a_metadata_joint_list_of_absurd_size_or_unprintable_names_is_refused_at
     assert time.perf_counter() - start < 5 and len(str(err.value)) < 300
     with pytest.raises(TaskError, match=r"the name 'LF_\\x1b\[31m' holds control characters"):
         Task.from_dict({**data, "joint_names": ["LF_\x1b[31m", "LF_HFE"]})
+
+
+def test_a_pattern_that_backtracks_without_end_is_refused_in_seconds():
+    """An Isaac Lab run whose ``init_state.joint_pos`` keyed ``(.*)*(.*)*...Z`` made ``info`` run until killed (Python's
+    re backtracks exponentially); every name pattern is matched under a time bound and such a one refused by name."""
+    import signal
+    import time
+
+    from transfer._patterns import PatternError, full_matches
+    from transfer.task import TaskError, expand_joint_values
+
+    evil = "(.*)*" * 14 + "Z"
+    start = time.perf_counter()
+    with pytest.raises(TaskError, match=r"took over 2 s to match 12 names: nested repetition"):
+        expand_joint_values({evil: 0.0, ".*": 0.0}, [f"LF_HAA_{i}" for i in range(12)], field="joint_pos")
+    assert time.perf_counter() - start < 10
+    assert signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, None) and signal.getitimer(signal.ITIMER_REAL)[0] == 0
+    assert full_matches("LF_.*", ["LF_HAA", "RF_HAA", "LF_KFE"]) == ["LF_HAA", "LF_KFE"]
+    with pytest.raises(PatternError, match=r"'\(' is not a valid regular expression"):
+        full_matches("(", ["a"])

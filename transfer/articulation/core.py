@@ -20,7 +20,6 @@ and every read and write is the backend's own single launch.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +28,7 @@ import warp as wp
 
 from transfer import kernels
 from transfer._arrays import is_torch
+from transfer._patterns import full_matches
 from transfer.articulation.data import ArticulationData, StateFeed
 from transfer.kernels.select import host_indices, index_array
 from transfer.name_map import ArticulationNameMap
@@ -471,7 +471,8 @@ class Articulation:
 # -- helpers -------------------------------------------------------------------------------------------------
 def _find(names: Sequence[str], pattern: str | Sequence[str], kind: str) -> tuple[list[int], list[str]]:
     patterns = [pattern] if isinstance(pattern, str) else list(pattern)
-    ids = [i for i, n in enumerate(names) if any(re.fullmatch(p, n) for p in patterns)]
+    matched = {n for p in patterns for n in full_matches(p, names, f"{kind} pattern")}
+    ids = [i for i, n in enumerate(names) if n in matched]
     if not ids:
         raise ValueError(f"No {kind} name matches {patterns}; {kind} names: {list(names)}")
     return ids, [names[i] for i in ids]

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 
+from transfer._patterns import PatternError, full_matches
 from transfer.task._checks import TaskError, _is_pattern
 
 __all__ = ["check_listed_order", "expand_joint_values"]
@@ -38,11 +38,12 @@ def expand_joint_values(
             matched = [key]
         else:
             try:
-                rx = re.compile(key)
-            except re.error as exc:
-                problems.append(f"{key!r} is not a valid regular expression ({exc})")
+                matched = full_matches(key, names, where)
+            except PatternError as exc:
+                if exc.slow:
+                    raise TaskError(str(exc)) from None
+                problems.append(f"{key!r} is not a valid regular expression ({exc.reason})")
                 continue
-            matched = [n for n in names if rx.fullmatch(n)]
         if not matched:
             kind = "pattern matches" if _is_pattern(key) else "name is"
             problems.append(f"{key!r}: the {kind} no joint of the asset")

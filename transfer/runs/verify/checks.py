@@ -9,13 +9,13 @@ Tolerances and entry labels come from that table."""
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from transfer._patterns import PatternError, full_matches
 from transfer._rotations import quat_from_rpy, rotation_matrices
 from transfer.backends import backend_names
 from transfer.ordering import OrderingConvention
@@ -72,11 +72,9 @@ def _unmatched(keys: Sequence[str], names: Sequence[str]) -> list[str]:
         if key in names:
             continue
         try:
-            rx = re.compile(key)
-        except re.error:
-            out.append(key)
-            continue
-        if not any(rx.fullmatch(n) for n in names):
+            if not full_matches(key, names, "pattern"):
+                out.append(key)
+        except PatternError:
             out.append(key)
     return out
 

@@ -4,11 +4,11 @@ readers of its values (numbers, joint-name patterns expanded Isaac Lab's way) th
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from transfer._numbers import is_finite_number
+from transfer._patterns import full_matches
 from transfer.task._checks import TaskError
 from transfer.task.isaaclab.yaml_safe import IsaacLabError
 from transfer.task.model import ActionTerm, ObsTerm
@@ -66,8 +66,8 @@ def _match(patterns: Sequence[str], names: Sequence[str], where: str, *, preserv
     if not preserve_order:
         return list(picked)
     out: list[str] = []
-    for p in patterns:
-        out += [n for n in names if (n == p or re.fullmatch(p, n)) and n not in out]
+    for p in patterns:  # each compiled and bounded by expand_joint_values above already
+        out += [n for n in (full_matches(p, names, where) if p not in names else [p]) if n not in out]
     return out
 
 
