@@ -894,3 +894,36 @@ def test_a_stage_that_did_not_compose_whole_is_warned_of_on_physx(tmp_path):
     result = replay(QUADRUPED_CK, "physx", asset=robot, seconds=0.2, progress=False)
     (said,) = [w for w in result.warnings if "did not compose whole" in w]
     assert "Could not load sublayer @http:/example.com/x.usd@" in said and "skipping.;" not in said, said
+
+
+def test_an_output_that_appears_while_it_is_written_is_kept(tmp_path, monkeypatch):
+    """``-o`` was checked at the start and renamed over at the end: a file created there meanwhile (by the user, or
+    by a second convert to the same -o, which both said "wrote") was destroyed. Without --force the output is put
+    in place only where nothing is by then."""
+    from transfer.checkpoint import CheckpointError, atomic_write, new_output
+
+    out = tmp_path / "o.pt"
+
+    def write(tmp):
+        tmp.write_text("ours")
+        out.write_text("theirs")  # another run got there first
+
+    with new_output(out, force=False), pytest.raises(CheckpointError, match="a file appeared there while"):
+        atomic_write(out, write)
+    assert out.read_text() == "theirs" and sorted(p.name for p in tmp_path.iterdir()) == ["o.pt"]
+    with new_output(out, force=True):
+        atomic_write(out, lambda tmp: tmp.write_text("forced"))
+    assert out.read_text() == "forced"
+    # the command line: convert without --force, the file appearing while the checkpoint is checked
+    import transfer.runs.convert as convert
+
+    real = convert._reorder
+    target = tmp_path / "c.pt"
+
+    def meanwhile(*args, **kwargs):
+        target.write_text("user data")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(convert, "_reorder", meanwhile)
+    assert main(["convert", str(QUADRUPED_CK), "--to", "mjwarp", "-o", str(target)]) == 2
+    assert target.read_text() == "user data" and not list(tmp_path.glob(".c.pt*"))

@@ -26,11 +26,13 @@ imported here.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
 import json
 import os
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +50,7 @@ __all__ = [
     "CheckpointError",
     "DiskFullError",
     "atomic_write",
+    "new_output",
     "build_metadata",
     "check_metadata",
     "check_output",
@@ -360,12 +363,50 @@ def check_output(source: str | Path, out: str | Path, *, force: bool = False, fo
     return out
 
 
-def atomic_write(out: str | Path, write: Callable[[Path], None]) -> Path:
+_NEW_OUTPUTS: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar("new_outputs", default=frozenset())
+
+
+@contextlib.contextmanager
+def new_output(out: str | Path, force: bool) -> Iterator[None]:
+    """Within the block, :func:`atomic_write` puts ``out`` in place only where nothing is (unless ``force``): a file
+    that appeared there after the command checked it (another run, the user) is never replaced."""
+    if force:
+        yield
+        return
+    token = _NEW_OUTPUTS.set(_NEW_OUTPUTS.get() | {os.path.abspath(out)})
+    try:
+        yield
+    finally:
+        _NEW_OUTPUTS.reset(token)
+
+
+def _install(tmp: str, out: Path, replace: bool) -> None:
+    """Move ``tmp`` to ``out``: over what is there (``replace``), or only where nothing is (a hard link, which the
+    file system refuses over an existing name; where links are not supported, a check just before)."""
+    if replace:
+        os.replace(tmp, out)
+        return
+    try:
+        os.link(tmp, out)
+    except FileExistsError:
+        raise CheckpointError(f"{out}: a file appeared there while this one was being written (another run, or "
+                              "yours); it is kept: give another path, or --force to replace it") from None
+    except OSError:  # no hard links on this file system
+        if out.exists():
+            raise CheckpointError(f"{out}: a file appeared there while this one was being written; it is kept: give "
+                                  "another path, or --force to replace it") from None
+        os.replace(tmp, out)
+        return
+    os.unlink(tmp)
+
+
+def atomic_write(out: str | Path, write: Callable[[Path], None], *, replace: bool | None = None) -> Path:
     """Call ``write(tmp)`` on a temporary path in ``out``'s folder, then move it over ``out`` with ``os.replace``
     (readers see the old file or the new one, never half of one). The temporary file is removed on failure. The file
     gets the permissions the user's umask gives a new file (``mkstemp`` alone would leave it 0600). A full disk,
     however the writer reports it (``OSError`` ENOSPC, or torch's serializer failing mid-archive), raises
-    :class:`DiskFullError` naming ``out`` and the space left; nothing is written."""
+    :class:`DiskFullError` naming ``out`` and the space left; nothing is written. ``replace=False`` (or ``out``
+    within :func:`new_output`) never replaces a file that is there by then."""
     out = Path(out)
     if out.exists() and not out.is_file():  # a device, a FIFO, /proc/self/fd/1: replacing it would destroy it
         raise CheckpointError(f"{out}: not a regular file (a folder, a device, a FIFO or a link to one); an output "
@@ -380,7 +421,7 @@ def atomic_write(out: str | Path, write: Callable[[Path], None]) -> Path:
         with open(tmp, "rb+") as fh:
             os.fsync(fh.fileno())
         umask_mode(tmp)
-        os.replace(tmp, out)
+        _install(tmp, out, os.path.abspath(out) not in _NEW_OUTPUTS.get() if replace is None else replace)
     except BaseException as exc:
         written = Path(tmp).stat().st_size if Path(tmp).exists() else 0
         Path(tmp).unlink(missing_ok=True)

@@ -184,6 +184,23 @@ def convert_source(source: str | os.PathLike, stream: Any = None) -> Conversion:
     return Conversion(source, fmt, entry / record["usd"], key, record, cached=False)
 
 
+def _put_in_place(scratch: Path, out: Path, force: bool) -> None:
+    """``scratch`` renamed to ``out``; without ``force`` only where nothing is by then (a hard link: a file that
+    appeared at ``out`` while the robot was converted, another import's or the user's, is kept)."""
+    if force:
+        os.replace(scratch, out)
+        return
+    try:
+        os.link(scratch, out)
+    except FileExistsError:
+        raise AssetError(f"-o {out}: a file appeared there while the robot was converted (another import, or "
+                         "yours); it is kept: give another path, or --force to replace it") from None
+    except OSError:  # no hard links here: a check just before the rename
+        if out.exists():
+            raise AssetError(f"-o {out}: a file appeared there while the robot was converted; it is kept") from None
+        os.replace(scratch, out)
+
+
 def _remove_abandoned(cache: Path) -> None:
     """Remove the scratch folders (``.<key>-<pid>-XXXX``) of conversions whose process is gone: a SIGTERM or
     ``kill -9`` ends a conversion before it can remove its own."""
@@ -375,7 +392,7 @@ def import_asset(source: str | os.PathLike, out: str | os.PathLike, *, force: bo
         else:
             shutil.copyfile(conversion.usd, scratch)
         umask_mode(scratch)
-        os.replace(scratch, out)
+        _put_in_place(scratch, out, force)
     except (OSError, AssetError) as exc:  # USD says "Could not close" of a full disk, naming the scratch file
         full = disk_full(out, exc, scratch.stat().st_size if scratch.exists() else 0)
         if full is not None:

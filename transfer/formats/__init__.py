@@ -23,7 +23,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from transfer.checkpoint import check_metadata, check_output
+from transfer.checkpoint import check_metadata, check_output, new_output
 from transfer.formats import onnx, rsl_rl, torchscript
 from transfer.formats.base import CheckpointFormat, Probe
 from transfer.policy import Policy, PolicyError
@@ -167,4 +167,5 @@ def write_metadata(
     fmt = detect_format(checkpoint) if format is None else format
     out = check_output(checkpoint, out, force=force, format=fmt)
     check_metadata(metadata)
-    return checkpoint_format(fmt).write_metadata(checkpoint, out, metadata)
+    with new_output(out, force):
+        return checkpoint_format(fmt).write_metadata(checkpoint, out, metadata)

@@ -430,7 +430,8 @@ def write_task_file(
     _check_round_trip(text, result, out)
     from transfer.checkpoint import atomic_write
 
-    atomic_write(out, lambda tmp: tmp.write_text(text))  # the old file stays whole if writing fails (a full disk)
+    # the old file stays whole if writing fails (a full disk); without --force, one that appeared meanwhile is kept
+    atomic_write(out, lambda tmp: tmp.write_text(text), replace=force)
     return result
 
 

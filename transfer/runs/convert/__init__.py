@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from transfer.checkpoint import OVER_AN_INPUT, build_metadata, check_metadata, check_output
+from transfer.checkpoint import OVER_AN_INPUT, build_metadata, check_metadata, check_output, new_output
 from transfer.formats import checkpoint_format, detect_format, permutation_class
 from transfer.ordering import OrderingConvention
 from transfer.runs.convert.order import RUNTIME_HINT, ConvertError, Reorder, in_order
@@ -156,7 +156,8 @@ def convert(
         asset=inputs.asset_named(asset),
         history=[*(file.metadata or {}).get("history", []), history],
     )
-    return _reorder(file.path, out, reorder, metadata, file.format, CHECK_SAMPLES, inputs.source_label)
+    with new_output(out, force):  # a file that appears at -o meanwhile is kept
+        return _reorder(file.path, out, reorder, metadata, file.format, CHECK_SAMPLES, inputs.source_label)
 
 
 def _inputs(checkpoint: Any, source: Any, config: Any, asset: Any) -> Any:
@@ -220,7 +221,8 @@ def reorder_checkpoint(
     checkpoint = Path(checkpoint)
     fmt = format or detect_format(checkpoint)
     out = check_output(checkpoint, out, force=force, format=fmt)
-    return _reorder(checkpoint, out, reorder, metadata, fmt, samples, source)
+    with new_output(out, force):
+        return _reorder(checkpoint, out, reorder, metadata, fmt, samples, source)
 
 
 def _reorder(
