@@ -927,3 +927,16 @@ def test_an_output_that_appears_while_it_is_written_is_kept(tmp_path, monkeypatc
     monkeypatch.setattr(convert, "_reorder", meanwhile)
     assert main(["convert", str(QUADRUPED_CK), "--to", "mjwarp", "-o", str(target)]) == 2
     assert target.read_text() == "user data" and not list(tmp_path.glob(".c.pt*"))
+
+
+def test_a_usd_layer_named_by_a_url_is_refused_before_any_engine_opens_it(tmp_path, capsys):
+    """A sublayer ``@http://example.com/x.usd@`` made ``replay --target physx`` look example.com up (PhysX's own
+    resolver) and exit 0: refused by every command that takes a robot, before an engine sees the file."""
+    text = (ROOT / "transfer/data/quadruped.usda").read_text()
+    robot = tmp_path / "robot.usda"
+    robot.write_text(text.replace('upAxis = "Z"\n', 'upAxis = "Z"\n    subLayers = [@http://example.com/x.usd@]\n', 1))
+    for command in (["inspect", str(robot), "--truth"], ["task", str(robot), "-o", str(tmp_path / "t.yaml")],
+                    ["replay", str(QUADRUPED_CK), "--asset", str(robot), "--target", "physx"]):  # fmt: skip
+        assert main(command) == 2, command
+        err = capsys.readouterr().err
+        assert "names the layer 'http://example.com/x.usd' by a URL; transfer fetches nothing" in err, err

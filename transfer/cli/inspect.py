@@ -81,6 +81,9 @@ def inspect_asset(asset: Path, root: str | None = None, truth: bool = False, ver
         asset = conversion.usd
         converted = {"usd": str(asset), "converter": f"{conversion.record['converter']} "
                      f"{conversion.record['converter_version']}", "cached": conversion.cached}  # fmt: skip
+    from transfer.orders.robot import refuse_urls
+
+    refuse_urls(asset)  # before any engine (--truth) opens it: an engine's resolver may fetch a URL
     topo = read_topology(asset, root)
     engines: dict[str, Any] = {}
     if truth:

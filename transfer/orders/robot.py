@@ -43,6 +43,7 @@ class Robot(os.PathLike):
 
         located = locate_asset(asset)
         usd = resolve_asset(located)
+        refuse_urls(usd)
         return cls(usd, None if usd == located else located)
 
     def __fspath__(self) -> str:
@@ -125,3 +126,15 @@ class Robot(os.PathLike):
         from transfer.orders.usd import collider_points
 
         return collider_points(self.usd, self.collider_corners)
+
+
+def refuse_urls(usd: Path) -> None:
+    """Refuse a robot whose USD names a layer by URL (an engine's resolver could fetch it; transfer fetches nothing)."""
+    from transfer.assets import AssetError
+    from transfer.orders.usd_files import url_references
+
+    urls = url_references(usd)
+    if urls:
+        layer, url = urls[0]
+        raise AssetError(f"{layer}: names the layer {url!r} by a URL; transfer fetches nothing (nor lets an engine "
+                         "fetch it): download it beside the robot and name it by a relative path")  # fmt: skip

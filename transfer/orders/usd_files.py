@@ -1,17 +1,19 @@
 """The files a robot is read from, and whether an output would land on one of them (or on another input).
 
 - :func:`asset_files`: an MJCF/URDF file and what it names, or a USD file and every layer its stage composes;
-- :func:`which_read`: which of a command's inputs (or of the files its robot is read from) an output would replace.
+- :func:`which_read`: which of a command's inputs (or of the files its robot is read from) an output would replace;
+- :func:`url_references`: the sublayers, references and payloads of a USD robot named by a URL (never fetched).
 """
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from transfer.assets import SOURCE_SUFFIXES
 
-__all__ = ["asset_files", "which_read"]
+__all__ = ["asset_files", "url_references", "which_read"]
 
 
 def asset_files(asset: str | os.PathLike) -> tuple[Path, ...]:
@@ -49,3 +51,26 @@ def which_read(out: Path, reads: list[tuple[str, Path]], robots: list[Path]) -> 
         out, ((f"a file the robot {robot} is read from", f) for robot in robots for f in asset_files(robot))
     )
     return None if hit is None else hit[0]
+
+
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def url_references(asset: str | os.PathLike) -> list[tuple[str, str]]:
+    """``(layer, asset path)`` for every sublayer, reference or payload of the USD ``asset``'s layers that is a
+    URL (``http://``, ``omniverse://``, ...). transfer fetches nothing, but an engine's own USD resolver may: PhysX's
+    looked ``example.com`` up for a sublayer ``@http://example.com/x.usd@``. Read from the read cache's stage."""
+    from pxr import Sdf
+
+    from transfer.orders.usd import file_stage
+
+    try:
+        stage = file_stage(asset)
+    except Exception:  # pxr's Tf.ErrorException: the command's own reading says what is wrong with the file
+        return []
+    layers = [stage.GetRootLayer(), *stage.GetUsedLayers()]
+    found: list[tuple[str, str]] = []
+    for layer in dict.fromkeys(layers):
+        if isinstance(layer, Sdf.Layer):
+            found += [(layer.identifier, p) for p in layer.GetCompositionAssetDependencies() if _URL.match(p)]
+    return found
