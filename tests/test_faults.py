@@ -940,3 +940,19 @@ def test_a_usd_layer_named_by_a_url_is_refused_before_any_engine_opens_it(tmp_pa
         assert main(command) == 2, command
         err = capsys.readouterr().err
         assert "names the layer 'http://example.com/x.usd' by a URL; transfer fetches nothing" in err, err
+
+
+def test_onnxruntime_is_loaded_with_its_telemetry_off_unless_the_user_turned_it_on():
+    """onnxruntime 1.32 sent DNS queries for mobile.events.data.microsoft.com ~10 s into any run that loaded an ONNX
+    policy (measured with strace); ORT_DISABLE_TELEMETRY=1 before its import stops them (measured: none)."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("onnxruntime")
+    probe = ("import os; from transfer.formats.onnx import onnxruntime; onnxruntime(); "
+             "print(os.environ['ORT_DISABLE_TELEMETRY'])")  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if k != "ORT_DISABLE_TELEMETRY"}
+    for given, expected in ((None, "1"), ("0", "0")):
+        run_env = env if given is None else {**env, "ORT_DISABLE_TELEMETRY": given}
+        done = subprocess.run([sys.executable, "-c", probe], env=run_env, capture_output=True, text=True, timeout=120)
+        assert done.stdout.strip() == expected, done.stderr

@@ -64,7 +64,7 @@ class OnnxPolicy(Policy):
     native = "numpy"
 
     def __init__(self, path: Path, device: str = "cpu"):
-        import onnxruntime as ort
+        ort = onnxruntime()
 
         check_external_data(path)
         try:
@@ -149,6 +149,18 @@ def _recurrent_state(path: Path, inputs: Sequence[Any], outputs: Sequence[Any]) 
         batch = shape[1] if isinstance(shape[1], int) else 0
         shapes.append((shape[0], batch, shape[2]))
     return shapes
+
+
+def onnxruntime() -> Any:
+    """``onnxruntime``, with its telemetry off unless the user turned it on: since 1.29 it sends usage events to
+    Microsoft from Linux too (DNS queries for mobile.events.data.microsoft.com ~10 s after import, whatever
+    ``disable_telemetry_events()`` says); ``ORT_DISABLE_TELEMETRY=1`` before the import is its full opt-out."""
+    import os
+
+    os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+    import onnxruntime as ort
+
+    return ort
 
 
 def check_external_data(path: Path) -> None:
@@ -442,7 +454,7 @@ class OnnxPermutation:
         return f"first layer {self.first}, action layer {self.last}"
 
     def _run(self, model: bytes | Path, x: np.ndarray) -> np.ndarray:
-        import onnxruntime as ort
+        ort = onnxruntime()
 
         source = str(model.resolve()) if isinstance(model, Path) else model  # a path finds its external data
         session = ort.InferenceSession(source, providers=["CPUExecutionProvider"])
