@@ -428,6 +428,19 @@ def test_a_pickle_refusal_never_relays_torchs_advice_to_load_it_unsafely(tmp_pat
     assert main(["info", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "plain.pt" in err and "will likely succeed" not in err and "Warning" not in err
+    # a pickle that would run code: the global it asks for is named, torch's advice still not relayed
+    torch = pytest.importorskip("torch")
+
+    class Evil:
+        def __reduce__(self):
+            return (os.system, (f"touch {tmp_path / 'RAN'}",))
+
+    evil = tmp_path / "evil.pt"
+    torch.save({"actor_state_dict": Evil()}, evil)
+    assert main(["info", str(evil)]) == 2
+    err = capsys.readouterr().err
+    assert "posix.system" in err and "will likely succeed" not in err and "weights_only` set to `False" not in err, err
+    assert not (tmp_path / "RAN").exists()
 
 
 def test_outputs_replace_only_regular_files_and_a_plot_only_an_image(tmp_path, capsys):
@@ -552,6 +565,17 @@ def test_a_joint_name_file_is_not_echoed_and_one_name_per_line_is_read(tmp_path,
     names.write_text("LF_HAA\nLF_HFE\nLF_HAA\n")
     with pytest.raises(ValueError, match=r"names.txt: lists LF_HAA more than once"):
         read_name_file(names)
+    names.write_text("\n".join(f"j{i}" for i in range(20_000)))  # a 20 kB one-line error named no file
+    with pytest.raises(ValueError, match=r"names.txt: lists 20000 names, more than any robot has joints"):
+        read_name_file(names)
+    loop = tmp_path / "loop.pt"
+    loop.symlink_to(tmp_path / "loop.pt")
+    assert main(["info", str(loop)]) == 2
+    assert "is a symbolic link that leads to no file" in capsys.readouterr().err
+    odd = tmp_path / "evil\x1b[2J\nline.yaml"
+    assert main(["replay", str(QUADRUPED_CK), "--target", "physx", "--config", str(odd)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "evil\\x1b[2J\\nline.yaml: file not found" in err, err
     fifo = tmp_path / "order.fifo"
     os.mkfifo(fifo)
     assert main(["replay", str(QUADRUPED_CK), "--target", "physx", "--source", str(fifo)]) == 2

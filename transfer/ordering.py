@@ -121,6 +121,8 @@ def read_name_file(path: str | Path) -> list[str]:
         what = f"a {type(names).__name__}" if names is not None else "no list"
         raise ValueError(f"{path}: expected a YAML list of joint names (- LF_HAA ...) or one name per line, found "
                          f"{what}")  # fmt: skip
+    if len(names) > 10_000:  # the task's own limit (transfer.task._checks.MAX_NAMES)
+        raise ValueError(f"{path}: lists {len(names)} names, more than any robot has joints (at most 10000)")
     names = [n.strip() for n in names]
     from collections import Counter
 

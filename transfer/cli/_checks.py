@@ -247,7 +247,9 @@ def _located(flag: str, value: str) -> bool:
 
 
 def _shown(path: Path) -> str:
-    return "'.' (the current folder, which an empty path also names)" if str(path) == "." else str(path)
+    from transfer._console import printable
+
+    return "'.' (the current folder, which an empty path also names)" if str(path) == "." else printable(path, 400)
 
 
 SPECIAL = "not a regular file (a FIFO, a device or a socket)"
@@ -259,7 +261,8 @@ def check_input_file(flag: str, path: Path, what: str) -> None:
         raise UsageError(f"{flag} {_shown(path)} is a folder; give {what}")
     if not path.exists():
         where = "" if path.is_absolute() else f" (relative paths start at {Path.cwd()})"
-        raise UsageError(f"{flag} {path}: file not found{where}; give {what}")
+        link = " (a symbolic link that leads to no file)" if path.is_symlink() else ""
+        raise UsageError(f"{flag} {_shown(path)}: file not found{link}{where}; give {what}")
     if not path.is_file():
         raise UsageError(f"{flag} {path}: {SPECIAL}; give {what}")
 

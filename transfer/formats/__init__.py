@@ -125,7 +125,12 @@ def open_checkpoint(path: str | Path) -> CheckpointFile:
 def _checkpoint_path(path: str | Path) -> Path:
     path = Path(path)
     if not path.exists():
-        raise FileNotFoundError(f"Policy file not found: {path}")
+        from transfer._console import printable
+
+        if path.is_symlink():  # a link to nothing, or a loop of links
+            raise FileNotFoundError(f"Policy file not found: {printable(path, 400)} is a symbolic link that leads to no "
+                                    "file (a dangling link, or a loop of links); give the checkpoint itself")  # fmt: skip
+        raise FileNotFoundError(f"Policy file not found: {printable(path, 400)}")
     if path.is_dir():
         raise PolicyError(
             f"{path} is a folder without params/env.yaml, so not an Isaac Lab run folder; pass the checkpoint file "

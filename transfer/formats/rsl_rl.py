@@ -81,7 +81,11 @@ def torch_load_safe(path: Path) -> Any:
     except pickle.UnpicklingError as exc:
         text = str(exc)
         reason = text.split("WeightsUnpickler error:", 1)[1] if "WeightsUnpickler error:" in text else text
-        reason = next((line.strip() for line in reason.splitlines() if line.strip()), "")
+        lines = [line.strip() for line in reason.splitlines() if line.strip()]
+        # what the file asked for ("Trying to load unsupported GLOBAL posix.system ..."), never torch's advice to
+        # load it with weights_only=False
+        reason = next((line for line in lines if "GLOBAL" in line or "Unsupported" in line), None) or next(
+            (line for line in lines if "weights_only" not in line and "Re-running" not in line), "")  # fmt: skip
         if "global" in text.lower():
             head = ("refused: loading this checkpoint would run arbitrary pickle code (it stores Python objects, not "
                     f"just tensors and plain containers: {reason}). transfer")  # fmt: skip
