@@ -62,8 +62,8 @@ def _one_graph(asset: Any, root: str | None) -> ArticulationGraph:
     if len(graphs) != 1:
         roots = [g.root for g in topo]
         raise OrderingError(
-            f"{topo.source or 'The asset'} holds {len(roots)} articulations {roots}; pass root= (CLI: --root) "
-            "with the path of the one you mean."
+            f"{topo.source or 'The asset'} holds {len(roots)} articulations {roots}; a run takes one robot: give a "
+            "USD holding only the one you mean (in Python, root= picks it; transfer inspect --root PATH shows each)."
             if graphs
             else f"No articulation at {root} in {topo.source or 'the asset'}; articulation roots found: {roots}."
         )
