@@ -95,6 +95,15 @@ def test_per_joint_action_scale_and_a_bounded_clip():
     assert task.observation[1].scale == 0.25 and task.observation[4].scale == 0.05
 
 
+@pytest.mark.parametrize("clip", [[math.nan, math.inf], [math.nan, math.nan], [-math.inf, math.nan]])
+def test_a_clip_with_nan_is_refused_not_read_as_no_clip(clip):
+    """Battery 5: ``[nan, inf]`` and ``[nan, nan]`` were read as "no clip" (exit 0) while ``[nan, 5]`` was refused."""
+    meta = mjlab_metadata(ANYMAL_MJW, ANYMAL_DEFAULTS)
+    meta["observation_terms_clip"] = [clip] + [[-math.inf, math.inf]] * 6
+    with pytest.raises(MjlabError, match=r"observation term 'base_lin_vel': clip .* is not \[low, high\]"):
+        mjlab_task(write_props(meta))
+
+
 @given(
     perm=st.permutations(range(12)),
     defaults=st.lists(st.floats(-3, 3, allow_nan=False), min_size=12, max_size=12),

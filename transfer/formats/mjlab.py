@@ -197,8 +197,9 @@ def _term(name: str, scale: Any, clip: Any, history: Any, flatten: Any, where: s
         raise MjlabError(f"{where}: observation term {name!r} keeps its {int(steps)}-step history as a separate axis "
                          "(flatten_history_dim false); a policy reading one flat vector cannot take it")  # fmt: skip
     low, high = clip if isinstance(clip, list) and len(clip) == 2 else (None, None)
-    if clip is not None and low is None:
-        raise MjlabError(f"{where}: observation term {name!r}: clip {clip!r} is not [low, high]")
+    if clip is not None and (low is None or math.isnan(low) or math.isnan(high)):  # [nan, inf] read as no clip
+        raise MjlabError(f"{where}: observation term {name!r}: clip {clip!r} is not [low, high] (two numbers; inf for "
+                         "no bound)")  # fmt: skip
     bounded = clip is not None and (math.isfinite(low) or math.isfinite(high))
     try:
         return ObsTerm(ours, scale=tuple(scale) if isinstance(scale, list) else float(scale),
