@@ -980,3 +980,28 @@ def test_onnxruntime_is_loaded_with_its_telemetry_off_unless_the_user_turned_it_
         run_env = env if given is None else {**env, "ORT_DISABLE_TELEMETRY": given}
         done = subprocess.run([sys.executable, "-c", probe], env=run_env, capture_output=True, text=True, timeout=120)
         assert done.stdout.strip() == expected, done.stderr
+
+
+def test_a_recurrent_onnx_whose_state_comes_back_in_another_shape_is_refused_when_loaded(tmp_path):
+    """h_in (1, 1, 64) fed by an h_out of (1, 1, 128): replay ended in onnxruntime's 3-line InvalidArgument
+    ("unexpected"), verify in numpy's "could not broadcast"; neither named the file."""
+    onnx = pytest.importorskip("onnx")
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    from transfer.formats import load_policy
+    from transfer.policy import PolicyError
+
+    info = helper.make_tensor_value_info
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["obs", "W"], ["actions"]), helper.make_node("Identity", ["H"], ["h_out"])], "g",
+        [info("obs", TensorProto.FLOAT, [1, 48]), info("h_in", TensorProto.FLOAT, [1, 1, 64])],
+        [info("actions", TensorProto.FLOAT, [1, 12]), info("h_out", TensorProto.FLOAT, [1, 1, 128])],
+        [numpy_helper.from_array(np.zeros((48, 12), np.float32), "W"),
+         numpy_helper.from_array(np.zeros((1, 1, 128), np.float32), "H")],
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, str(tmp_path / "rec.onnx"))
+    with pytest.raises(PolicyError, match=r"rec.onnx: the recurrent state h_in is \[1, 1, 64\] in but h_out comes back"):
+        load_policy(tmp_path / "rec.onnx")

@@ -146,6 +146,13 @@ def _recurrent_state(path: Path, inputs: Sequence[Any], outputs: Sequence[Any]) 
                 "observation input, or a recurrent export whose state inputs (h_in, c_in: num_layers x batch x "
                 "hidden) come back as outputs (h_out, c_out) after the actions"
             )
+        fed = list(out.shape)
+        differs = len(fed) != 3 or any(
+            isinstance(a, int) and isinstance(b, int) and a != b for a, b in zip(shape, fed, strict=True)
+        )
+        if differs:
+            raise PolicyError(f"{path}: the recurrent state {inp.name} is {shape} in but {out.name} comes back as "
+                              f"{fed}; the state fed back must keep its shape: export the model again")  # fmt: skip
         batch = shape[1] if isinstance(shape[1], int) else 0
         shapes.append((shape[0], batch, shape[2]))
     return shapes
