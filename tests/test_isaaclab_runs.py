@@ -635,6 +635,9 @@ def test_histories_per_entry_scales_offsets_and_clips_map_as_isaac_lab_applies_t
         ("scene.robot.actuators.legs.class_type", "isaaclab.actuators.actuator_net:ActuatorNetLSTM", "ActuatorNetLSTM"),
         ("scene.robot.init_state.joint_vel", {".*": 0.5}, "joint_vel"),
         ("observations.policy.joint_pos.params", {"asset_cfg": _entity(joint_names=[".*HAA"])}, "subset"),
+        # a value out of range: the run's file and its own field, not only the task's (battery 5)
+        ("sim.dt", 0.0, r"env.yaml: sim_dt: 0.0 s is not a physics time step .*\(the run's sim.dt\)"),
+        ("decimation", 10**9, r"env.yaml: decimation: 1000000000 physics steps .*\(the run's decimation\)"),
     ],
 )
 def test_what_does_not_map_is_refused_naming_the_field(tmp_path, anymal, path, value, match):

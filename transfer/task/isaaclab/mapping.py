@@ -211,7 +211,30 @@ def isaaclab_task(
     props, self_collisions = _articulation_props(robot, where)
     command = _replay_command(env, observation)
     order = run.order if order is None else order
-    task = Task(
+    try:
+        task = _task(run, names, order, observation, action, defaults, gains, sim, env, dt, decimation, props,
+                     self_collisions, init, command, asset, where)  # fmt: skip
+    except TaskError as exc:  # a value out of range: named by the run's file and Isaac Lab's own field
+        field = str(exc).split(":", 1)[0]
+        theirs = _THEIR_FIELDS.get(field.split("[", 1)[0])
+        raise IsaacLabError(f"{where}: {exc}" + (f" (the run's {theirs})" if theirs else "")) from None
+    notes[:] = list(dict.fromkeys(notes))
+    return task
+
+
+_THEIR_FIELDS = {
+    "sim_dt": "sim.dt", "decimation": "decimation", "stiffness": "scene.robot.actuators.*.stiffness",
+    "damping": "scene.robot.actuators.*.damping", "armature": "scene.robot.actuators.*.armature",
+    "friction": "scene.robot.actuators.*.friction", "effort_limit": "scene.robot.actuators.*.effort_limit_sim",
+    "velocity_limit": "scene.robot.actuators.*.velocity_limit_sim", "default_joint_pos":
+    "scene.robot.init_state.joint_pos", "spawn_height": "scene.robot.init_state.pos", "gravity": "sim.gravity",
+}  # fmt: skip
+"""The task fields an Isaac Lab run's ``env.yaml`` fills, by the run's own names (for the messages)."""
+
+
+def _task(run, names, order, observation, action, defaults, gains, sim, env, dt, decimation, props,
+          self_collisions, init, command, asset, where) -> Task:  # fmt: skip
+    return Task(
         name=run.name,
         observation=observation,
         action=action,
@@ -237,8 +260,6 @@ def isaaclab_task(
         trained_on=run.trained_on,
         source=where,
     )
-    notes[:] = list(dict.fromkeys(notes))
-    return task
 
 
 def _default_joint_pos(init: Mapping[str, Any], names: tuple[str, ...], where: str) -> dict[str, float]:
