@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
@@ -263,6 +264,16 @@ def test_a_placeholder_no_folder_stands_for_is_refused_naming_it(tmp_path, monke
     legged_gym_tree(tmp_path / "elsewhere")
     monkeypatch.setenv("LEGGED_GYM_ROOT_DIR", str(tmp_path / "elsewhere"))
     assert read_config(cfg).asset.name == "scene.xml"
+    # battery 5: an xml_path naming no robot file was taken as the robot ("the robot is a USD file"); a cmd_scale of
+    # two entries was "one per joint of the policy"
+    passwd = tmp_path / "passwd.yaml"
+    passwd.write_text(G1_YAML.replace('"{LEGGED_GYM_ROOT_DIR}/resources/robots/g1_description/scene.xml"', '"/etc/passwd"'))
+    config = read_config(passwd)
+    assert config.asset is None and "xml_path: '/etc/passwd' is no MJCF (.xml) or URDF" in config.asset_problem
+    short = tmp_path / "short.yaml"
+    short.write_text(re.sub(r"cmd_scale: \[[^]]*\]", "cmd_scale: [2.0, 2.0]", G1_YAML))
+    with pytest.raises(TaskError, match=r"cmd_scale: 2 entries, expected 3 \(one per command component"):
+        read_config(short).task(G1_LEGS)
     with pytest.raises(TaskError, match="deploy config lists its values by position"):
         load_task(cfg)
 

@@ -118,6 +118,9 @@ def read_deploy_config(path: str | Path, data: Mapping[str, Any], roots: Sequenc
             return DeployConfig(path, kind, data, len(ids))
         n = _integer(data["num_actions"], "num_actions", 1)
         asset, problem = _placeholder(path, data.get("xml_path"), "xml_path", roots)
+        if asset is not None and asset.suffix.lower() not in (".xml", ".urdf"):  # xml_path: /etc/passwd
+            asset, problem = None, (f"xml_path: {str(data['xml_path'])!r} is no MJCF (.xml) or URDF (.urdf) file; "
+                                    "pass --asset with the robot's MJCF")  # fmt: skip
         policy, _ = _placeholder(path, data.get("policy_path"), "policy_path", roots)
         trained_on = native_backend(OrderingConvention.PHYSX)  # Isaac Gym: PhysX, in PhysX's order
         return DeployConfig(path, kind, data, n, asset, policy, trained_on, problem and f"{path}: {problem}")
@@ -134,12 +137,12 @@ def _ints(value: Any, where: str) -> list[int]:
     return [_integer(v, f"{where}[{i}]", 0) for i, v in enumerate(value)]
 
 
-def _floats(value: Any, where: str, n: int | None = None) -> list[float]:
+def _floats(value: Any, where: str, n: int | None = None, each: str = "joint of the policy") -> list[float]:
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
         raise TaskError(f"{where}: expected a list of numbers, got {value!r}")
     out = [_number(v, f"{where}[{i}]") for i, v in enumerate(value)]
     if n is not None and len(out) != n:
-        raise TaskError(f"{where}: {len(out)} entries, expected {n} (one per joint of the policy)")
+        raise TaskError(f"{where}: {len(out)} entries, expected {n} (one per {each})")
     return out
 
 
@@ -301,7 +304,7 @@ def _legged_gym_task(cfg: DeployConfig, names: tuple[str, ...]) -> Task:
     data, n = cfg.data, cfg.num_joints
     num_obs = _integer(data["num_obs"], "num_obs", 1)
     scale = lambda key: _number(data.get(key, 1.0), key)  # noqa: E731
-    cmd_scale = tuple(_floats(data.get("cmd_scale", [1.0, 1.0, 1.0]), "cmd_scale", 3))
+    cmd_scale = tuple(_floats(data.get("cmd_scale", [1.0, 1.0, 1.0]), "cmd_scale", 3, "command component: vx, vy, wz"))
     terms = [ObsTerm("base_lin_vel", scale=scale("lin_vel_scale"))] if "lin_vel_scale" in data else []
     terms += [
         ObsTerm("base_ang_vel", scale=scale("ang_vel_scale")),
