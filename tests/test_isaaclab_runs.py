@@ -443,6 +443,9 @@ def test_the_newest_model_is_chosen_by_iteration_number_unless_one_is_named(tmp_
     info = checkpoint_info(folder, asset=anymal["asset"])  # the newest model, loaded with weights_only=True
     assert info["checkpoint"] == str(folder / "model_1000.pt") and info["format"] == "rsl_rl"
     assert info["input_size"] == info["observation_size"] == 48 and info["metadata"]["convention"] == "physx"
+    (folder / "model_2000.pt").symlink_to(folder / "model_2000.pt")  # a loop: it was skipped, model_1000 replayed
+    with pytest.raises(FileNotFoundError, match=r"model_2000.pt: the run's newest checkpoint is no readable file"):
+        run_checkpoint(folder)
 
 
 def test_the_training_engine_and_the_checkpoint_order_come_from_the_physics_config():

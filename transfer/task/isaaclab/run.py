@@ -41,11 +41,13 @@ def run_checkpoint(folder: str | Path) -> Path:
     """The checkpoint a run folder is replayed with: the newest ``model_<iter>.pt`` (by iteration number), else
     ``exported/policy.pt``, else ``exported/policy.onnx``."""
     folder = Path(folder)
-    models = [
-        (int(m.group(1)), p) for p in folder.glob("model_*.pt") if (m := _MODEL.fullmatch(p.name)) and p.is_file()
-    ]
+    models = [(int(m.group(1)), p) for p in folder.glob("model_*.pt") if (m := _MODEL.fullmatch(p.name))]
     if models:
-        return max(models)[1]
+        newest = max(models)[1]
+        if not newest.is_file():  # a link to nothing, or a folder: skipping it would replay an older checkpoint
+            raise FileNotFoundError(f"{newest}: the run's newest checkpoint is no readable file (a link that leads "
+                                    "nowhere, or a folder); fix or remove it, or name the checkpoint to replay")  # fmt: skip
+        return newest
     for name in ("exported/policy.pt", "exported/policy.onnx"):
         if (folder / name).is_file():
             return folder / name
