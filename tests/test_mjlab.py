@@ -95,6 +95,12 @@ def test_per_joint_action_scale_and_a_bounded_clip():
     assert task.observation[1].scale == 0.25 and task.observation[4].scale == 0.05
 
 
+def test_a_bracket_in_a_joint_name_does_not_join_the_names():
+    """A ``[`` inside an mjlab joint name made the whole list one name ("12 numbers for 1 joint_names")."""
+    names = ["LF_HAA[0]", *ANYMAL_MJW[1:]]
+    assert read_props(write_props(mjlab_metadata(names, ANYMAL_DEFAULTS)))["joint_names"] == names
+
+
 @pytest.mark.parametrize("clip", [[math.nan, math.inf], [math.nan, math.nan], [-math.inf, math.nan]])
 def test_a_clip_with_nan_is_refused_not_read_as_no_clip(clip):
     """Battery 5: ``[nan, inf]`` and ``[nan, nan]`` were read as "no clip" (exit 0) while ``[nan, 5]`` was refused."""

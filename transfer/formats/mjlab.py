@@ -134,8 +134,8 @@ def read_props(props: Mapping[str, str], where: str = "mjlab metadata") -> dict[
         if key not in props:
             continue
         text, at = str(props[key]), f"{where}: {key}"
-        if key in ("joint_names", "command_names", "observation_names"):
-            out[key] = [t for t in _split(text) if t]
+        if key in ("joint_names", "command_names", "observation_names"):  # names: no nesting ('[' is a character)
+            out[key] = [t.strip() for t in text.split(",") if t.strip()]
         elif key == "run_path":
             out[key] = text
         elif key == "observation_terms_flatten_history_dim":
