@@ -95,6 +95,12 @@ def test_per_joint_action_scale_and_a_bounded_clip():
     assert task.observation[1].scale == 0.25 and task.observation[4].scale == 0.05
 
 
+def test_an_infinite_action_scale_is_named_by_its_file_and_key():
+    meta = mjlab_metadata(ANYMAL_MJW, ANYMAL_DEFAULTS, action_scale=math.inf)
+    with pytest.raises(MjlabError, match=r"^p.onnx \(mjlab metadata\): action_scale: .*expected a finite number"):
+        mjlab_task(write_props(meta), source="p.onnx (mjlab metadata)")
+
+
 def test_a_bracket_in_a_joint_name_does_not_join_the_names():
     """A ``[`` inside an mjlab joint name made the whole list one name ("12 numbers for 1 joint_names")."""
     names = ["LF_HAA[0]", *ANYMAL_MJW[1:]]

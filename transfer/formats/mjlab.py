@@ -246,11 +246,15 @@ def mjlab_task(props: Mapping[str, str], *, source: str = "mjlab metadata") -> T
             raise MjlabError(f"{source}: action_scale has {len(scale)} numbers for {len(joints)} joint_names")
         scale = dict(zip(joints, scale, strict=True)) if len(set(scale)) > 1 else scale[0]
     name = re.sub(r"[^A-Za-z0-9_.-]+", "_", parsed.get("run_path") or "") or "mjlab"
+    try:
+        action = ActionTerm(scale=scale).to_dict()
+    except TaskError as exc:  # named by the file and mjlab's key, not only the task's field
+        raise MjlabError(f"{source}: action_scale: {exc}") from None
     return Task.from_dict(
         {
             "name": name,
             "observation": [t.to_dict() for t in terms],
-            "action": ActionTerm(scale=scale).to_dict(),
+            "action": action,
             "joint_names": joints,
             "default_joint_pos": _by_joint(parsed, "default_joint_pos", joints, source),
             "stiffness": _by_joint(parsed, "joint_stiffness", joints, source),
