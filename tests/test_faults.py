@@ -938,6 +938,14 @@ def test_an_output_that_appears_while_it_is_written_is_kept(tmp_path, monkeypatc
     with new_output(out, force=True):
         atomic_write(out, lambda tmp: tmp.write_text("forced"))
     assert out.read_text() == "forced"
+    from transfer._files import put_in_place  # the same rule for import's USD
+
+    (tmp_path / "scratch").write_text("new")
+    with pytest.raises(FileExistsError):
+        put_in_place(tmp_path / "scratch", out, replace=False)
+    assert out.read_text() == "forced" and (tmp_path / "scratch").exists()
+    put_in_place(tmp_path / "scratch", tmp_path / "fresh.pt", replace=False)
+    assert (tmp_path / "fresh.pt").read_text() == "new" and not (tmp_path / "scratch").exists()
     # the command line: convert without --force, the file appearing while the checkpoint is checked
     import transfer.runs.convert as convert
 

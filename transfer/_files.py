@@ -8,7 +8,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["DiskFullError", "disk_full", "same_file", "umask_mode", "which_input"]
+__all__ = ["DiskFullError", "disk_full", "put_in_place", "same_file", "umask_mode", "which_input"]
 
 
 def umask_mode(path: str | os.PathLike) -> None:
@@ -59,3 +59,24 @@ def disk_full(out: Path, exc: BaseException, written: int = 0) -> DiskFullError 
     return DiskFullError(errno.ENOSPC, f"{out}: the disk is full ({free / 1024:.0f} KiB free in {out.parent} after "
                          f"{written / 1024:.0f} KiB of it were written); the file was not written (an earlier one "
                          "there is kept): free space there, or write it to another disk")  # fmt: skip
+
+
+def put_in_place(tmp: str | os.PathLike, out: str | os.PathLike, replace: bool) -> None:
+    """Move the finished file ``tmp`` to ``out``: over what is there (``replace``), or only where nothing is by
+    then, else ``FileExistsError`` (a hard link, which the file system refuses over an existing name; where links
+    are not supported, a check just before the rename). A file that appeared at ``out`` while the command ran
+    (another run's, or the user's) is never replaced without ``replace``."""
+    if replace:
+        os.replace(tmp, out)
+        return
+    try:
+        os.link(tmp, out)
+    except FileExistsError:
+        raise
+    except OSError:  # no hard links on this file system
+        if os.path.lexists(out):
+            raise FileExistsError(17, "File exists", str(out)) from None
+        os.replace(tmp, out)
+        return
+    os.unlink(tmp)
+

@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from transfer._files import DiskFullError, umask_mode
+from transfer._files import DiskFullError, put_in_place, umask_mode
 from transfer._files import disk_full as _disk_full
 from transfer.assets import asset_source
 from transfer.errors import strict_json
@@ -381,23 +381,11 @@ def new_output(out: str | Path, force: bool) -> Iterator[None]:
 
 
 def _install(tmp: str, out: Path, replace: bool) -> None:
-    """Move ``tmp`` to ``out``: over what is there (``replace``), or only where nothing is (a hard link, which the
-    file system refuses over an existing name; where links are not supported, a check just before)."""
-    if replace:
-        os.replace(tmp, out)
-        return
     try:
-        os.link(tmp, out)
+        put_in_place(tmp, out, replace)
     except FileExistsError:
         raise CheckpointError(f"{out}: a file appeared there while this one was being written (another run, or "
                               "yours); it is kept: give another path, or --force to replace it") from None
-    except OSError:  # no hard links on this file system
-        if out.exists():
-            raise CheckpointError(f"{out}: a file appeared there while this one was being written; it is kept: give "
-                                  "another path, or --force to replace it") from None
-        os.replace(tmp, out)
-        return
-    os.unlink(tmp)
 
 
 def atomic_write(out: str | Path, write: Callable[[Path], None], *, replace: bool | None = None) -> Path:

@@ -30,7 +30,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from transfer._files import disk_full, umask_mode
+from transfer._files import disk_full, put_in_place, umask_mode
 from transfer.assets.converters import CONVERTERS, ensure_environment, environment_dir, export_layer, run_converter
 from transfer.assets.sources import (
     SOURCE_SUFFIXES,
@@ -182,23 +182,6 @@ def convert_source(source: str | os.PathLike, stream: Any = None) -> Conversion:
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return Conversion(source, fmt, entry / record["usd"], key, record, cached=False)
-
-
-def _put_in_place(scratch: Path, out: Path, force: bool) -> None:
-    """``scratch`` renamed to ``out``; without ``force`` only where nothing is by then (a hard link: a file that
-    appeared at ``out`` while the robot was converted, another import's or the user's, is kept)."""
-    if force:
-        os.replace(scratch, out)
-        return
-    try:
-        os.link(scratch, out)
-    except FileExistsError:
-        raise AssetError(f"-o {out}: a file appeared there while the robot was converted (another import, or "
-                         "yours); it is kept: give another path, or --force to replace it") from None
-    except OSError:  # no hard links here: a check just before the rename
-        if out.exists():
-            raise AssetError(f"-o {out}: a file appeared there while the robot was converted; it is kept") from None
-        os.replace(scratch, out)
 
 
 def _remove_abandoned(cache: Path) -> None:
@@ -392,7 +375,11 @@ def import_asset(source: str | os.PathLike, out: str | os.PathLike, *, force: bo
         else:
             shutil.copyfile(conversion.usd, scratch)
         umask_mode(scratch)
-        _put_in_place(scratch, out, force)
+        try:  # without --force, only where nothing is by then: a file that appeared at -o meanwhile is kept
+            put_in_place(scratch, out, replace=force)
+        except FileExistsError:
+            raise AssetError(f"-o {out}: a file appeared there while the robot was converted (another import, or "
+                             "yours); it is kept: give another path, or --force to replace it") from None
     except (OSError, AssetError) as exc:  # USD says "Could not close" of a full disk, naming the scratch file
         full = disk_full(out, exc, scratch.stat().st_size if scratch.exists() else 0)
         if full is not None:
