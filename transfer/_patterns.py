@@ -75,6 +75,6 @@ def _bounded(seconds: float) -> Iterator[None]:
         yield
     finally:
         left, _ = signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL if previous is None else previous)  # None: set outside Python
         if earlier:
             signal.setitimer(signal.ITIMER_REAL, max(earlier - (seconds - left), 1e-3), interval)
