@@ -920,7 +920,7 @@ def test_a_stage_that_did_not_compose_whole_is_warned_of_on_physx(tmp_path):
     assert f"Could not load sublayer @{tmp_path / 'missing.usda'}@" in said and "skipping.;" not in said, said
 
 
-def test_an_output_that_appears_while_it_is_written_is_kept(tmp_path, monkeypatch):
+def test_an_output_that_appears_while_it_is_written_is_kept(tmp_path, monkeypatch, capsys):
     """``-o`` was checked at the start and renamed over at the end: a file created there meanwhile (by the user, or
     by a second convert to the same -o, which both said "wrote") was destroyed. Without --force the output is put
     in place only where nothing is by then."""
@@ -956,6 +956,10 @@ def test_an_output_that_appears_while_it_is_written_is_kept(tmp_path, monkeypatc
         target.write_text("user data")
         return real(*args, **kwargs)
 
+    dangling = tmp_path / "dangling.pt"
+    dangling.symlink_to(tmp_path / "nowhere.pt")  # was "a file appeared there while ..." at the end of the run
+    assert main(["convert", str(QUADRUPED_CK), "--to", "mjwarp", "-o", str(dangling)]) == 2
+    assert "is a symbolic link that leads to no file" in capsys.readouterr().err and dangling.is_symlink()
     monkeypatch.setattr(convert, "_reorder", meanwhile)
     assert main(["convert", str(QUADRUPED_CK), "--to", "mjwarp", "-o", str(target)]) == 2
     assert target.read_text() == "user data" and not list(tmp_path.glob(".c.pt*"))
@@ -971,7 +975,19 @@ def test_a_usd_layer_named_by_a_url_is_refused_before_any_engine_opens_it(tmp_pa
                     ["replay", str(QUADRUPED_CK), "--asset", str(robot), "--target", "physx"]):  # fmt: skip
         assert main(command) == 2, command
         err = capsys.readouterr().err
-        assert "names the layer 'http://example.com/x.usd' by a URL; transfer fetches nothing" in err, err
+        assert "names 'http://example.com/x.usd' (a layer, value clip or asset) by a URL; transfer fetches nothing" in err, err
+    # value clips (PhysX looked the host up for them too) and asset-valued attributes
+    from transfer.orders.usd_files import url_references
+
+    clips = ('def Xform "extra" (\n clips = {\n  dictionary default = {\n   double2[] active = [(0, 0)]\n   asset[] '
+             'assetPaths = [@http://example.com/clip.usda@]\n   string primPath = "/extra"\n   double2[] times = [(0, 0)]'
+             '\n  }\n }\n)\n{\n}\n')  # fmt: skip
+    attribute = 'def Shader "tex"\n{\n asset inputs:file = @ https://example.com/t.png@\n}\n'
+    for extra, url in ((clips, "http://example.com/clip.usda"), (attribute, " https://example.com/t.png")):
+        robot.write_text(text + extra)
+        assert [u for _, u in url_references(robot)] == [url]
+    robot.write_text(text)
+    assert url_references(robot) == []
 
 
 def test_onnxruntime_is_loaded_with_its_telemetry_off_unless_the_user_turned_it_on():

@@ -138,6 +138,16 @@ def test_more_mass_taken_off_than_the_base_authors_is_refused_before_any_engine_
     assert err.count("\n") == 0 and "added_base_mass -6 kg: the base (base) weighs 6 kg" in err, err
 
 
+def test_a_settings_pattern_that_fits_no_joint_is_refused_with_the_spec(tmp_path, capsys):
+    """Battery 6: a checkpoint's ``settings`` whose pattern fits no joint (or backtracks without end) failed in
+    every cell (exit 1, every output written) where replay refuses it before any engine: the spec refuses it."""
+    spec = _spec(tmp_path, checkpoints=[{"path": str(DEMO), "settings": {"stiffness": {"NOPE_.*": 10.0}}}])
+    assert main(["sweep", str(spec), "-o", str(tmp_path / "out"), "--in-process"]) == 2
+    err = capsys.readouterr().err
+    assert "checkpoints[0] (policy.pt)" in err and "'NOPE_.*': the pattern matches no joint" in err, err
+    assert not (tmp_path / "out").exists()
+
+
 # -- train --force ------------------------------------------------------------------------------------------------
 
 

@@ -278,7 +278,7 @@ def task_contradictions(checkpoint: Task, other: Task) -> list[tuple[str, Any, A
     return out
 
 
-def merge_config(checkpoint: Task, config: Task, *, where: str) -> Task:
+def merge_config(checkpoint: Task, config: Task, *, where: str, config_name: str | None = None) -> Task:
     """The checkpoint's task (from its metadata, with ``joint_names`` set) completed by an explicit config's.
 
     Refuses (:class:`CheckpointError`, ``where`` names both sides) a config that contradicts the checkpoint: another
@@ -302,8 +302,8 @@ def merge_config(checkpoint: Task, config: Task, *, where: str) -> Task:
         other = other.with_convention(checkpoint.convention)
     try:
         other = other.with_joint_names(names)
-    except ValueError as exc:
-        raise CheckpointError(f"{where}: {exc}") from None
+    except ValueError as exc:  # the config does not fit the checkpoint's joints (``config_name`` says which file)
+        raise CheckpointError(f"{config_name or where}: {exc}") from None
     found = task_contradictions(checkpoint, other)
     if found:
         shown = "; ".join(f"{k}: checkpoint {a!r}, config {b!r}" for k, a, b in found[:6])
@@ -360,6 +360,8 @@ def check_output(source: str | Path, out: str | Path, *, force: bool = False, fo
         raise CheckpointError(f"-o {out} is a folder; give the output file's path")
     if out.exists() and not force:
         raise CheckpointError(f"-o {out} exists; pass --force (force=True) to replace it")
+    if out.is_symlink() and not out.exists():
+        raise CheckpointError(f"-o {out} is a symbolic link that leads to no file; remove it, or give another path")
     return out
 
 

@@ -284,6 +284,9 @@ def check_output_file(flag: str, path: Path, suffixes: tuple[str, ...] = (), wha
         raise UsageError(f"{flag} {_shown(path)} is a folder; give the {what}'s file path, e.g. {example}")
     if path.exists() and not path.is_file():
         raise UsageError(f"{flag} {path}: {SPECIAL}; an output replaces only a regular file: give another path")
+    if path.is_symlink() and not path.exists():
+        raise UsageError(f"{flag} {_shown(path)} is a symbolic link that leads to no file; remove it, or give another "
+                         "path")  # fmt: skip
     if suffixes and path.suffix.lower() not in suffixes:
         raise UsageError(
             f"{flag} {path}: the suffix says the format; give a {what} name ending in {', '.join(suffixes)}"

@@ -72,5 +72,36 @@ def url_references(asset: str | os.PathLike) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
     for layer in dict.fromkeys(layers):
         if isinstance(layer, Sdf.Layer):
-            found += [(layer.identifier, p) for p in layer.GetCompositionAssetDependencies() if _URL.match(p)]
+            paths = [*layer.GetCompositionAssetDependencies(), *_asset_values(layer)]
+            found += [(layer.identifier, p) for p in paths if _URL.match(p.strip())]
     return found
+
+
+def _asset_values(layer) -> list[str]:  # noqa: ANN001 - an Sdf.Layer
+    """The asset paths a layer's specs hold beside its composition arcs: value clips (``clips`` metadata's
+    ``assetPaths`` and ``manifestAssetPath``, which a stage opens) and asset-valued attributes (a texture, a file
+    input), which an engine's renderer or importer may open."""
+    from pxr import Sdf
+
+    out: list[str] = []
+    kinds = (Sdf.ValueTypeNames.Asset, Sdf.ValueTypeNames.AssetArray)
+
+    def assets(value) -> None:  # noqa: ANN001 - any VtValue Python holds
+        if isinstance(value, Sdf.AssetPath):
+            out.append(value.path)
+        elif isinstance(value, dict):
+            for item in value.values():
+                assets(item)
+        elif isinstance(value, (list, tuple)) or type(value).__name__ == "AssetPathArray":
+            for item in value:
+                assets(item)
+
+    def visit(path) -> None:  # noqa: ANN001 - an Sdf.Path
+        spec = layer.GetObjectAtPath(path)
+        if isinstance(spec, Sdf.PrimSpec) and spec.HasInfo("clips"):
+            assets(dict(spec.GetInfo("clips")))
+        elif isinstance(spec, Sdf.AttributeSpec) and spec.typeName in kinds and spec.HasDefaultValue():
+            assets(spec.default)  # only asset-typed values are read (a mesh's points are not converted)
+
+    layer.Traverse(Sdf.Path.absoluteRootPath, visit)
+    return out

@@ -341,7 +341,8 @@ def _inputs_from_metadata(policy: Any, meta: dict[str, Any], source: Any, config
     label = task.convention or "explicit list"
     config_task = None if config is None else _config_task(config, task.joint_names)
     if config_task is not None:
-        task = merge_config(task, config_task, where=f"--config {config} contradicts {name}'s metadata")
+        task = merge_config(task, config_task, where=f"--config {config} contradicts {name}'s metadata",
+                            config_name=f"--config {config}")  # fmt: skip
     hint = asset or (config_task.asset if config_task is not None else None) or task.asset
     if hint is None:
         raise ReplayError(

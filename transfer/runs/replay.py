@@ -140,7 +140,7 @@ def replay(
     if record is not None:
         check_destination(record)
     _check_run(perturbation, task, seconds, inputs.robot)
-    _check_sizes(inputs)
+    check_sizes_before_run(inputs)
     ordering = inputs.source if reorder else None
     if not reorder:
         # the naive user: the checkpoint's vectors read in the target's order, by the task's names in that order
@@ -167,11 +167,14 @@ def _check_run(perturbation: Any, task: Any, seconds: float, robot: Any) -> None
             raise ReplayError(str(exc)) from None
 
 
-def _check_sizes(inputs: Inputs) -> None:
-    """The checkpoint's input and output sizes against the task on the robot, before any engine starts (the same
-    check runs on the env once it is up: an engine's log must not bury the one line that says it)."""
+def check_sizes_before_run(inputs: Inputs) -> None:
+    """The checkpoint's input and output sizes against the task on the robot (its patterns expanded on the robot's
+    joints), before any engine starts (the same check runs on the env once it is up: an engine's log must not bury
+    the one line that says it); a sweep's spec asks it of each checkpoint before any cell."""
     from transfer.runs.verify.checks import check_sizes
 
+    names = inputs.task.joint_names or inputs.robot.order(inputs.source).joints
+    inputs.task.with_joint_names(list(names))  # every per-joint field fits the joints (TaskError naming the field)
     sizes, policy = check_sizes(inputs), inputs.policy
     if sizes.observation_size is not None and (policy.input_size, policy.output_size) != (sizes.observation_size,
                                                                                           sizes.action_size):

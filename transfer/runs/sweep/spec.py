@@ -368,6 +368,12 @@ def _resolve(path: str, order: Any, config: Any, asset: Any, settings: dict, nam
             inputs = dataclasses.replace(inputs, task=inputs.task.with_settings(settings, where=f"{at}.settings"))
         except ValueError as exc:
             raise SpecError(_spec_words(str(exc))) from None
+    from transfer.runs.replay import check_sizes_before_run
+
+    try:  # the task on the robot, as the replay checks it: a pattern that fits no joint fails here, not in every cell
+        check_sizes_before_run(inputs)
+    except (ReplayError, ValueError) as exc:
+        raise SpecError(f"{at} ({Path(path).name}): {_spec_words(str(exc))}") from None
     try:
         native = native_backend(inputs)
     except (ReplayError, ValueError) as exc:
