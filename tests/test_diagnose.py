@@ -102,3 +102,11 @@ def test_a_native_run_that_falls_is_no_baseline_and_nothing_is_ranked(capsys):
     assert found.tried == [] and found.ranking == [] and found.suggestion() is None
     print_diagnosis(found)
     assert "no factor varied: the native run is no baseline" in capsys.readouterr().out
+    # battery 6: a 1 % gap still suggested a factor ("closes 99 %" of noise); a gap under SMALL_GAP suggests none
+    import dataclasses
+
+    from transfer.runs.diagnose import SMALL_GAP, Tried
+
+    best = Tried("armature", "0.01", ["--set armature=0.01"], 0.5, 0.0, 0.99, 0.99)
+    assert dataclasses.replace(found, gap=SMALL_GAP / 10, ranking=[best]).suggestion() is None
+    assert dataclasses.replace(found, gap=SMALL_GAP * 3, ranking=[best]).suggestion() is best

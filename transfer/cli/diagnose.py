@@ -92,6 +92,8 @@ def _speed(row: dict) -> str:
 
 def print_diagnosis(d, out=None) -> None:
     """The diagnosis as text: the two runs, where they part, the ranked factors and the suggested flags."""
+    from transfer.runs.diagnose import SMALL_GAP
+
     out = out or sys.stdout
     n, t = d.native, d.target
     print(f"{n['label']}: {_speed(n)}; {t['label']}: {_speed(t)}; gap {d.gap:.0%} of native", file=out)
@@ -116,7 +118,7 @@ def print_diagnosis(d, out=None) -> None:
     best = d.suggestion()
     if d.baseline:
         print("no factor varied: the native run is no baseline to close a gap to (set what training used)", file=out)
-    elif d.gap < 0.1:
+    elif d.gap < SMALL_GAP:
         print(f"the target already walks within {d.gap:.0%} of native: nothing much to close", file=out)
     if best:
         print(f"suggested ({best.factor}: {best.label}, closes {best.closes:.0%} of the gap):", file=out)

@@ -22,7 +22,7 @@ import numpy as np
 
 from transfer.runs.diagnose.factors import FACTORS, Candidate, candidates
 
-__all__ = ["FACTORS", "Diagnosis", "check_seconds", "diagnose", "plot", "quality"]
+__all__ = ["FACTORS", "SMALL_GAP", "Diagnosis", "check_seconds", "diagnose", "plot", "quality"]
 
 
 def quality(result: Mapping[str, Any], native: Mapping[str, Any]) -> float:
@@ -55,6 +55,10 @@ class Tried:
     error: str | None = None
 
 
+SMALL_GAP = 0.1
+"""A gap to native below this (10 % of its quality) is not one to close: no factor is suggested for it."""
+
+
 @dataclass
 class Diagnosis:
     """What :func:`diagnose` measured."""
@@ -79,8 +83,11 @@ class Diagnosis:
     warnings: list[str] = field(default_factory=list)
 
     def suggestion(self) -> Tried | None:
-        """The best factor's best value, when it closes some of the gap."""
-        return self.ranking[0] if self.ranking and self.ranking[0].closes > 0 else None
+        """The best factor's best value, when it closes some of a gap worth closing (:data:`SMALL_GAP` or more: a
+        1 % gap divided into noise ranked factors at -266 % and still suggested one)."""
+        if self.gap < SMALL_GAP or not self.ranking or self.ranking[0].closes <= 0:
+            return None
+        return self.ranking[0]
 
     def to_dict(self) -> dict[str, Any]:
         out = dataclasses.asdict(self)
