@@ -212,8 +212,32 @@ def isaaclab_task(
     command = _replay_command(env, observation)
     order = run.order if order is None else order
     try:
-        task = _task(run, names, order, observation, action, defaults, gains, sim, env, dt, decimation, props,
-                     self_collisions, init, command, asset, where)  # fmt: skip
+        task = Task(
+            name=run.name,
+            observation=observation,
+            action=action,
+            joint_names=names,
+            convention=order if isinstance(order, str) else None,
+            default_joint_pos=defaults,
+            stiffness=_all_or_none(gains["stiffness"], names, "stiffness", where),
+            damping=_all_or_none(gains["damping"], names, "damping", where),
+            armature=_all_or_none(gains["armature"], names, "armature", where),
+            friction=_all_or_none(gains["friction"], names, "friction", where),
+            effort_limit=_all_or_none(gains["effort"], names, "effort_limit", where) or None,
+            velocity_limit=_all_or_none(gains["velocity"], names, "velocity_limit", where) or None,
+            actuators=tuple(gains["groups"]),
+            gravity=_gravity(sim, where),
+            ground=_material(env, where),
+            self_collisions=self_collisions,
+            sim_dt=dt,
+            decimation=decimation,
+            engines=_engines(props, run, where),
+            spawn_height=_spawn_height(init, where),
+            command=command,
+            asset=None if asset is None else str(Path(asset).resolve()),
+            trained_on=run.trained_on,
+            source=where,
+        )
     except TaskError as exc:  # a value out of range: named by the run's file and Isaac Lab's own field
         field = str(exc).split(":", 1)[0]
         theirs = _THEIR_FIELDS.get(field.split("[", 1)[0])
@@ -230,36 +254,6 @@ _THEIR_FIELDS = {
     "scene.robot.init_state.joint_pos", "spawn_height": "scene.robot.init_state.pos", "gravity": "sim.gravity",
 }  # fmt: skip
 """The task fields an Isaac Lab run's ``env.yaml`` fills, by the run's own names (for the messages)."""
-
-
-def _task(run, names, order, observation, action, defaults, gains, sim, env, dt, decimation, props,
-          self_collisions, init, command, asset, where) -> Task:  # fmt: skip
-    return Task(
-        name=run.name,
-        observation=observation,
-        action=action,
-        joint_names=names,
-        convention=order if isinstance(order, str) else None,
-        default_joint_pos=defaults,
-        stiffness=_all_or_none(gains["stiffness"], names, "stiffness", where),
-        damping=_all_or_none(gains["damping"], names, "damping", where),
-        armature=_all_or_none(gains["armature"], names, "armature", where),
-        friction=_all_or_none(gains["friction"], names, "friction", where),
-        effort_limit=_all_or_none(gains["effort"], names, "effort_limit", where) or None,
-        velocity_limit=_all_or_none(gains["velocity"], names, "velocity_limit", where) or None,
-        actuators=tuple(gains["groups"]),
-        gravity=_gravity(sim, where),
-        ground=_material(env, where),
-        self_collisions=self_collisions,
-        sim_dt=dt,
-        decimation=decimation,
-        engines=_engines(props, run, where),
-        spawn_height=_spawn_height(init, where),
-        command=command,
-        asset=None if asset is None else str(Path(asset).resolve()),
-        trained_on=run.trained_on,
-        source=where,
-    )
 
 
 def _default_joint_pos(init: Mapping[str, Any], names: tuple[str, ...], where: str) -> dict[str, float]:
