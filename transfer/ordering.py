@@ -14,11 +14,13 @@ An ordering is either a convention, an explicit sequence of names, or ``None`` (
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from enum import Enum
 from pathlib import Path
 
 __all__ = [
+    "MAX_NAMES",
     "OrderingConvention",
     "Ordering",
     "dof_joint_name",
@@ -26,6 +28,11 @@ __all__ = [
     "parse_ordering",
     "read_name_file",
 ]
+
+
+MAX_NAMES = 10_000
+"""The most joint (or body) names an order may list: robots have tens to hundreds (a file of joint names, a task's
+``joint_names``)."""
 
 
 class OrderingConvention(str, Enum):
@@ -121,11 +128,9 @@ def read_name_file(path: str | Path) -> list[str]:
         what = f"a {type(names).__name__}" if names is not None else "no list"
         raise ValueError(f"{path}: expected a YAML list of joint names (- LF_HAA ...) or one name per line, found "
                          f"{what}")  # fmt: skip
-    if len(names) > 10_000:  # the task's own limit (transfer.task._checks.MAX_NAMES)
-        raise ValueError(f"{path}: lists {len(names)} names, more than any robot has joints (at most 10000)")
+    if len(names) > MAX_NAMES:
+        raise ValueError(f"{path}: lists {len(names)} names, more than any robot has joints (at most {MAX_NAMES})")
     names = [n.strip() for n in names]
-    from collections import Counter
-
     twice = sorted(n for n, k in Counter(names).items() if k > 1)
     if twice:
         from transfer._console import printable

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
 
-from transfer.ordering import OrderingConvention
+from transfer.ordering import MAX_NAMES, OrderingConvention
 
 __all__ = ["CONVENTIONS", "TaskError"]
 
@@ -50,10 +50,6 @@ def _text(value: Any, where: str) -> str:
     if not isinstance(value, str) or not value:
         raise TaskError(f"{where}: expected a non-empty string, got {value!r} ({type(value).__name__})")
     return value
-
-
-MAX_NAMES = 10_000
-"""The most joint (or body) names a list may hold: robots have tens to hundreds."""
 
 
 def _names(value: Any, where: str) -> tuple[str, ...]:
