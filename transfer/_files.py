@@ -4,6 +4,7 @@ naming the file (:func:`disk_full`)."""
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -45,7 +46,6 @@ class DiskFullError(OSError):
 def disk_full(out: Path, exc: BaseException, written: int = 0) -> DiskFullError | None:
     """A :class:`DiskFullError` naming ``out`` when ``exc`` came of a full disk (ENOSPC, or a writer that failed
     with almost no space left beside what it had written), else ``None``."""
-    import errno
     import shutil
 
     if getattr(exc, "errno", None) in (errno.EROFS, errno.EACCES, errno.EPERM):  # said as it is, not as a full disk
@@ -75,7 +75,7 @@ def put_in_place(tmp: str | os.PathLike, out: str | os.PathLike, replace: bool) 
         raise
     except OSError:  # no hard links on this file system
         if os.path.lexists(out):
-            raise FileExistsError(17, "File exists", str(out)) from None
+            raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), str(out)) from None
         os.replace(tmp, out)
         return
     os.unlink(tmp)

@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from transfer._files import DiskFullError, put_in_place, umask_mode
+from transfer._files import DiskFullError, put_in_place, same_file, umask_mode
 from transfer._files import disk_full as _disk_full
 from transfer.assets import asset_source
 from transfer.errors import strict_json
@@ -347,8 +347,6 @@ def check_output(source: str | Path, out: str | Path, *, force: bool = False, fo
             f"-o {out}: the output is {format} (as the input {source.name} is), so its name must end in "
             f"{' or '.join(SUFFIXES[format])}, not {out.suffix or '(no suffix)'}; convert keeps the input's format"
         )
-    from transfer._files import same_file
-
     if same_file(source, out):
         raise CheckpointError(
             f"-o {out} is the input checkpoint: refusing to write over it (the input stays byte-for-byte "

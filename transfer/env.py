@@ -261,8 +261,9 @@ class PolicyEnv:
             out.append(self._robot.up_axis_warning)
         errors = list(dict.fromkeys(e for a in self._robot.topology for e in a.composition_errors))
         if errors:  # Newton refuses such a stage; PhysX builds what composed
-            out.append(f"the asset's stage did not compose whole: {errors[0].rstrip('.')}" + (f" (and {len(errors) - 1} more)"
-                       if len(errors) > 1 else "") + "; the robot lacks what that layer holds: fix the reference")  # fmt: skip
+            more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+            out.append(f"the asset's stage did not compose whole: {errors[0].rstrip('.')}{more}; the robot lacks what "
+                       "that layer holds: fix the reference")  # fmt: skip
         if t.velocity_limit and not self.art.backend.enforces_velocity_limit:
             out.append(f"velocity_limit: {self.art.backend.name} enforces no joint velocity limit (the task's "
                        f"{min(t.velocity_limit.values()):.3g} rad/s and up do not act in this run)")

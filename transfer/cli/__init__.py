@@ -208,7 +208,8 @@ def main(argv: list[str] | None = None) -> int:
     Every failure ends in one line on stderr, never a traceback: bad values on the command line (checked before any
     work, :func:`transfer.cli._checks.check_command`) and any error a command does not report itself print
     ``error: ...`` and return 2; Ctrl-C prints one line and returns 130; a reader that goes away (``transfer ... |
-    head``) ends it quietly with 141; a standard output closed before it starts (``>&-``) is refused (2). ``TRANSFER_DEBUG=1`` lets an unexpected error's traceback through.
+    head``) ends it quietly with 141; a standard output closed before it starts (``>&-``) is refused (2).
+    ``TRANSFER_DEBUG=1`` lets an unexpected error's traceback through.
     """
     closed = sys.stdout is None
     for name in ("stdout", "stderr"):  # closed by the caller (>&-): what would go there goes nowhere

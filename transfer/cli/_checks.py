@@ -264,7 +264,7 @@ def check_input_file(flag: str, path: Path, what: str) -> None:
         link = " (a symbolic link that leads to no file)" if path.is_symlink() else ""
         raise UsageError(f"{flag} {_shown(path)}: file not found{link}{where}; give {what}")
     if not path.is_file():
-        raise UsageError(f"{flag} {path}: {SPECIAL}; give {what}")
+        raise UsageError(f"{flag} {_shown(path)}: {SPECIAL}; give {what}")
 
 
 def _writable(folder: Path) -> str | None:
@@ -283,7 +283,7 @@ def check_output_file(flag: str, path: Path, suffixes: tuple[str, ...] = (), wha
         example = path / f"{what}{suffixes[0] if suffixes else ''}"
         raise UsageError(f"{flag} {_shown(path)} is a folder; give the {what}'s file path, e.g. {example}")
     if path.exists() and not path.is_file():
-        raise UsageError(f"{flag} {path}: {SPECIAL}; an output replaces only a regular file: give another path")
+        raise UsageError(f"{flag} {_shown(path)}: {SPECIAL}; an output replaces only a regular file: give another path")
     if path.is_symlink() and not path.exists():
         raise UsageError(f"{flag} {_shown(path)} is a symbolic link that leads to no file; remove it, or give another "
                          "path")  # fmt: skip
@@ -332,7 +332,7 @@ def check_order(flag: str, value: str) -> None:
             f"{flag} {_shown(path)} is a folder; give a convention ({conventions}) or a file of joint names"
         )
     if path.exists() and not path.is_file():
-        raise UsageError(f"{flag} {path}: {SPECIAL}; give a convention ({conventions}) or a file of joint names")
+        raise UsageError(f"{flag} {_shown(path)}: {SPECIAL}; give a convention ({conventions}) or a file of joint names")
     if path.is_file():
         from transfer.ordering import read_name_file
 

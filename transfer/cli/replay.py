@@ -181,7 +181,8 @@ def parse_perturbations(pairs: tuple[str, ...] | list[str]) -> dict[str, Any]:
 
 
 def _number_if_numeric(value: Any) -> Any:
-    """``1e-3`` as the number it means: YAML 1.1 reads an exponent without a dot as text."""
+    """A top-level value Python reads as a number but YAML does not (``nan``, ``inf``), as that number (then refused
+    by the field's own check); ``1e-3`` is a number already (:func:`transfer.errors.strict_loader`)."""
     if isinstance(value, str):
         try:
             return float(value)

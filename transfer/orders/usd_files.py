@@ -2,7 +2,7 @@
 
 - :func:`asset_files`: an MJCF/URDF file and what it names, or a USD file and every layer its stage composes;
 - :func:`which_read`: which of a command's inputs (or of the files its robot is read from) an output would replace;
-- :func:`url_references`: the sublayers, references and payloads of a USD robot named by a URL (never fetched).
+- :func:`url_references`: what a USD robot names by a URL (layers, value clips, asset values), never fetched.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 from transfer.assets import SOURCE_SUFFIXES
 
@@ -57,8 +58,8 @@ _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
 
 def url_references(asset: str | os.PathLike) -> list[tuple[str, str]]:
-    """``(layer, asset path)`` for every sublayer, reference or payload of the USD ``asset``'s layers that is a
-    URL (``http://``, ``omniverse://``, ...). transfer fetches nothing, but an engine's own USD resolver may: PhysX's
+    """``(layer, asset path)`` for every sublayer, reference, payload, value clip or asset-valued attribute of the
+    USD ``asset``'s layers that is a URL (``http://``, ``omniverse://``, ...). transfer fetches nothing, but an engine's own USD resolver may: PhysX's
     looked ``example.com`` up for a sublayer ``@http://example.com/x.usd@``. Read from the read cache's stage."""
     from pxr import Sdf
 
@@ -77,7 +78,7 @@ def url_references(asset: str | os.PathLike) -> list[tuple[str, str]]:
     return found
 
 
-def _asset_values(layer) -> list[str]:  # noqa: ANN001 - an Sdf.Layer
+def _asset_values(layer: Any) -> list[str]:
     """The asset paths a layer's specs hold beside its composition arcs: value clips (``clips`` metadata's
     ``assetPaths`` and ``manifestAssetPath``, which a stage opens) and asset-valued attributes (a texture, a file
     input), which an engine's renderer or importer may open."""
@@ -86,7 +87,7 @@ def _asset_values(layer) -> list[str]:  # noqa: ANN001 - an Sdf.Layer
     out: list[str] = []
     kinds = (Sdf.ValueTypeNames.Asset, Sdf.ValueTypeNames.AssetArray)
 
-    def assets(value) -> None:  # noqa: ANN001 - any VtValue Python holds
+    def assets(value: Any) -> None:
         if isinstance(value, Sdf.AssetPath):
             out.append(value.path)
         elif isinstance(value, dict):
@@ -96,7 +97,7 @@ def _asset_values(layer) -> list[str]:  # noqa: ANN001 - an Sdf.Layer
             for item in value:
                 assets(item)
 
-    def visit(path) -> None:  # noqa: ANN001 - an Sdf.Path
+    def visit(path: Any) -> None:
         spec = layer.GetObjectAtPath(path)
         if isinstance(spec, Sdf.PrimSpec) and spec.HasInfo("clips"):
             assets(dict(spec.GetInfo("clips")))
