@@ -50,14 +50,32 @@ def export_deploy_cfg(folder: Path, joint_names, sdk_names, *, history: int = 1,
         "stiffness": stiffness.tolist(),
         "damping": [0.5] * len(sdk_names),
         "default_joint_pos": default,
-        "commands": {"base_velocity": {"ranges": {"lin_vel_x": [-1.0, 1.0], "lin_vel_y": [-0.4, 0.4],
-                                                  "ang_vel_z": [-1.0, 1.0], "heading": None}}},  # fmt: skip
-        "actions": {"JointPositionAction": {"clip": [[-100.0, 100.0]] * n, "joint_names": [".*"], "scale": [0.25] * n,
-                                            "offset": default, "joint_ids": None}},  # fmt: skip
+        "commands": {
+            "base_velocity": {
+                "ranges": {
+                    "lin_vel_x": [-1.0, 1.0],
+                    "lin_vel_y": [-0.4, 0.4],
+                    "ang_vel_z": [-1.0, 1.0],
+                    "heading": None,
+                }
+            }
+        },  # fmt: skip
+        "actions": {
+            "JointPositionAction": {
+                "clip": [[-100.0, 100.0]] * n,
+                "joint_names": [".*"],
+                "scale": [0.25] * n,
+                "offset": default,
+                "joint_ids": None,
+            }
+        },  # fmt: skip
         "observations": {
-            "base_ang_vel": term(3, 0.2), "projected_gravity": term(3),
+            "base_ang_vel": term(3, 0.2),
+            "projected_gravity": term(3),
             "velocity_commands": term(3, params={"command_name": "base_velocity"}),
-            "joint_pos_rel": term(n), "joint_vel_rel": term(n, 0.05), "last_action": term(n),
+            "joint_pos_rel": term(n),
+            "joint_vel_rel": term(n, 0.05),
+            "last_action": term(n),
         },  # fmt: skip
     }
     path = folder / "params" / "deploy.yaml"
@@ -81,7 +99,11 @@ def test_unitree_deploy_yaml_maps_the_sdk_gains_onto_the_policys_joints(tmp_path
     assert {t.history_length for t in task.observation} == {5} and terms["last_action"].clip == (-100.0, 100.0)
     assert task.observation_size(12) == 5 * (9 + 36)
     action = task.action
-    assert not action.use_default_offset and action.offset["RL_thigh_joint"] == 1.0 and action.scale["FL_hip_joint"] == 0.25
+    assert (
+        not action.use_default_offset
+        and action.offset["RL_thigh_joint"] == 1.0
+        and action.scale["FL_hip_joint"] == 0.25
+    )
     assert action.clip["RR_calf_joint"] == (-100.0, 100.0)
     once = config.task(GO2_ISAACLAB[::-1])  # another order: the same lists land on other joints
     assert once.default_joint_pos["RR_calf_joint"] == 0.1
@@ -267,7 +289,9 @@ def test_a_placeholder_no_folder_stands_for_is_refused_naming_it(tmp_path, monke
     # battery 5: an xml_path naming no robot file was taken as the robot ("the robot is a USD file"); a cmd_scale of
     # two entries was "one per joint of the policy"
     passwd = tmp_path / "passwd.yaml"
-    passwd.write_text(G1_YAML.replace('"{LEGGED_GYM_ROOT_DIR}/resources/robots/g1_description/scene.xml"', '"/etc/passwd"'))
+    passwd.write_text(
+        G1_YAML.replace('"{LEGGED_GYM_ROOT_DIR}/resources/robots/g1_description/scene.xml"', '"/etc/passwd"')
+    )
     config = read_config(passwd)
     assert config.asset is None and "xml_path: '/etc/passwd' is no MJCF (.xml) or URDF" in config.asset_problem
     short = tmp_path / "short.yaml"
@@ -341,7 +365,9 @@ def urdf_trees(draw):
     parents = {i: draw(st.integers(0, i - 1)) for i in range(1, n)}
     kinds = {i: draw(st.sampled_from(["revolute", "continuous", "prismatic", "fixed"])) for i in range(1, n)}
     links, joints = draw(st.permutations(range(n))), draw(st.permutations(range(1, n)))
-    inertia = '<inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial>'
+    inertia = (
+        '<inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial>'
+    )
     text = "".join(f'<link name="l{i}">{inertia}</link>' for i in links)
     text += "".join(
         f'<joint name="j{i}" type="{kinds[i]}"><parent link="l{parents[i]}"/><child link="l{i}"/><axis xyz="0 0 1"/>'
@@ -416,3 +442,152 @@ def test_info_reads_a_checkpoint_with_its_deploy_yaml_naming_each_source(tmp_pat
     info = __import__("json").loads(capsys.readouterr().out)
     assert info["observation_size"] == 225 == info["input_size"] and info["sources"]["task"] == str(cfg)
     assert main(["info", str(policy), "--source", "physx"]) == 2 and "--config" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------------------------------- issue 42
+
+
+def _real_exporter_dump(path: Path, action_ids) -> str:
+    """The deploy.yaml of :func:`export_deploy_cfg` as unitree_rl_lab's exporter leaves Python objects in it: its
+    ``yaml.dump`` (PyYAML's full Dumper) writes ``slice(None)`` (SceneEntityCfg's default ``joint_ids``, and an action
+    term's ``_joint_ids`` in the exporter's versions that did not turn it to null) as
+    ``!!python/object/apply:builtins.slice``; one object named twice is anchored (``&id001``)."""
+    cfg = yaml.safe_load(path.read_text())
+    everything = slice(None)
+    entity = {"name": "robot", "joint_names": [".*"], "joint_ids": everything, "body_ids": everything,
+              "preserve_order": False}  # fmt: skip
+    cfg["observations"]["joint_pos_rel"]["params"] = {"asset_cfg": entity}
+    action = cfg["actions"]["JointPositionAction"]
+    for key in ("scale", "offset", "clip"):  # one entry per joint the action drives
+        action[key] = action[key][action_ids]
+    action["joint_ids"] = action_ids
+    text = yaml.dump(cfg, default_flow_style=None, sort_keys=False)
+    path.write_text(text)
+    return text
+
+
+def test_unitree_s_slice_tag_is_read_as_the_slice_it_names(tmp_path):
+    path = export_deploy_cfg(tmp_path / "go2", GO2_ISAACLAB, GO2_SDK)
+    text = _real_exporter_dump(path, slice(None))
+    assert "joint_ids: !!python/object/apply:builtins.slice [null, null, null]" in text and "&id001" in text
+    task = read_config(path).task(GO2_ISAACLAB)
+    assert task.action.joints is None and task.observation_size(12) == 45  # every joint, in order
+    _real_exporter_dump(
+        export_deploy_cfg(tmp_path / "go2", GO2_ISAACLAB, GO2_SDK), slice(0, 12, 2)
+    )  # a slice of the policy's joints: those joints, in that order
+    assert read_config(path).task(GO2_ISAACLAB).action.joints == tuple(GO2_ISAACLAB[0:12:2])
+
+
+@given(start=st.one_of(st.none(), st.integers(-14, 14)), stop=st.one_of(st.none(), st.integers(-14, 14)),
+       step=st.one_of(st.none(), st.integers(1, 4)))  # fmt: skip
+@settings(max_examples=40, deadline=None)
+def test_any_slice_of_integers_reads_back_equal(start, stop, step):
+    from transfer.errors import slice_loader
+
+    value = slice(start, stop, step)
+    assert yaml.load(yaml.dump({"ids": value}), Loader=slice_loader()) == {"ids": value}  # noqa: S506
+
+
+@pytest.mark.parametrize(
+    ("tag", "match"),
+    [
+        ("!!python/object/apply:builtins.slice [1, 2, 3, 4]", r"builtins.slice takes a list of 1 to 3 integers"),
+        ("!!python/object/apply:builtins.slice []", r"1 to 3 integers or nulls .*got 0 arguments"),
+        ("!!python/object/apply:builtins.slice ['a']", r"1 to 3 integers or nulls"),
+        ("!!python/object/apply:os.system ['touch {marker}']", r"tag !!python/object/apply:os.system is refused"),
+        ("!!python/tuple [0, 1]", r"tag !!python/tuple is refused"),
+        ("!!python/name:builtins.print", r"tag !!python/name:builtins.print is refused"),
+    ],
+)
+def test_other_python_tags_and_malformed_slices_are_refused_naming_the_file_and_line(tmp_path, tag, match):
+    path = export_deploy_cfg(tmp_path, GO2_ISAACLAB, GO2_SDK)
+    marker = tmp_path / "RAN"
+    text = path.read_text().replace("joint_ids: null", "joint_ids: " + tag.format(marker=marker))
+    path.write_text(text)
+    line = next(i for i, t in enumerate(text.splitlines(), 1) if "joint_ids: !!" in t)
+    with pytest.raises(TaskError, match=match) as err:
+        read_config(path)
+    message = str(err.value)
+    assert message.startswith(f"{path}: line {line}, column") and "\n" not in message
+    assert not marker.exists()
+
+
+def _keyboard_deploy(tmp_path: Path, scale: list[float], command: str = "base_velocity") -> Path:
+    """A fork's deploy.yaml: its command observation renamed ``keyboard_velocity_commands``, its params still naming
+    the command."""
+    path = export_deploy_cfg(tmp_path, GO2_ISAACLAB, GO2_SDK)
+    cfg = yaml.safe_load(path.read_text())
+    terms = cfg["observations"]
+    cfg["observations"] = {k: v for k, v in terms.items() if k != "velocity_commands"}
+    renamed = {**terms["velocity_commands"], "params": {"command_name": command}, "scale": scale}
+    cfg["observations"] = {"base_ang_vel": terms["base_ang_vel"], "projected_gravity": terms["projected_gravity"],
+                           "keyboard_velocity_commands": renamed, **{k: terms[k] for k in list(terms)[3:]}}  # fmt: skip
+    path.write_text(yaml.dump(cfg, default_flow_style=None, sort_keys=False))
+    return path
+
+
+def test_a_renamed_command_observation_is_that_command_s_when_its_size_fits(tmp_path):
+    path = _keyboard_deploy(tmp_path, [2.0, 2.0, 0.25])
+    task = read_config(path).task(GO2_ISAACLAB)
+    assert [t.name for t in task.observation][:3] == ["base_ang_vel", "projected_gravity", "velocity_commands"]
+    assert task.observation[2].scale == (2.0, 2.0, 0.25)
+    assert dict(task.observation_aliases) == {"keyboard_velocity_commands": "velocity_commands"}
+    with pytest.raises(TaskError, match=r"observations.keyboard_velocity_commands.scale: 2 entries, but .* is read "
+                                        r"as velocity_commands \(3 entries: vx, vy, wz\)") as err:  # fmt: skip
+        read_config(_keyboard_deploy(tmp_path / "b", [2.0, 2.0])).task(GO2_ISAACLAB)
+    assert str(err.value).startswith(str(tmp_path / "b")) and "\n" not in str(err.value)
+
+
+def test_a_term_of_another_name_maps_by_observation_aliases_and_the_refusal_says_how(tmp_path):
+    path = _keyboard_deploy(tmp_path, [1.0, 1.0, 1.0], command="joystick")  # names no command the file describes
+    with pytest.raises(TaskError, match=r"unknown observation term 'keyboard_velocity_commands'.*--set "
+                                        r"observation_aliases.keyboard_velocity_commands=TERM"):  # fmt: skip
+        read_config(path).task(GO2_ISAACLAB)
+    task = read_config(path).task(GO2_ISAACLAB, {"keyboard_velocity_commands": "velocity_commands"})
+    assert task.observation[2].name == "velocity_commands"
+    with pytest.raises(TaskError, match=r"observation_aliases.keyboard_velocity_commands: 'keyboard' is no "
+                                        r"observation term transfer builds; map it to one of base_lin_vel"):  # fmt: skip
+        read_config(path).task(GO2_ISAACLAB, {"keyboard_velocity_commands": "keyboard"})
+
+
+def test_a_task_file_lists_its_terms_by_their_aliases_and_round_trips(tmp_path):
+    from transfer.task import Task
+
+    text = Path("presets/tasks/quadruped_flat_velocity.yaml").read_text()
+    data = yaml.safe_load(text)
+    data["observation"] = ["lin_vel" if t == "base_lin_vel" else t for t in data["observation"]]
+    data["observation_aliases"] = {"lin_vel": "base_lin_vel"}
+    (tmp_path / "task.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    task = load_task(tmp_path / "task.yaml")
+    assert task.observation[0].name == "base_lin_vel" and dict(task.observation_aliases) == {"lin_vel": "base_lin_vel"}
+    assert Task.from_dict(task.to_dict()) == task
+    assert task.with_settings({"observation_aliases.joint_speeds": "joint_vel_rel"}).observation_aliases == {
+        "lin_vel": "base_lin_vel", "joint_speeds": "joint_vel_rel"}  # fmt: skip
+
+
+def test_set_observation_aliases_reaches_the_deploy_reader_of_a_replay(tmp_path, capsys):
+    """``--set observation_aliases.NAME=TERM`` is read before the task exists: a replay of a deploy.yaml naming a
+    term its own way runs, and without the flag is refused naming the term, the file and the flag."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("pxr")
+    from transfer.cli import main
+    from transfer.orders import resolve_ordering
+    from transfer.task import resolve_asset
+
+    asset = resolve_asset(load_task("presets/tasks/quadruped_flat_velocity.yaml").asset)
+    names = list(resolve_ordering(asset, "physx").joints)
+    cfg = export_deploy_cfg(tmp_path / "run", names, names)
+    data = yaml.safe_load(cfg.read_text())
+    data["observations"] = {("gyro" if k == "base_ang_vel" else k): v for k, v in data["observations"].items()}
+    cfg.write_text(yaml.dump(data, default_flow_style=None, sort_keys=False))
+    policy = tmp_path / "policy.pt"
+    torch.jit.script(torch.nn.Sequential(torch.nn.Linear(45, 12))).save(str(policy))
+    args = ["replay", str(policy), "--config", str(cfg), "--source", "physx", "--asset", str(asset), "--target",
+            "physx", "--num-envs", "1", "--seconds", "1.5", "--json"]  # fmt: skip
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert f"{cfg}: observations.gyro: unknown observation term 'gyro'" in err
+    assert "--set observation_aliases.gyro=TERM" in err and err.count("\n") == 1
+    assert main([*args, "--set", "observation_aliases.gyro=base_ang_vel"]) == 0
+    result = __import__("json").loads(capsys.readouterr().out)
+    assert result["target"] == "physx" and result["survival_seconds"] > 0

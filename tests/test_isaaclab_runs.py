@@ -559,6 +559,28 @@ def test_an_unknown_observation_term_is_named_with_how_to_describe_it(tmp_path, 
     assert "task file" in text and "--config" in text
 
 
+def test_a_project_s_own_command_observation_reads_as_the_velocity_command_it_names(tmp_path, anymal):
+    """Issue 42: a fork's ``keyboard_velocity_commands`` (its own function, ``params.command_name: base_velocity``,
+    a UniformVelocityCommand) is the velocity command; a term of its own function and no command maps by
+    ``observation_aliases`` (keys: the term or the function), and the refusal says how."""
+    env = copy.deepcopy(isaaclab_env())
+    policy = env["observations"]["policy"]
+    own = {**policy["velocity_commands"], "func": "my_robot.tasks.mdp:keyboard_velocity_commands"}
+    policy["velocity_commands"] = own
+    task = _task(tmp_path, env, anymal)
+    assert "velocity_commands" in [t.name for t in task.observation]
+    assert dict(task.observation_aliases) == {}  # the key is the term's own name: nothing was renamed
+    env = _with(env, "observations.policy.velocity_commands.params.command_name", "joystick")
+    with pytest.raises(IsaacLabError, match=r"--set observation_aliases.velocity_commands=TERM"):
+        _task(tmp_path / "b", env, anymal)
+    from transfer.orders import resolve_ordering
+
+    run = read_isaaclab_run(tmp_path / "b/run")
+    names = resolve_ordering(anymal["asset"], run.order).joints
+    task = isaaclab_task(run, names, asset=anymal["asset"], aliases={"keyboard_velocity_commands": "velocity_commands"})
+    assert "velocity_commands" in [t.name for t in task.observation]
+
+
 def test_patterns_gains_scales_and_limits_are_expanded_the_isaac_lab_way(tmp_path, anymal):
     env = isaaclab_env()
     legs = env["scene"]["robot"]["actuators"]["legs"]

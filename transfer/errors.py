@@ -7,11 +7,12 @@ where and why a YAML file did not parse, in one line, for every reader's error.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 __all__ = [
-    "MAX_CONFIG_BYTES", "MissingPackageError", "read_config_text", "read_yaml_mapping", "strict_json", "strict_loader",
-    "yaml_problem",
+    "MAX_CONFIG_BYTES", "MissingPackageError", "SLICE_TAG", "read_config_text", "read_yaml_mapping", "slice_loader",
+    "strict_json", "strict_loader", "yaml_problem", "yaml_slice",
 ]  # fmt: skip
 
 
@@ -72,6 +73,56 @@ def strict_loader(base: type | None = None) -> type:
     return StrictLoader
 
 
+PYTHON_TAG = "tag:yaml.org,2002:python/"
+SLICE_TAG = "!!python/object/apply:builtins.slice"
+"""The one Python tag a deploy config may hold: PyYAML writes ``slice(None)`` (Isaac Lab's ``SceneEntityCfg``
+default ``joint_ids``, which Unitree's ``export_deploy_cfg`` dumps) as ``!!python/object/apply:builtins.slice
+[null, null, null]``."""
+
+
+@functools.cache
+def _tag_refused() -> type:
+    """The error a refused tag raises (a class made once, so that ``yaml`` is imported only when a file is read)."""
+    import yaml
+
+    class TagRefused(yaml.constructor.ConstructorError):
+        """A YAML tag read and refused (a Python tag other than :data:`SLICE_TAG`, or a malformed slice)."""
+
+    return TagRefused
+
+
+def yaml_slice(loader: Any, node: Any) -> slice:
+    """The slice a ``!!python/object/apply:builtins.slice [start, stop, step]`` node names: 1 to 3 integers or nulls
+    (what Python's ``slice`` takes); anything else is refused as a :class:`yaml.constructor.ConstructorError`."""
+    import yaml
+
+    args = loader.construct_sequence(node, deep=True) if isinstance(node, yaml.SequenceNode) else None
+    if args is None or not 1 <= len(args) <= 3 or not all(a is None or type(a) is int for a in args):
+        got = "a mapping or scalar" if args is None else f"{len(args)} arguments {args!r}"[:80]
+        raise _tag_refused()(
+            None, None, f"{SLICE_TAG} takes a list of 1 to 3 integers or nulls (start, stop, step); got {got}",
+            node.start_mark)  # fmt: skip
+    return slice(*args)
+
+
+def slice_loader() -> type:
+    """:func:`strict_loader` that also reads :data:`SLICE_TAG` as the slice it names, and refuses every other Python
+    tag (``!!python/object/apply:os.system``, ``!!python/tuple``, ...) naming it: nothing is imported, constructed or
+    run. For deploy configs (Unitree's ``deploy.yaml``) and task files."""
+
+    class SliceLoader(strict_loader()):  # type: ignore[misc,valid-type]
+        pass
+
+    def refuse(loader: Any, suffix: str, node: Any) -> Any:
+        raise _tag_refused()(
+            None, None, f"the tag !!python/{suffix} is refused: transfer reads a configuration as plain data, and of "
+            f"Python's tags only {SLICE_TAG} (a slice of integers or nulls); remove that value", node.start_mark)  # fmt: skip
+
+    SliceLoader.add_constructor(PYTHON_TAG + SLICE_TAG.removeprefix("!!python/"), yaml_slice)
+    SliceLoader.add_multi_constructor(PYTHON_TAG, refuse)
+    return SliceLoader
+
+
 class _KeyTwice(ValueError):
     pass
 
@@ -108,15 +159,18 @@ def read_config_text(path: Any, error: type[Exception], what: str = "configurati
     return path.read_text(encoding="utf-8")
 
 
-def read_yaml_mapping(path: Any, error: type[Exception], expected: str) -> dict[str, Any]:
-    """The YAML mapping in the file ``path`` (read safely); anything else raises ``error`` in one line naming the file:
-    not UTF-8 text, not YAML (:func:`yaml_problem`), or not a mapping (``expected`` says what the file should hold)."""
+def read_yaml_mapping(path: Any, error: type[Exception], expected: str, loader: type | None = None) -> dict[str, Any]:
+    """The YAML mapping in the file ``path`` (read safely, by ``loader``: :func:`strict_loader` unless given); anything
+    else raises ``error`` in one line naming the file: not UTF-8 text, not YAML (:func:`yaml_problem`), a tag refused,
+    or not a mapping (``expected`` says what the file should hold)."""
     import yaml
 
     try:
-        data = yaml.load(read_config_text(path, error), Loader=strict_loader())  # noqa: S506 - a SafeLoader
+        data = yaml.load(read_config_text(path, error), Loader=loader or strict_loader())  # noqa: S506 - a SafeLoader
     except UnicodeDecodeError:
         raise error(f"{path}: not a text (UTF-8 YAML) file") from None
+    except _tag_refused() as exc:
+        raise error(f"{path}: {yaml_problem(exc)}") from None
     except yaml.YAMLError as exc:
         raise error(f"{path}: not valid YAML, {yaml_problem(exc)}") from None
     if not isinstance(data, dict):

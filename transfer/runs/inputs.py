@@ -179,6 +179,7 @@ def resolve_inputs(
     config: str | Path | None = None,
     asset: str | Path | None = None,
     load: bool = True,
+    aliases: Mapping[str, str] | None = None,
 ) -> Inputs:
     """Load the checkpoint and the task, and settle the asset and the checkpoint's joint order.
 
@@ -194,10 +195,13 @@ def resolve_inputs(
     ``checkpoint`` may also be an Isaac Lab run folder (``params/env.yaml`` beside ``model_<iter>.pt`` or
     ``exported/policy.pt``), or a checkpoint file inside one: the task, the training engine (the default
     ``source``) and the asset path come from the run's ``env.yaml`` (docs/isaaclab.md).
+
+    ``aliases``: observation terms a deploy config or run names otherwise -> the term each is (the task field
+    ``observation_aliases``; :func:`aliases_in` finds them among ``--set`` settings).
     """
     from transfer.assets import conversion_warnings
 
-    inputs = _resolve(checkpoint, source, config, asset, load)
+    inputs = _resolve(checkpoint, source, config, asset, load, aliases or {})
     extra = conversion_warnings(inputs.asset_file)
     return dataclasses.replace(inputs, warnings=(*inputs.warnings, *extra)) if extra else inputs
 
@@ -209,27 +213,41 @@ def _open(path: str | Path, load: bool, **options: Any) -> Any:
     return load_policy(path, **options) if load else open_checkpoint(path)
 
 
-def _resolve(checkpoint: str | Path, source: Any, config: Any, asset: Any, load: bool) -> Inputs:
+def aliases_in(settings: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The ``observation_aliases`` among task ``settings`` (``--set observation_aliases.X=TERM`` or a whole mapping):
+    the readers need them before the task exists, to read a term the file names otherwise."""
+    out: dict[str, Any] = {}
+    for key, value in (settings or {}).items():
+        if key == "observation_aliases":
+            if not isinstance(value, Mapping):
+                raise ReplayError(f"--set observation_aliases: expected a mapping {{NAME: TERM}}, got {value!r}")
+            out.update(value)
+        elif str(key).startswith("observation_aliases."):
+            out[str(key).removeprefix("observation_aliases.")] = value
+    return out
+
+
+def _resolve(checkpoint: str | Path, source: Any, config: Any, asset: Any, load: bool, aliases: Any) -> Inputs:
     from transfer.task.deploy import DeployConfig
     from transfer.task.isaaclab import find_run
     from transfer.task.readers import read_config
 
     if find_run(checkpoint) is not None and (config is None or Path(checkpoint).is_dir()):
-        return _inputs_from_run(checkpoint, source, config, asset, load)
+        return _inputs_from_run(checkpoint, source, config, asset, load, aliases)
     policy = _open(checkpoint, load)
     meta = policy.metadata
     if meta is not None:
-        return _inputs_from_metadata(policy, meta, source, config, asset)
+        return _inputs_from_metadata(policy, meta, source, config, asset, aliases)
     if config is None:
         raise ReplayError(
             f"{Path(checkpoint).name} carries no metadata: pass --config with a task file (presets/tasks/*.yaml), a "
             "deploy config or a Newton policy YAML describing the checkpoint's observation, action and defaults "
             "(no task configuration was given); or store them in the checkpoint once: transfer convert CHECKPOINT --source X --to X --config FILE.yaml --asset ROBOT.usd -o OUT."
         )
-    found = read_config(config)
+    found = read_config(config, aliases=aliases)
     parsed = parse_source(source)
     if isinstance(found, DeployConfig):
-        return _inputs_from_deploy(policy, found, parsed, asset)
+        return _inputs_from_deploy(policy, found, parsed, asset, aliases)
     task = found
     if parsed is None and task.convention is not None:
         parsed = parse_ordering(task.convention)
@@ -265,7 +283,7 @@ def checkpoint_order(parsed: Any, source_file: Path | None, flag: str = "--sourc
     return mujoco_joint_names(source_file)
 
 
-def _inputs_from_deploy(policy: Any, config: Any, parsed: Any, asset: Any) -> Inputs:
+def _inputs_from_deploy(policy: Any, config: Any, parsed: Any, asset: Any, aliases: Any) -> Inputs:
     """:func:`resolve_inputs` for a deploy config (:mod:`transfer.task.deploy`): the robot is ``--asset`` (or the
     config's ``xml_path``), the policy's order ``--source`` (legged_gym's: the MJCF's, ``mujoco``), and the task the
     config's values put on the joint names of that order."""
@@ -285,14 +303,14 @@ def _inputs_from_deploy(policy: Any, config: Any, parsed: Any, asset: Any) -> In
         )
     order = checkpoint_order(parsed, robot.file)
     names = robot.order(order).joints
-    task = config.task(names)  # its joint_names: the resolved order (mujoco's stays an explicit list)
+    task = config.task(names, aliases)  # its joint_names: the resolved order (mujoco's stays an explicit list)
     if isinstance(parsed, OrderingConvention) and parsed is not OrderingConvention.MUJOCO:
         task = dataclasses.replace(task, joint_names=None, convention=parsed.value)
     label = parsed.value if isinstance(parsed, OrderingConvention) else "explicit list"
     return Inputs(policy, task, robot, order, label)
 
 
-def _inputs_from_run(path: str | Path, source: Any, config: Any, asset: Any, load: bool) -> Inputs:
+def _inputs_from_run(path: str | Path, source: Any, config: Any, asset: Any, load: bool, aliases: Any) -> Inputs:
     """:func:`resolve_inputs` for an Isaac Lab run folder (or a checkpoint file inside one, without ``config``).
 
     The run's ``params/env.yaml`` is read (safely) before anything else is loaded; the checkpoint is the named
@@ -309,9 +327,10 @@ def _inputs_from_run(path: str | Path, source: Any, config: Any, asset: Any, loa
     options = run.policy_options() if detect_format(run.checkpoint) == "rsl_rl" else {}
     policy = _open(run.checkpoint, load, **options)
     if policy.metadata is not None:
-        inputs = _inputs_from_metadata(policy, policy.metadata, source, config, asset)
-        return dataclasses.replace(inputs, run=run, notes=(
-            f"{policy.path.name} carries its own metadata; params/env.yaml is not used",))
+        inputs = _inputs_from_metadata(policy, policy.metadata, source, config, asset, aliases)
+        return dataclasses.replace(
+            inputs, run=run, notes=(f"{policy.path.name} carries its own metadata; params/env.yaml is not used",)
+        )
     parsed = parse_source(source) if source is not None else parse_ordering(run.order)
     if config is not None:
         task = load_task(config)
@@ -326,20 +345,25 @@ def _inputs_from_run(path: str | Path, source: Any, config: Any, asset: Any, loa
     notes: list[str] = []
     if config is None:
         order = parsed.value if isinstance(parsed, OrderingConvention) else tuple(parsed)
-        task = isaaclab_task(run, robot.order(parsed).joints, order=order, asset=robot.usd, notes=notes)
+        task = isaaclab_task(
+            run, robot.order(parsed).joints, order=order, asset=robot.usd, notes=notes, aliases=aliases
+        )
     label = parsed.value if isinstance(parsed, OrderingConvention) else "explicit list"
     return Inputs(policy, task, robot, parsed, label, policy_options=options, run=run, notes=tuple(notes))
 
 
-def _inputs_from_metadata(policy: Any, meta: dict[str, Any], source: Any, config: Any, asset: Any) -> Inputs:
+def _inputs_from_metadata(
+    policy: Any, meta: dict[str, Any], source: Any, config: Any, asset: Any, aliases: Any
+) -> Inputs:
     """:func:`resolve_inputs` for a checkpoint that describes itself: the metadata's task, order and asset, each
     explicit argument checked against them."""
     from transfer.checkpoint import merge_config, metadata_to_task
+
     name = policy.path.name
     task = metadata_to_task(meta, source=f"{name} (metadata)")
     order: Any = parse_ordering(task.convention) if task.convention is not None else task.joint_names
     label = task.convention or "explicit list"
-    config_task = None if config is None else _config_task(config, task.joint_names)
+    config_task = None if config is None else _config_task(config, task.joint_names, aliases)
     if config_task is not None:
         task = merge_config(task, config_task, where=f"--config {config} contradicts {name}'s metadata",
                             config_name=f"--config {config}")  # fmt: skip
@@ -376,13 +400,13 @@ def _inputs_from_metadata(policy: Any, meta: dict[str, Any], source: Any, config
     return Inputs(policy, task, robot, order, label, _asset_drift(meta, robot.file, name))
 
 
-def _config_task(config: Any, joint_names: Any) -> Any:
+def _config_task(config: Any, joint_names: Any, aliases: Any) -> Any:
     """The task ``config`` describes; a deploy config's, on the joint names the checkpoint's metadata lists."""
     from transfer.task.deploy import DeployConfig
     from transfer.task.readers import read_config
 
-    found = read_config(config)
-    return found.task(joint_names) if isinstance(found, DeployConfig) else found
+    found = read_config(config, aliases=aliases)
+    return found.task(joint_names, aliases) if isinstance(found, DeployConfig) else found
 
 
 def _asset_drift(meta: dict[str, Any], source_file: Path | None, name: str) -> tuple[str, ...]:

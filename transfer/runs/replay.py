@@ -24,6 +24,7 @@ from transfer._console import is_terminal, progress_bar
 from transfer.runs.inputs import (
     Inputs,
     ReplayError,
+    aliases_in,
     native_backend,
     one_torch_thread,
     resolve_inputs,
@@ -134,7 +135,8 @@ def replay(
     if not isinstance(perturbation, Perturbation):
         perturbation = Perturbation.from_dict(perturbation)
 
-    inputs = inputs or resolve_inputs(checkpoint, source=source, config=config, asset=asset)
+    aliases = aliases_in(settings)
+    inputs = inputs or resolve_inputs(checkpoint, source=source, config=config, asset=asset, aliases=aliases)
     inputs = with_settings(inputs, settings)
     policy, task = inputs.policy, inputs.task
     if record is not None:
@@ -327,6 +329,7 @@ def compare(checkpoint: str | Path, target: str, **kwargs: Any) -> list[ReplayRe
         source=kwargs.pop("source", None),
         config=kwargs.pop("config", None),
         asset=kwargs.pop("asset", None),
+        aliases=aliases_in(settings),
     )
     inputs = with_settings(inputs, settings)
     native = native_backend(inputs)

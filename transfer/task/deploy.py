@@ -34,7 +34,13 @@ from transfer.backends import native_backend, training_settings
 from transfer.ordering import OrderingConvention
 from transfer.task._checks import TaskError, _integer, _number
 from transfer.task.model import ActionTerm, ObsTerm, Task
-from transfer.task.terms import OBS_TERMS, isaaclab_names, mjlab_names
+from transfer.task.terms import (
+    OBS_TERMS,
+    alias_hint,
+    check_aliases,
+    isaaclab_names,
+    mjlab_names,
+)
 
 __all__ = ["LEGGED_GYM_PERIOD", "DeployConfig", "is_deploy_config", "isaaclab_legged_settings", "read_deploy_config"]
 
@@ -88,8 +94,9 @@ class DeployConfig:
     asset_problem: str | None = None
     """Why the robot file the config names was not found (``--asset`` is needed then), else ``None``."""
 
-    def task(self, joint_names: Sequence[str]) -> Task:
-        """The task for a policy whose joints, in its order, are ``joint_names`` (as many as :attr:`num_joints`)."""
+    def task(self, joint_names: Sequence[str], aliases: Mapping[str, str] | None = None) -> Task:
+        """The task for a policy whose joints, in its order, are ``joint_names`` (as many as :attr:`num_joints`).
+        ``aliases``: observation terms the file names otherwise -> the term each is (``observation_aliases``)."""
         names = tuple(joint_names)
         if len(names) != self.num_joints:
             raise TaskError(
@@ -98,7 +105,9 @@ class DeployConfig:
                 "is this the policy's robot?"
             )
         try:
-            return _unitree_task(self, names) if self.kind == "unitree" else _legged_gym_task(self, names)
+            if self.kind == "unitree":
+                return _unitree_task(self, names, check_aliases(aliases, "--set observation_aliases"))
+            return _legged_gym_task(self, names)
         except TaskError as exc:
             raise TaskError(f"{self.path}: {exc}") from None
 
@@ -146,6 +155,16 @@ def _floats(value: Any, where: str, n: int | None = None, each: str = "joint of 
     return out
 
 
+def _joint_ids(value: Any, where: str, n: int) -> list[int] | None:
+    """The joint indices a deploy.yaml's ``joint_ids`` names among ``n`` joints: ``None`` (every joint, in order) for
+    null or a slice covering them all (``slice(None)``, Isaac Lab's default, which Unitree's exporter writes as
+    ``!!python/object/apply:builtins.slice [null, null, null]``); else the list, each index below ``n``."""
+    ids = list(range(n))[value] if isinstance(value, slice) else None if value is None else _ints(value, where)
+    if ids is not None and any(i >= n for i in ids):
+        raise TaskError(f"{where}: {value} names a joint past the {n} the policy has")
+    return None if ids is None or ids == list(range(n)) else ids
+
+
 def _by_name(values: Sequence[float], names: Sequence[str]) -> dict[str, float]:
     return dict(zip(names, values, strict=True))
 
@@ -181,26 +200,51 @@ def _placeholder(path: Path, text: Any, field: str, roots: Sequence[str | Path])
 _TERM_NAMES: Mapping[str, str] = {**{n: n for n in OBS_TERMS}, **mjlab_names(), **isaaclab_names()}
 
 
-def _unitree_term(name: str, cfg: Any, where: str, num_joints: int) -> ObsTerm:
-    term = _TERM_NAMES.get(name)
+def _is_velocity_command(command: Any, commands: Mapping[str, Any]) -> bool:
+    """Whether the command a term's ``params.command_name`` names is a base velocity command: Isaac Lab's
+    ``base_velocity``, or one the file's ``commands:`` gives ``lin_vel_x`` ranges."""
+    found = commands.get(command) if isinstance(command, str) else None
+    ranges = found.get("ranges") if isinstance(found, Mapping) else None
+    return command == "base_velocity" or (isinstance(ranges, Mapping) and "lin_vel_x" in ranges)
+
+
+def _term_name(name: str, params: Mapping[str, Any], commands: Mapping[str, Any], aliases: Mapping[str, str],
+               where: str) -> str:  # fmt: skip
+    """The term transfer builds for the deploy.yaml term ``name``: the user's alias, the term of that name (or its
+    Isaac Lab or mjlab name), else the base velocity command's observation when ``params.command_name`` names it."""
+    term = aliases.get(name) or _TERM_NAMES.get(name)
+    if term is None and _is_velocity_command(params.get("command_name"), commands):
+        term = "velocity_commands"
     if term is None:
         raise TaskError(f"{where}: unknown observation term {name!r}; transfer builds {', '.join(OBS_TERMS)} (and their "
-                        "Isaac Lab and mjlab names); describe the observation in a task file (--config)")  # fmt: skip
+                        f"Isaac Lab and mjlab names); {alias_hint(name)}")  # fmt: skip
+    return term
+
+
+def _unitree_term(name: str, cfg: Any, where: str, num_joints: int, commands: Mapping[str, Any],
+                  aliases: Mapping[str, str]) -> ObsTerm:  # fmt: skip
     if not isinstance(cfg, Mapping):
         raise TaskError(f"{where}: expected params, clip, scale, history_length; got {cfg!r}")
     params = cfg.get("params") or {}
     if not isinstance(params, Mapping):
         raise TaskError(f"{where}.params: expected a mapping, got {params!r}")
+    term = _term_name(name, params, commands, aliases, where)
+    size = OBS_TERMS[term].size
+    scale = cfg.get("scale")
+    if term != name and size is not None and isinstance(scale, (list, tuple)) and len(scale) != size:
+        raise TaskError(f"{where}.scale: {len(scale)} entries, but {name!r} is read as {term} ({size} entries: "
+                        f"{', '.join(OBS_TERMS[term].components or ())}); is it that term?")  # fmt: skip
     entity = params.get("asset_cfg") if isinstance(params.get("asset_cfg"), Mapping) else {}
-    ids = entity.get("joint_ids")
-    if isinstance(ids, list) and ids != list(range(num_joints)):
+    ids = _joint_ids(entity.get("joint_ids"), f"{where}.params.asset_cfg.joint_ids", num_joints)
+    if ids is not None:
         raise TaskError(f"{where}.params.asset_cfg.joint_ids: {ids}; the term reads a subset or another order of the "
                         "joints, which transfer does not replay: describe it in a task file (--config)")  # fmt: skip
     command = params.get("command_name")
-    if term == "velocity_commands" and command not in (None, "base_velocity"):
-        raise TaskError(f"{where}.params.command_name: {command!r}; transfer replays the base_velocity command")
+    said = aliases.get(name) == term  # the user's word on what the term is
+    if term == "velocity_commands" and command is not None and not said and not _is_velocity_command(command, commands):
+        raise TaskError(f"{where}.params.command_name: {command!r}; transfer replays a base velocity command "
+                        "(base_velocity, or one under commands: with lin_vel_x ranges)")  # fmt: skip
     history = _integer(cfg.get("history_length", 1) or 1, f"{where}.history_length", 1)
-    scale = cfg.get("scale")
     return ObsTerm(
         term,
         scale=1.0 if scale is None else (tuple(scale) if isinstance(scale, (list, tuple)) else scale),
@@ -210,7 +254,9 @@ def _unitree_term(name: str, cfg: Any, where: str, num_joints: int) -> ObsTerm:
     )
 
 
-def _unitree_observation(data: Mapping[str, Any], num_joints: int) -> tuple[ObsTerm, ...]:
+def _unitree_observation(data: Mapping[str, Any], num_joints: int,
+                         aliases: Mapping[str, str]) -> tuple[tuple[ObsTerm, ...], dict[str, str]]:  # fmt: skip
+    """The observation terms in order, and the names read as another term (``{file's name: term}``)."""
     obs = data["observations"]
     if not isinstance(obs, Mapping) or not obs:
         raise TaskError(f"observations: expected a mapping of terms, got {obs!r}")
@@ -222,29 +268,34 @@ def _unitree_observation(data: Mapping[str, Any], num_joints: int) -> tuple[ObsT
     first = next(iter(terms.values()))
     if isinstance(first, Mapping) and "params" not in first and all(isinstance(v, Mapping) for v in first.values()):
         raise TaskError(f"observations: groups {sorted(terms)} (several policy inputs); transfer feeds one vector")
-    out = []
+    commands = data.get("commands") if isinstance(data.get("commands"), Mapping) else {}
+    out, mapped = [], {}
     for name, cfg in terms.items():
         try:
-            out.append(_unitree_term(str(name), cfg, f"observations.{name}", num_joints))
+            out.append(_unitree_term(str(name), cfg, f"observations.{name}", num_joints, commands, aliases))
         except TaskError as exc:
-            raise TaskError(str(exc) if str(exc).startswith("observations.") else f"observations.{name}: {exc}") from None
-    return tuple(out)
+            raise TaskError(
+                str(exc) if str(exc).startswith("observations.") else f"observations.{name}: {exc}"
+            ) from None
+        if out[-1].name != name and _TERM_NAMES.get(str(name)) != out[-1].name:
+            mapped[str(name)] = out[-1].name
+    return tuple(out), mapped
 
 
 def _unitree_action(data: Mapping[str, Any], names: tuple[str, ...]) -> ActionTerm:
     actions = data["actions"]
     if not isinstance(actions, Mapping) or len(actions) != 1:
-        raise TaskError(f"actions: expected one action term, found {sorted(actions) if isinstance(actions, Mapping) else actions!r}")
+        raise TaskError(
+            f"actions: expected one action term, found {sorted(actions) if isinstance(actions, Mapping) else actions!r}"
+        )
     ((kind, cfg),) = actions.items()
     if kind != "JointPositionAction":
         raise TaskError(f"actions.{kind}: transfer replays JointPositionAction only (target = offset + scale x action)")
     at = f"actions.{kind}"
     if not isinstance(cfg, Mapping):
         raise TaskError(f"{at}: expected scale, offset, clip, joint_ids; got {cfg!r}")
-    ids = cfg.get("joint_ids")
-    joints = names if ids is None else tuple(names[i] for i in _ints(ids, f"{at}.joint_ids") if i < len(names))
-    if ids is not None and len(joints) != len(ids):
-        raise TaskError(f"{at}.joint_ids: {ids} names a joint past the {len(names)} the policy has")
+    ids = _joint_ids(cfg.get("joint_ids"), f"{at}.joint_ids", len(names))
+    joints = names if ids is None else tuple(names[i] for i in ids)
     n = len(joints)
     scale = cfg.get("scale", 1.0)
     scale = _by_name(_floats(scale, f"{at}.scale", n), joints) if isinstance(scale, (list, tuple)) else scale
@@ -260,9 +311,7 @@ def _unitree_action(data: Mapping[str, Any], names: tuple[str, ...]) -> ActionTe
                       joints=None if joints == names else joints)  # fmt: skip
 
 
-
-
-def _unitree_task(cfg: DeployConfig, names: tuple[str, ...]) -> Task:
+def _unitree_task(cfg: DeployConfig, names: tuple[str, ...], aliases: Mapping[str, str]) -> Task:
     from transfer.task.isaaclab.mapping import fixed_command
 
     data, n = cfg.data, cfg.num_joints
@@ -282,16 +331,20 @@ def _unitree_task(cfg: DeployConfig, names: tuple[str, ...]) -> Task:
                         "decimation in a task file (--config)")  # fmt: skip
     commands = data.get("commands") or {}
     ranges = (commands.get("base_velocity") or {}).get("ranges") if isinstance(commands, Mapping) else None
+    observation, mapped = _unitree_observation(data, n, aliases)
     return Task(
         name=cfg.path.parent.parent.name if cfg.path.parent.name == "params" else cfg.path.stem,
-        observation=_unitree_observation(data, n),
+        observation=observation,
+        observation_aliases=mapped,
         action=_unitree_action(data, names),
         joint_names=names,
         default_joint_pos=_by_name(_floats(data["default_joint_pos"], "default_joint_pos", n), names),
         sim_dt=ISAACLAB_SIM_DT,
         decimation=decimation,
         command=fixed_command(ranges if isinstance(ranges, Mapping) else None),
-        engines=training_settings("isaaclab_legged"),  # what Isaac Lab trains legged robots under; the file says nothing
+        engines=training_settings(
+            "isaaclab_legged"
+        ),  # what Isaac Lab trains legged robots under; the file says nothing
         source=str(cfg.path),
         **gains,
     )

@@ -32,7 +32,7 @@ from transfer.task._checks import (
 from transfer.task.action import ACTION_KINDS, ActionTerm
 from transfer.task.names import check_listed_order, expand_joint_values
 from transfer.task.observation import ObsTerm
-from transfer.task.terms import OBS_TERMS, KnownTerm
+from transfer.task.terms import OBS_TERMS, KnownTerm, check_aliases
 
 __all__ = [
     "ACTION_KINDS",
@@ -101,6 +101,11 @@ class Task:
     ``armature`` and ``friction`` (``{}``: the asset's); and ``actuators``, the actuator groups (joints in no group
     are driven by the engine's own PD: Isaac Lab's implicit actuator). :meth:`scene` turns them into the
     :class:`~transfer.backends.scene.SceneDescription` the backends build.
+
+    ``observation_aliases``: observation terms by another project's name -> the term transfer builds
+    (``{keyboard_velocity_commands: velocity_commands}``): a task file may list its observation by those names, and
+    the deploy-config and Isaac Lab readers map a term of that name onto the term; the readers record here the
+    names they mapped themselves (a renamed command observation).
     """
 
     name: str
@@ -127,6 +132,7 @@ class Task:
     ground: GroundMaterial | None = None
     self_collisions: bool | None = None
     actuators: tuple[ActuatorGroup, ...] = ()
+    observation_aliases: Mapping[str, str] = field(default_factory=dict)
     source: str | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -184,6 +190,7 @@ class Task:
         if self.self_collisions is not None and not isinstance(self.self_collisions, bool):
             raise TaskError(f"self_collisions: expected true, false or null, got {self.self_collisions!r}")
         put(self, "actuators", _actuators(self.actuators))
+        put(self, "observation_aliases", check_aliases(self.observation_aliases))
         cmd = self.command
         if isinstance(cmd, (str, bytes)) or not isinstance(cmd, Sequence) or len(cmd) != 3:
             raise TaskError(f"command: expected [vx, vy, wz], got {cmd!r}")
@@ -316,6 +323,7 @@ class Task:
             "ground": None if self.ground is None else self.ground.to_dict(),
             "self_collisions": self.self_collisions,
             "actuators": [g.to_dict() for g in self.actuators],
+            "observation_aliases": dict(self.observation_aliases),
         }
 
     # ------------------------------------------------------------------------------------------- settings
@@ -395,7 +403,9 @@ class Task:
                 raise TaskError(f"missing fields {missing} (see presets/tasks/README.md for the format)")
             kwargs = {k: v for k, v in data.items() if k != "format" and k not in backend_names()}
             kwargs["engines"] = {k: v for k, v in data.items() if k in backend_names()}
-            kwargs["observation"] = _parse_observation(data["observation"])
+            kwargs["observation"] = _parse_observation(
+                data["observation"], check_aliases(data.get("observation_aliases"))
+            )
             kwargs["action"] = _parse_action(data["action"])
             if isinstance(kwargs.get("ground"), Mapping):
                 kwargs["ground"] = _ground(kwargs["ground"])
@@ -423,7 +433,9 @@ def _engines(value: Any) -> Mapping[str, Mapping[str, Any]]:
         raise TaskError(str(exc)) from None
 
 
-def _parse_observation(value: Any) -> tuple[ObsTerm, ...]:
+def _parse_observation(value: Any, aliases: Mapping[str, str]) -> tuple[ObsTerm, ...]:
+    """The observation a task file lists, each entry a term name or a mapping; a name in ``aliases`` is the term it
+    maps to."""
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
         raise TaskError(f"observation: expected a list of terms, got {value!r}")
     terms = []
@@ -431,14 +443,15 @@ def _parse_observation(value: Any) -> tuple[ObsTerm, ...]:
     for i, entry in enumerate(value):
         try:
             if isinstance(entry, str):
-                terms.append(ObsTerm(entry))
+                terms.append(ObsTerm(aliases.get(entry, entry)))
                 continue
             if not isinstance(entry, Mapping) or "name" not in entry:
                 raise TaskError(f"expected a term name or a mapping with 'name', got {entry!r}")
             unknown = sorted(set(entry) - allowed)
             if unknown:
                 raise TaskError(f"unknown keys {unknown}; known: {sorted(allowed)}")
-            terms.append(ObsTerm(**entry))
+            name = entry["name"]
+            terms.append(ObsTerm(**{**entry, "name": aliases.get(name, name) if isinstance(name, str) else name}))
         except TaskError as exc:
             raise TaskError(f"observation[{i}]: {exc}") from None
     return tuple(terms)

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from transfer.task._checks import TaskError, _freeze, _integer, _number
-from transfer.task.terms import OBS_TERMS, Axis, KnownTerm
+from transfer.task.terms import OBS_TERMS, Axis, KnownTerm, alias_hint
 
 __all__ = ["MAX_HISTORY", "ObsTerm", "ObservationBuffer"]
 
@@ -58,7 +58,9 @@ class ObsTerm:
     def __post_init__(self) -> None:
         known = OBS_TERMS.get(self.name) if isinstance(self.name, str) else None
         if known is None:
-            raise TaskError(f"unknown observation term {self.name!r}; known terms: {_known_terms()}")
+            raise TaskError(
+                f"unknown observation term {self.name!r}; known terms: {_known_terms()}; " + alias_hint(str(self.name))
+            )
         where = f"observation term {self.name!r}"
         axis = known.axis if self.axis is None else self.axis
         if axis != known.axis:
@@ -135,7 +137,9 @@ def _scale(value: Any, size: int | None, where: str) -> float | tuple[float, ...
     if not values:
         raise TaskError(f"{where}: scale: an empty list; give a number or one per entry")
     if size is not None and len(values) != size:
-        raise TaskError(f"{where}: {len(values)} scales for a term of {size} entries; give one number, or one per entry")
+        raise TaskError(
+            f"{where}: {len(values)} scales for a term of {size} entries; give one number, or one per entry"
+        )
     return values[0] if len(set(values)) == 1 else values
 
 
@@ -159,8 +163,6 @@ def _term_params(value: Any, known: KnownTerm, where: str) -> Mapping[str, float
     if "period" in out and out["period"] <= 0:
         raise TaskError(f"{where}: params.period: {out['period']} s; a period is > 0 (legged_gym's humanoids: 0.8)")
     return MappingProxyType(out)
-
-
 
 
 class ObservationBuffer:

@@ -18,7 +18,7 @@ from typing import Any
 
 from transfer.assets import PACKAGE_ASSETS, package_hint, resolve_asset
 from transfer.backends import native_backend
-from transfer.errors import read_yaml_mapping
+from transfer.errors import read_yaml_mapping, slice_loader
 from transfer.ordering import OrderingConvention
 from transfer.task._checks import TaskError, _names, _number
 from transfer.task.deploy import (
@@ -81,12 +81,19 @@ def load_task(path: str | Path) -> Task:
     return found
 
 
-def read_config(path: str | Path, roots: Sequence[str | Path] = ()) -> Task | DeployConfig:
+def read_config(
+    path: str | Path, roots: Sequence[str | Path] = (), aliases: Mapping[str, str] | None = None
+) -> Task | DeployConfig:
     """:func:`load_task`, with the deploy configs (:mod:`transfer.task.deploy`) read as :class:`DeployConfig`: a
-    task once the policy's joint names are known. ``roots``: folders ``{LEGGED_GYM_ROOT_DIR}`` may stand for."""
+    task once the policy's joint names are known. ``roots``: folders ``{LEGGED_GYM_ROOT_DIR}`` may stand for.
+    ``aliases``: observation term names -> the term each is, added to a task file's own ``observation_aliases``
+    (a deploy config takes them in :meth:`DeployConfig.task`)."""
     path = Path(path)
     data = _read_yaml(path)
     if "format" in data:
+        if aliases:
+            own = data.get("observation_aliases")
+            data = {**data, "observation_aliases": {**aliases, **own} if isinstance(own, Mapping) else own or aliases}
         return read_task_yaml(path, data)
     if "mjw_joint_names" in data or "physx_joint_names" in data:
         return read_newton_policy_yaml(path, data)
@@ -108,7 +115,7 @@ def _read_yaml(path: Path) -> dict[str, Any]:
             f"{found}. Pass a task YAML (presets/tasks/*.yaml), a Newton policy YAML, Unitree's deploy.yaml or a "
             "legged_gym deploy_mujoco config."
         )
-    return read_yaml_mapping(path, TaskError, "a mapping of fields at the top level")
+    return read_yaml_mapping(path, TaskError, "a mapping of fields at the top level", slice_loader())
 
 
 def read_task_yaml(path: str | Path, data: Mapping[str, Any] | None = None) -> Task:

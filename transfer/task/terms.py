@@ -17,7 +17,9 @@ from typing import Any, Literal, Protocol
 
 from transfer._arrays import host
 
-__all__ = ["OBS_TERMS", "Axis", "KnownTerm", "TermSources", "isaaclab_names", "mjlab_names"]
+__all__ = [
+    "OBS_TERMS", "Axis", "KnownTerm", "TermSources", "alias_hint", "check_aliases", "isaaclab_names", "mjlab_names",
+]  # fmt: skip
 
 Axis = Literal["joint", "body", "none"]
 
@@ -142,3 +144,33 @@ def isaaclab_names() -> Mapping[str, str]:
 def mjlab_names() -> Mapping[str, str]:
     """mjlab observation term name -> transfer's term."""
     return _by_other_name("mjlab")
+
+
+# ---------------------------------------------------------------------------------------------------- other names
+
+
+def check_aliases(value: Any, where: str = "observation_aliases") -> Mapping[str, str]:
+    """A task's ``observation_aliases``: a term's name in another project -> the term transfer builds for it
+    (``{keyboard_velocity_commands: velocity_commands}``); each target must be a name of :data:`OBS_TERMS`."""
+    from transfer.task._checks import TaskError
+
+    if value is None:
+        return MappingProxyType({})
+    if not isinstance(value, Mapping):
+        raise TaskError(f"{where}: expected a mapping from a term's name in your project to the term transfer builds "
+                        f"for it ({', '.join(OBS_TERMS)}), got {value!r}")  # fmt: skip
+    out: dict[str, str] = {}
+    for name, term in value.items():
+        if not isinstance(name, str) or not name or not name.isprintable() or len(name) > 256:
+            raise TaskError(f"{where}: {name!r} is not a term name (a non-empty printable string)")
+        if not isinstance(term, str) or term not in OBS_TERMS:
+            raise TaskError(f"{where}.{name}: {term!r} is no observation term transfer builds; map it to one of "
+                            f"{', '.join(OBS_TERMS)}")  # fmt: skip
+        out[name] = term
+    return MappingProxyType(out)
+
+
+def alias_hint(name: str) -> str:
+    """How a user maps a term of another name onto one transfer builds: what an "unknown term" refusal ends with."""
+    return (f"if it is one of them under another name, map it: --set observation_aliases.{name}=TERM (or "
+            f"observation_aliases: {{{name}: TERM}} in a task file; docs/replay.md)")  # fmt: skip

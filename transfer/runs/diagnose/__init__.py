@@ -152,11 +152,12 @@ def diagnose(
     ``workers > 1`` (or an ``address``) runs the candidates on Ray, one CPU each. ``seconds`` must be longer than
     the warm-up before velocities count (:func:`check_seconds`: refused before anything runs)."""
     from transfer.perturbations import Perturbation
-    from transfer.runs.inputs import native_backend, resolve_inputs
+    from transfer.runs.inputs import aliases_in, native_backend, resolve_inputs
     from transfer.runs.replay import baseline_failure, replay
 
     check_seconds(seconds)
-    inputs = resolve_inputs(checkpoint, source=source, config=config, asset=asset)
+    aliases = {**aliases_in(native_settings), **aliases_in(settings)}
+    inputs = resolve_inputs(checkpoint, source=source, config=config, asset=asset, aliases=aliases)
     native_inputs, target_inputs = _with_settings(inputs, native_settings, "--native-set"), \
         _with_settings(inputs, settings, "--set")  # fmt: skip
     perturb = dict(Perturbation.from_dict(perturbation or {}))

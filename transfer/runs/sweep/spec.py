@@ -357,10 +357,10 @@ def _resolve(path: str, order: Any, config: Any, asset: Any, settings: dict, nam
     """Resolve one checkpoint's inputs now (the replay's own resolution), so that a cell fails only on the engine."""
     import dataclasses
 
-    from transfer.runs.inputs import ReplayError, native_backend, resolve_inputs
+    from transfer.runs.inputs import ReplayError, aliases_in, native_backend, resolve_inputs
 
     try:
-        inputs = resolve_inputs(path, source=order, config=config, asset=asset)
+        inputs = resolve_inputs(path, source=order, config=config, asset=asset, aliases=aliases_in(settings))
     except (ReplayError, FileNotFoundError, ValueError, NotImplementedError) as exc:
         raise SpecError(f"{at} ({Path(path).name}): {_spec_words(str(exc))}") from None
     if settings:

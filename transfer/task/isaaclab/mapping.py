@@ -23,6 +23,7 @@ from transfer.task.isaaclab.terms import (
 )
 from transfer.task.isaaclab.yaml_safe import IsaacLabError
 from transfer.task.model import Task
+from transfer.task.terms import check_aliases
 
 _EXPLICIT_EFFORT = ("effort_limit", "effort_limit_sim")
 """Where an explicit actuator's clip comes from (Isaac Lab's ``effort_limit``; ``effort_limit_sim`` is the engine's)."""
@@ -184,6 +185,7 @@ def isaaclab_task(
     order: str | tuple[str, ...] | None = None,
     asset: str | Path | None = None,
     notes: list[str] | None = None,
+    aliases: Mapping[str, str] | None = None,
 ) -> Task:
     """The task ``run``'s ``env.yaml`` describes, on an asset whose joints, in the checkpoint's order, are
     ``joint_names`` (``transfer.resolve_ordering(asset, run.order).joints``).
@@ -192,7 +194,8 @@ def isaaclab_task(
     task holds literal names only; ``joint_names`` and ``convention`` (``order``, default the run's) are set, as
     are ``trained_on``, ``asset`` and the fixed replay command (:func:`fixed_command`). Raises
     :class:`IsaacLabError` naming the field for anything that does not map. ``notes``: a list that receives what
-    the mapping leaves out (noise, velocity limits, ...) after the run's own notes.
+    the mapping leaves out (noise, velocity limits, ...) after the run's own notes. ``aliases``: observation terms
+    the run names otherwise -> the term each is (``observation_aliases``; keys are term names or functions).
     """
     names = tuple(joint_names)
     env, where = run.env, str(run.env_yaml)
@@ -203,7 +206,9 @@ def isaaclab_task(
     defaults = _default_joint_pos(init, names, where)
     gains = _actuators(robot, names, where, notes)
     action_key, action = _action(env, names, where)
-    observation = _observation(env, names, action_key, where, notes)
+    mapped: dict[str, str] = {}
+    aliases = check_aliases(aliases, "--set observation_aliases")
+    observation = _observation(env, names, action_key, where, notes, aliases, mapped)
     _agent_checks(run)
     action = _clip_actions(run, action)
     sim = env.get("sim") or {}
@@ -236,6 +241,7 @@ def isaaclab_task(
             command=command,
             asset=None if asset is None else str(Path(asset).resolve()),
             trained_on=run.trained_on,
+            observation_aliases=mapped,
             source=where,
         )
     except TaskError as exc:  # a value out of range: named by the run's file and Isaac Lab's own field

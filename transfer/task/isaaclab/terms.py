@@ -13,7 +13,7 @@ from transfer.task._checks import TaskError
 from transfer.task.isaaclab.yaml_safe import IsaacLabError
 from transfer.task.model import ActionTerm, ObsTerm
 from transfer.task.names import expand_joint_values as _expand_joint_values
-from transfer.task.terms import OBS_TERMS, isaaclab_names
+from transfer.task.terms import OBS_TERMS, alias_hint, isaaclab_names
 
 OBSERVATION_FUNCS: Mapping[str, str] = isaaclab_names()
 """Isaac Lab observation functions (``isaaclab.envs.mdp.observations``) -> the task's observation term (the
@@ -84,8 +84,25 @@ def _per_joint(value: Any, joints: Sequence[str], where: str) -> dict[str, float
 # ---------------------------------------------------------------------------------------------------- terms
 
 
-def _observation(env: Mapping[str, Any], names: Sequence[str], action_name: str, where: str,
-                 notes: list[str]) -> tuple[ObsTerm, ...]:  # fmt: skip
+def _term_name(key: str, func: str, params: Mapping[str, Any], commands: Mapping[str, Any],
+               aliases: Mapping[str, str]) -> str | None:  # fmt: skip
+    """The term transfer builds for ``observations.policy.<key>`` (``func``: its ``module:function``): the user's
+    alias of the key or the function, Isaac Lab's own function of a known name, else the base velocity command's
+    observation when ``params.command_name`` names a velocity command; ``None`` when none of these."""
+    module, _, fname = func.rpartition(":")
+    term = aliases.get(key) or aliases.get(fname)
+    if term is None and (module + ".").startswith(_FUNC_MODULES):
+        term = OBSERVATION_FUNCS.get(fname)
+    if term is None:
+        cmd = commands.get(params.get("command_name")) if isinstance(params.get("command_name"), str) else None
+        is_velocity = isinstance(cmd, Mapping) and "VelocityCommand" in str(cmd.get("class_type") or "")
+        term = "velocity_commands" if is_velocity else None
+    return term
+
+
+def _observation(env: Mapping[str, Any], names: Sequence[str], action_name: str, where: str, notes: list[str],
+                 aliases: Mapping[str, str], mapped: dict[str, str]) -> tuple[ObsTerm, ...]:  # fmt: skip
+    """The policy group's terms in order; ``mapped`` receives the keys read as another term (``{key: term}``)."""
     obs = env.get("observations")
     group = obs.get("policy") if isinstance(obs, Mapping) else None
     if not isinstance(group, Mapping):
@@ -106,18 +123,18 @@ def _observation(env: Mapping[str, Any], names: Sequence[str], action_name: str,
         func = cfg.get("func")
         if not isinstance(func, str):
             raise IsaacLabError(f"{where}: {at}: no func (expected 'module:function')")
-        module, _, fname = func.rpartition(":")
-        term = OBSERVATION_FUNCS.get(fname) if (module + ".").startswith(_FUNC_MODULES) else None
+        params = cfg.get("params") if isinstance(cfg.get("params"), Mapping) else {}
+        term = _term_name(str(key), func, params, commands, aliases)
         if term is None:
             raise IsaacLabError(
                 f"{where}: {at}: unknown observation term func {func!r}. transfer builds these Isaac Lab terms: "
-                f"{', '.join(OBSERVATION_FUNCS)}. If this term is one of them under another name, describe the "
-                "observation in a task file (presets/tasks/README.md: `observation:` lists the terms in order, each "
-                "with its scale and clip) and pass it with --config; the run folder still gives the checkpoint, the "
-                "engine and the asset path."
+                f"{', '.join(OBSERVATION_FUNCS)}; {alias_hint(str(key))}. Or describe the observation in a task "
+                "file (--config; the run folder still gives the checkpoint, the engine and the asset path)."
             )
-        params = cfg.get("params") if isinstance(cfg.get("params"), Mapping) else {}
-        _check_params(term, params, names, action_name, commands, f"{where}: {at}")
+        if term != key and OBSERVATION_FUNCS.get(func.rpartition(":")[2]) != term:
+            mapped[str(key)] = term
+        aliased = term in (aliases.get(str(key)), aliases.get(func.rpartition(":")[2]))
+        _check_params(term, params, names, action_name, commands, f"{where}: {at}", aliased)
         if group_history is not None:
             history = _history(group_history, group.get("flatten_history_dim", True), f"{where}: observations.policy")
         else:
@@ -172,7 +189,7 @@ def _clip(value: Any, where: str) -> tuple[float, float] | None:
 
 
 def _check_params(term: str, params: Mapping[str, Any], names: Sequence[str], action_name: str,
-                  commands: Mapping[str, Any], where: str) -> None:  # fmt: skip
+                  commands: Mapping[str, Any], where: str, aliased: bool = False) -> None:  # fmt: skip
     asset = params.get("asset_cfg")
     if isinstance(asset, Mapping):
         if asset.get("name", "robot") != "robot":
@@ -186,7 +203,7 @@ def _check_params(term: str, params: Mapping[str, Any], names: Sequence[str], ac
                     f"{where} reads the joints {picked}, not every joint of the robot in its order; joint terms over "
                     "a subset of joints are not supported at replay"
                 )
-    if term == "velocity_commands":
+    if term == "velocity_commands" and not aliased:  # an alias is the user's word on what the term is
         name = params.get("command_name")
         cmd = commands.get(name) if isinstance(name, str) else None
         kind = str(cmd.get("class_type") or "") if isinstance(cmd, Mapping) else ""

@@ -43,7 +43,7 @@ class IsaacLabError(TaskError):
 def _loader() -> type:
     import yaml
 
-    from transfer.errors import strict_loader
+    from transfer.errors import strict_loader, yaml_slice
 
     class IsaacLabLoader(strict_loader()):  # type: ignore[misc,valid-type]
         """SafeLoader plus the harmless Python tags of an Isaac Lab dump; every other Python tag is refused, and so is
@@ -57,17 +57,10 @@ def _loader() -> type:
             raise _Refused("!!python/tuple (not on a sequence)", node.start_mark.line + 1)
         return tuple(loader.construct_sequence(node, deep=True))
 
-    def slice_(loader: Any, node: Any) -> slice:
-        args = loader.construct_sequence(node, deep=True) if isinstance(node, yaml.SequenceNode) else None
-        if args is None or not 1 <= len(args) <= 3 or not all(a is None or type(a) is int for a in args):
-            raise _Refused("!!python/object/apply:builtins.slice (expected 1 to 3 integers or nulls)",
-                           node.start_mark.line + 1)  # fmt: skip
-        return slice(*args)
-
     safe = yaml.SafeLoader
     for tag, build in {
         "tuple": tuple_,
-        "object/apply:builtins.slice": slice_,
+        "object/apply:builtins.slice": yaml_slice,
         "none": safe.construct_yaml_null,
         "bool": safe.construct_yaml_bool,
         "int": safe.construct_yaml_int,
