@@ -222,11 +222,14 @@ def run_replay(cmd: Replay) -> int:
         return 2
     rows = _with_ratios(results) if cmd.compare else [r.to_dict() for r in results]
     if cmd.json:
-        print(json.dumps({"runs": rows, "baseline": rows[0]["baseline"]} if cmd.compare else rows[0], indent=2))
+        compared = {"runs": rows, "baseline": rows[0]["baseline"], "no_control": rows[0]["no_control"]}
+        print(json.dumps(compared if cmd.compare else rows[0], indent=2))
     elif cmd.compare:
         r = results[0]
         print(f"{Path(r.checkpoint).name} on {r.asset}: {r.num_envs} env(s), {r.seconds:.1f} s, command {r.command}")
         print_table(rows)
+        if r.no_control:
+            print(r.no_control)
     else:
         row = rows[0]
         print_table([row])

@@ -25,6 +25,7 @@ from transfer.runs.inputs import (
     Inputs,
     ReplayError,
     aliases_in,
+    checkpoint_order,
     native_backend,
     one_torch_thread,
     resolve_inputs,
@@ -81,6 +82,9 @@ class ReplayResult:
     """Control and gait metrics (:func:`transfer.traces.metrics`): per joint, per foot and a ``summary``."""
     record: str | None = None
     """The trace file written (``record=``), else ``None``."""
+    no_control: str | None = None
+    """With :func:`compare`: why no naive run was made (the target's own joint order is the checkpoint's, so the
+    naive run would be the reordered one again), else ``None``."""
     trace: dict[str, list[float]] = field(default_factory=dict, repr=False)
     recording: Any = field(default=None, repr=False, compare=False)
     """The run's :class:`~transfer.traces.Recording` (arrays per policy step and env; not in :meth:`to_dict`)."""
@@ -336,6 +340,9 @@ def compare(checkpoint: str | Path, target: str, **kwargs: Any) -> list[ReplayRe
     runs = [("native", native, True), ("reordered", target, True), ("naive", target, False)]
     if target == native:  # on its training engine, the checkpoint's order is native: run it once
         del runs[1]
+    no_control = _no_control(inputs, target)
+    if no_control is not None:  # the naive run would be the reordered one again, not a control
+        runs = runs[:-1]
     record = kwargs.pop("record", None)
     names = [f"{name}-{backend}" for name, backend, _ in runs]
     names = [n if names.count(n) == 1 else f"{n}-{i + 1}" for i, n in enumerate(names)]
@@ -355,8 +362,27 @@ def compare(checkpoint: str | Path, target: str, **kwargs: Any) -> list[ReplayRe
     ]
     failure = baseline_failure(results[0])
     for r in results:
-        r.baseline = failure
+        r.baseline, r.no_control = failure, no_control
     return results
+
+
+def _no_control(inputs: Inputs, target: str) -> str | None:
+    """Why no naive run can be a control on ``target``: the engine's own joint order is the checkpoint's (legged_gym's
+    H1 on MuJoCo or Newton: the MJCF's order is MuJoCo's and Newton's), else ``None``; also ``None`` when the
+    target's order cannot be told before the run (a USD robot on MuJoCo)."""
+    from transfer.backends import native_convention
+    from transfer.ordering import parse_ordering
+
+    convention = native_convention(target)
+    try:
+        own = inputs.robot.order(checkpoint_order(parse_ordering(convention), inputs.robot.file)).joints
+        fed = inputs.robot.order(inputs.source).joints
+    except (ReplayError, ValueError):
+        return None
+    if tuple(own) != tuple(fed):
+        return None
+    return (f"no naive run: {target}'s own joint order ({convention}) is the checkpoint's ({inputs.source_label}), so "
+            "feeding the target's order is the reordered run again, not a control")  # fmt: skip
 
 
 def plot(results: Sequence[ReplayResult], path: str | Path) -> Path:
