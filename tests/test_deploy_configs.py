@@ -21,7 +21,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transfer.assets.mjcf import mjcf_joint_names
+from transfer.assets.mjcf import mjcf_body_names, mjcf_joint_names
 from transfer.task import TaskError, load_task
 from transfer.task.deploy import DeployConfig
 from transfer.task.readers import read_config
@@ -356,6 +356,8 @@ def test_mjcf_joint_names_are_mujocos_own_order(tmp_path_factory, tree):
             continue
         expected += [f"{name}:{i}" for i in range(3)] if kind == mujoco.mjtJoint.mjJNT_BALL else [name]
     assert list(mjcf_joint_names(path)) == expected
+    bodies = [mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, b) for b in range(1, model.nbody)]
+    assert list(mjcf_body_names(path)) == bodies  # inspect's mujoco column (issue 42)
 
 
 @st.composite
@@ -591,3 +593,32 @@ def test_set_observation_aliases_reaches_the_deploy_reader_of_a_replay(tmp_path,
     assert main([*args, "--set", "observation_aliases.gyro=base_ang_vel"]) == 0
     result = __import__("json").loads(capsys.readouterr().out)
     assert result["target"] == "physx" and result["survival_seconds"] > 0
+
+
+def test_inspect_shows_mujocos_order_of_an_mjcf_robot(capsys):
+    """Issue 42: an MJCF or URDF robot's ``mujoco`` column, read from the file (the converted USD does not keep it)."""
+    pytest.importorskip("mujoco")
+    pytest.importorskip("pxr")
+    from transfer.assets import locate_asset
+    from transfer.cli import main
+
+    assert main(["inspect", "transfer:quadruped.xml", "--json"]) == 0
+    (art,) = __import__("json").loads(capsys.readouterr().out)["articulations"]
+    path = locate_asset("transfer:quadruped.xml")
+    assert art["mujoco"] == {"joints": list(mjcf_joint_names(path)), "bodies": list(mjcf_body_names(path))}
+    assert art["mujoco"]["joints"] != art["physx"]["joints"]  # a column of its own, not a copy of another
+    assert main(["inspect", "transfer:quadruped.xml"]) == 0
+    header = next(line for line in capsys.readouterr().out.splitlines() if line.strip().startswith("#"))
+    assert header.split()[1:] == ["physx", "mjwarp", "robot_schema", "mujoco"]
+
+
+@pytest.mark.engines
+def test_inspect_truth_asks_mujoco_for_an_mjcf_robot(shared, capsys):
+    pytest.importorskip("mujoco")
+    from transfer.cli import main
+
+    robot = shared / "community/unitree_rl_gym/resources/robots/h1_2/h1_2_12dof.xml"
+    assert main(["inspect", str(robot), "--truth", "--json"]) == 0
+    (art,) = __import__("json").loads(capsys.readouterr().out)["articulations"]
+    assert art["truth"]["match"] == {"physx": True, "mjwarp": True, "mujoco": True}
+    assert art["truth"]["mujoco"]["joints"] == list(mjcf_joint_names(robot)) == art["mujoco"]["joints"]

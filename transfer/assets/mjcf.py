@@ -17,7 +17,7 @@ from pathlib import Path
 from transfer.assets.sources import AssetError, Reference, _parse, check_reference
 from transfer.ordering import dof_names
 
-__all__ = ["mjcf_joint_names", "mujoco_joint_names", "urdf_joint_names", "without_meshes"]
+__all__ = ["mjcf_body_names", "mjcf_joint_names", "mujoco_joint_names", "urdf_joint_names", "without_meshes"]
 
 _UNSUPPORTED = ("replicate", "attach")
 
@@ -97,6 +97,28 @@ def mjcf_joint_names(path: str | Path) -> tuple[str, ...]:
 
     for world in root.findall("worldbody"):
         visit(world, "main")
+    return tuple(names)
+
+
+def mjcf_body_names(path: str | Path) -> tuple[str, ...]:
+    """The body names of the MJCF model at ``path`` in MuJoCo's order (depth-first in document order, ``<frame>``
+    transparent, includes spliced in; the world left out). An unnamed body is ``body_<id>`` (its model index), as
+    the MuJoCo backend names it."""
+    path = Path(path).resolve()
+    root = _expand(path, path.parent, (path,))
+    if root.tag != "mujoco":
+        raise AssetError(f"{path}: the root element is <{root.tag}>, not <mujoco>: not an MJCF file")
+    names: list[str] = []
+
+    def visit(node: ET.Element) -> None:
+        for child in node:
+            if child.tag == "body":
+                names.append(child.get("name") or f"body_{len(names) + 1}")
+            if child.tag in ("body", "frame"):
+                visit(child)
+
+    for world in root.findall("worldbody"):
+        visit(world)
     return tuple(names)
 
 

@@ -74,9 +74,10 @@ def inspect_asset(asset: Path, root: str | None = None, truth: bool = False, ver
     from transfer.orders import OrderingError, physx_order, read_topology
     from transfer.orders.physx import physx_holds_base
 
-    given, converted = asset, None
+    given, converted, source = asset, None, None
     asset = locate_asset(asset)
     if source_format(asset) is not None:
+        source = asset
         conversion = convert_source(asset)
         asset = conversion.usd
         converted = {"usd": str(asset), "converter": f"{conversion.record['converter']} "
@@ -89,6 +90,8 @@ def inspect_asset(asset: Path, root: str | None = None, truth: bool = False, ver
     if truth:
         with engine_output(verbose):  # engines print to the C streams; keep stdout clean for --json
             engines = _truth(asset, root)
+            if source is not None and len(topo) == 1:
+                engines["mujoco"] = {topo.roots[0]: _mujoco_engine(source)}
     out = []
     for graph in topo:
         entry: dict[str, Any] = {"root": graph.root}
@@ -103,16 +106,45 @@ def inspect_asset(asset: Path, root: str | None = None, truth: bool = False, ver
             entry["held_by_world"] = None
         for convention in CONVENTIONS:
             entry[convention] = _convention_block(graph, convention)
+        if source is not None and len(topo) == 1:  # MuJoCo's order is the MJCF's or URDF's, not the USD's
+            entry["mujoco"] = _mujoco_block(source)
         if truth:
             entry["truth"] = {name: _engine_entry(result, graph.root) for name, result in engines.items()}
-            entry["truth"]["match"] = {
-                name: _matches(entry[name], entry["truth"][name]) for name in engines
-            }
+            entry["truth"]["match"] = {name: _matches(entry[name], entry["truth"][name]) for name in engines}
         out.append(entry)
     report: dict[str, Any] = {"asset": str(given)}
     if converted is not None:
         report["converted"] = converted
     return {**report, "articulations": out}
+
+
+def _mujoco_block(source: Path) -> dict[str, Any]:
+    """MuJoCo's order of the robot file ``source`` read from the file alone: its DoFs, and for an MJCF its bodies
+    (a URDF's bodies are MuJoCo's compiler's to merge: ``bodies`` is ``None`` then)."""
+    from transfer.assets import source_format
+    from transfer.assets.mjcf import mjcf_body_names, mujoco_joint_names
+    from transfer.assets.sources import AssetError
+
+    try:
+        joints = list(mujoco_joint_names(source))
+        bodies = list(mjcf_body_names(source)) if source_format(source) == "mjcf" else None
+    except AssetError as exc:
+        return {"error": str(exc)}
+    return {"joints": joints, "bodies": bodies}
+
+
+def _mujoco_engine(source: Path) -> dict[str, Any]:
+    """MuJoCo's compiled model's order of ``source`` (``{"joints", "bodies"}``), or ``{"error": reason}``."""
+    from transfer.backends import engine_orders
+    from transfer.backends.base import EngineRefusal
+
+    try:
+        (order,) = engine_orders("mujoco", source)
+    except EngineRefusal as exc:
+        return {"error": exc.reason}
+    except ImportError as exc:
+        return {"error": f"engine not installed ({exc}); pip install 'transfer[all]'"}
+    return {"joints": list(order.joints), "bodies": list(order.bodies)}
 
 
 def _truth(asset: Path, root: str | None) -> dict[str, dict[str, Any]]:
@@ -145,7 +177,8 @@ def _matches(emulated: dict[str, Any] | None, engine: dict[str, Any] | None) -> 
         return None
     if "error" in emulated or "error" in engine:
         return ("error" in emulated) == ("error" in engine)
-    return emulated["joints"] == engine["joints"] and emulated["bodies"] == engine["bodies"]
+    bodies = emulated["bodies"] is None or emulated["bodies"] == engine["bodies"]  # a URDF's: joints alone
+    return emulated["joints"] == engine["joints"] and bodies
 
 
 def _print_report(report: dict[str, Any]) -> None:
@@ -159,7 +192,7 @@ def _print_report(report: dict[str, Any]) -> None:
         print(f"\narticulation root: {art['root']}")
         print(f"  elected root link (physx): {art['root_body']}   base: {base}")
         print(f"  loop joints left out: {', '.join(art['loop_joints']) or 'none'}")
-        columns = [(c, art[c]) for c in CONVENTIONS]
+        columns = [(c, art[c]) for c in (*CONVENTIONS, "mujoco") if c in art]
         if "truth" in art:
             columns += [(f"{c} (engine)", art["truth"][c]) for c in art["truth"]["match"]]
         for kind in ("joints", "bodies"):
@@ -182,6 +215,8 @@ def _print_table(kind: str, columns: list[tuple[str, dict[str, Any] | None]]) ->
                 f"\n    ... ({len(lines) - 4} more lines; --json prints all)" if len(lines) > 4 else ""
             )
             notes.append(f"  {title}: {shown}")
+        elif block[kind] is None:
+            cells.append(["(compiled by MuJoCo)"])
         else:
             cells.append(list(block[kind]))
     rows = max(len(c) for c in cells)
