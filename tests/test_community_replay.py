@@ -41,3 +41,49 @@ def test_compare_keeps_the_naive_control_where_the_orders_differ(mjcf_order_poli
     assert main(args) == 0
     out = json.loads(capsys.readouterr().out)
     assert [r["label"] for r in out["runs"]][-1] == "naive (mujoco)" and out["no_control"] is None
+
+
+def _without_actuators(tmp_path, keep: int = 0):
+    """The project's quadruped MJCF as mjlab ships its robots: no ``<actuator>`` (or only ``keep`` of them)."""
+    import re
+
+    from transfer.assets import locate_asset
+
+    source = locate_asset("transfer:quadruped.xml")
+    text = source.read_text()
+    block = re.search(r"<actuator>.*?</actuator>", text, re.S).group(0)
+    kept = re.findall(r"<(?:position|motor)\b[^>]*/>", block)[:keep]
+    path = tmp_path / "quadruped.xml"
+    path.write_text(text.replace(block, f"<actuator>{''.join(kept)}</actuator>" if kept else ""))
+    return path
+
+
+def test_an_mjcf_with_no_actuator_is_driven_by_the_tasks_gains_and_says_so(tmp_path, capsys):
+    """Issue 42: mjlab's robot MJCFs have no ``<actuator>`` (mjlab adds them from its Python config): the MuJoCo
+    backend adds one position actuator per joint with the task's gains, says so once naming the file, and the demo
+    checkpoint walks on it as on the file's own actuators."""
+    pytest.importorskip("mujoco")
+    bare = _without_actuators(tmp_path)
+    args = ["replay", "checkpoints/quadruped_flat_physx/exported/policy.pt", "--target", "mujoco", "--num-envs", "1",
+            "--seconds", "3", "--json"]  # fmt: skip
+    assert main([*args, "--asset", "transfer:quadruped.xml"]) == 0
+    authored = json.loads(capsys.readouterr().out)
+    assert main([*args, "--asset", str(bare)]) == 0
+    added = json.loads(capsys.readouterr().out)
+    said = [w for w in added["warnings"] if "has no <actuator>" in w]
+    assert len(said) == 1 and said[0].startswith("quadruped.xml has no <actuator>: one position actuator per joint "
+                                                 "added (12)")  # fmt: skip
+    assert added["fall_fraction"] == 0 and added["forward_velocity"] == pytest.approx(
+        authored["forward_velocity"], abs=0.05
+    )
+    assert not [w for w in authored["warnings"] if "<actuator>" in w]
+
+
+def test_an_mjcf_with_actuators_for_some_joints_only_is_refused_naming_them(tmp_path, capsys):
+    pytest.importorskip("mujoco")
+    some = _without_actuators(tmp_path, keep=4)
+    args = ["replay", "checkpoints/quadruped_flat_physx/exported/policy.pt", "--target", "mujoco", "--asset",
+            str(some), "--num-envs", "1", "--seconds", "1.5"]  # fmt: skip
+    assert main(args) == 2
+    err = capsys.readouterr().err.splitlines()[-1]  # after the converter's one line
+    assert err.startswith(f"error: {some}: joints [") and "have no actuator" in err

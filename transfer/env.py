@@ -190,6 +190,9 @@ class PolicyEnv:
         t = self.task
         self.num_envs, names = num_envs, art.joint_names
         self.default_joint_pos = np.array([[t.default_joint_pos.get(n, 0.0) for n in names]] * num_envs, np.float32)
+        if art.backend.changes and not t.stiffness:  # actuators the backend added take the task's gains alone
+            raise ValueError(f"{'; '.join(art.backend.changes)}; but the task gives no stiffness, so every joint would "
+                             "hang limp: give stiffness and damping (--config, or --set 'stiffness={.*: KP}')")  # fmt: skip
         self._write_joint_properties(t, seed)
         action_joints = t.action.joints if t.action.joints is not None else names
         self.action_ids = [names.index(n) for n in action_joints]
@@ -259,6 +262,7 @@ class PolicyEnv:
                            "is thrown out of it at the first step: raise spawn_height, or leave it null")  # fmt: skip
         if self._robot.up_axis_warning:
             out.append(self._robot.up_axis_warning)
+        out += self.art.backend.changes
         errors = list(dict.fromkeys(e for a in self._robot.topology for e in a.composition_errors))
         if errors:  # Newton refuses such a stage; PhysX builds what composed
             more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""

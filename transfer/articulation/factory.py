@@ -139,6 +139,8 @@ def open_articulation(
     options = dict(backend_options)
     if cls.orders_natively:
         options.update(joint_order=joints, body_order=bodies)
+    if not cls.native_from_usd and not own_file:  # the robot's own file, not the one the cache converted it from first
+        path = robot.given if robot is not None else given
     engine = cls(path, num_envs=num_envs, device=device, root=root, **options)
     try:
         jmap = build_name_map("joint", engine.joint_names, joints, device=engine.device)

@@ -189,6 +189,9 @@ class Backend(ABC):
     """Unit gravity direction in the world frame (for ``projected_gravity_b``)."""
     default_joint_pos: wp.array
     """Initial joint positions from the asset, ``(num_envs, num_joints)``."""
+    changes: tuple[str, ...] = ()
+    """What the backend made of the robot that its file does not say and the user should hear (a run says each
+    once): the MuJoCo backend's position actuators added to an MJCF with none."""
 
     @property
     def num_joints(self) -> int:

@@ -109,6 +109,7 @@ class MujocoBackend(Backend):
         built = build_model(usd_path, scene or SceneDescription())
         self.source = built.source
         self.notes: list[str] = list(built.notes)
+        self.changes = built.changes
         self.models = [built.model] + [copy.deepcopy(built.model) for _ in range(num_envs - 1)]
         self.datas = [mujoco.MjData(m) for m in self.models]
         self._buffers: dict[str, tuple[wp.array, np.ndarray]] = {}

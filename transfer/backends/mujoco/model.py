@@ -42,6 +42,8 @@ class MujocoModel:
     actuator_of: dict[str, int]
     """The actuator driving each joint (a position actuator, the motors replaced)."""
     notes: list[str] = field(default_factory=list)
+    changes: tuple[str, ...] = ()
+    """What the user should hear of the model built (:attr:`~transfer.backends.base.Backend.changes`)."""
 
 
 def robot_file(asset: str | os.PathLike) -> Path:
@@ -138,12 +140,21 @@ def _contacts(spec: Any, robot: list[Any], ground: Any, scene: SceneDescription)
             ground.contype = ground.conaffinity = _EVERY
 
 
-def _drives(spec: Any, joints: list[str], source: Path, notes: list[str]) -> None:
-    """Keep position actuators; replace motors by position actuators of the motor's force range."""
+def _drives(spec: Any, joints: list[str], source: Path, notes: list[str]) -> str | None:
+    """Keep position actuators; replace motors by position actuators of the motor's force range. A file with no
+    actuator at all (mjlab's robots: mjlab adds them from its Python config) gets one position actuator per joint,
+    its gains and effort limit left to the task (as mjlab builds them): what is said of that is returned."""
     by_joint: dict[str, list[Any]] = {}
     for act in spec.actuators:
         if act.trntype == mujoco.mjtTrn.mjTRN_JOINT:
             by_joint.setdefault(act.target, []).append(act)
+    if not len(spec.actuators):
+        for name in joints:
+            act = spec.add_actuator(name=f"transfer_{name}", target=name, trntype=mujoco.mjtTrn.mjTRN_JOINT)
+            act.set_to_position(kp=0.0, kv=0.0)  # the task's stiffness and damping are written once built
+        return (f"{source.name} has no <actuator>: one position actuator per joint added ({len(joints)}), with the "
+                "task's stiffness and damping (and effort limit, where it gives one), as mjlab builds them from its robot "
+                "config")  # fmt: skip
     missing = [j for j in joints if j not in by_joint]
     if missing:
         raise ValueError(f"{source}: joints {missing} have no actuator; the MuJoCo backend drives each joint through "
@@ -172,6 +183,7 @@ def _drives(spec: Any, joints: list[str], source: Path, notes: list[str]) -> Non
         motors.append(name)
     if motors:
         notes.append(f"{len(motors)} motor(s) driven as ideal PD (a position actuator of the motor's force range)")
+    return None
 
 
 def build_model(asset: str | os.PathLike, scene: SceneDescription, *, drives: bool = True) -> MujocoModel:
@@ -201,13 +213,14 @@ def build_model(asset: str | os.PathLike, scene: SceneDescription, *, drives: bo
     if odd and drives:
         raise ValueError(f"{source}: ball joints {odd}: the MuJoCo backend drives hinge and slide joints only")
     names = [j.name for b in robot for j in b.joints if j.type in kinds]
-    if drives:
-        _drives(spec, names, source, notes)
+    added = _drives(spec, names, source, notes) if drives else None
     try:
         model = spec.compile()
     except Exception as exc:
         raise ValueError(f"{source}: MuJoCo cannot compile it: {exc}") from None
-    return _described(model, source, root.name, notes)
+    built = _described(model, source, root.name, notes)
+    built.changes = () if added is None else (added,)
+    return built
 
 
 def robot_bodies(model: Any, root_id: int) -> list[int]:
