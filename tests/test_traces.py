@@ -91,7 +91,7 @@ def test_an_action_that_zigzags_every_step_is_all_reversals_and_high_frequency()
     assert joints["b"]["high_frequency"] < 0.01
 
 
-def test_slip_is_the_lowest_point_s_travel_between_two_steps_in_contact():
+def test_slip_counts_the_foot_speed_over_steps_that_begin_and_end_in_contact():
     steps = 100
     contact = np.zeros((steps, 1, 1), bool)
     contact[10:60] = True

@@ -6,22 +6,31 @@ that step. Per joint: ``tracking_error`` (RMS of target minus position, rad or m
 policy steps at which the action's direction of change reverses: 1.0 is an action that zig-zags every step, a
 smooth gait stays well below 0.5) and ``high_frequency`` (fraction of the action's variance above a quarter of the
 policy rate, e.g. above 12.5 Hz at 50 Hz). Per foot: ``duty_factor`` (fraction of samples in contact),
-``stride_period`` (s between touchdowns) and ``slip`` (mean horizontal speed of the foot's lowest point between two policy steps both in contact, m/s: a
-touchdown or lift-off step does not count). ``summary``
-holds one number of each over joints and feet: means, except ``effort_peak`` (the largest) and ``saturation`` (the
-largest of any joint). A metric with no sample is ``None``.
+``stride_period`` (s between touchdowns) and ``slip`` (:func:`slip`: the mean of the recorded ``foot_speed`` over
+the policy steps that begin and end in contact, m/s; a touchdown or lift-off step does not count). ``summary`` holds
+one number of each over joints and feet: means, except ``effort_peak`` (the largest) and ``saturation`` (the largest
+of any joint). A metric with no sample is ``None``.
+
+Slip is defined here once, for every engine, from the link poses every engine reports at the policy steps
+(:func:`contact_point_speed`, which the recorder's ``foot_speed`` column is): the horizontal speed of the foot's
+material point at its lowest point, i.e. of the sole where it touches the ground. Not the travel of "the lowest
+point" from one step to the next: a flat foot's lowest point jumps between its sole's corners as the foot tilts by
+a fraction of a degree (one foot length per policy step, ~13 m/s on H1-2), which read as slip (3.5 m/s on MuJoCo,
+1.3 m/s on PhysX for the same gait). Not a body velocity either: engines report the COM's, at another point than
+the link origin, and a rolling foot's centre moves while its contact point does not.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from transfer.traces.record import Recording
+if TYPE_CHECKING:  # the recorder imports contact_point_speed from here
+    from transfer.traces.record import Recording
 
-__all__ = ["METRICS", "metrics"]
+__all__ = ["METRICS", "contact_point_speed", "metrics", "slip"]
 
 WARMUP = 1.0
 """Seconds before samples count (:attr:`transfer.env.Measure.warmup`)."""
@@ -80,6 +89,32 @@ def _smoothness(action: np.ndarray, steady: np.ndarray, policy_dt: float) -> tup
     return sign_changes, fraction
 
 
+def contact_point_speed(
+    before: tuple[np.ndarray, np.ndarray], after: tuple[np.ndarray, np.ndarray], point: np.ndarray, dt: float
+) -> np.ndarray:
+    """Horizontal speed (m/s) of the material point of a rigid body that is at world position ``point`` ``(..., 3)``
+    when the body is at pose ``after`` (``(position (..., 3), rotation matrix (..., 3, 3))``, world frame): its
+    horizontal travel since the body was at pose ``before``, over ``dt``. With ``point`` the foot's lowest point, the
+    foot's slip: a foot that slides at v gives v, one that rolls or pivots about its contact point gives ~0 (to second
+    order in the rotation per step), and which of a flat sole's equally low corners is the lowest does not matter
+    to a sole that does not turn."""
+    (pos0, rot0), (pos1, rot1) = before, after
+    pos0, rot0, pos1, rot1, point = (np.asarray(x, np.float64) for x in (pos0, rot0, pos1, rot1, point))
+    local = np.einsum("...ji,...j->...i", rot1, point - pos1)  # the point in the body's frame
+    then = pos0 + np.einsum("...ij,...j->...i", rot0, local)  # where it was at the pose before
+    travel = point[..., :2] - then[..., :2]
+    return np.hypot(travel[..., 0], travel[..., 1]) / dt
+
+
+def slip(foot_speed: np.ndarray, contact: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Per foot, the mean ``foot_speed`` ``(steps, envs, feet)`` (each step's speed over the step that ends there)
+    over the steps that begin and end in ``contact`` ``(steps, envs, feet)`` and end where ``mask`` ``(steps,
+    envs)`` holds; nan for a foot with no such step. A touchdown or lift-off step does not count, nor a foot in the
+    air, however fast it moves."""
+    both = contact[1:] & contact[:-1] & mask[1:, :, None]
+    return np.asarray([_mean(foot_speed[1:, :, j][both[..., j]]) for j in range(contact.shape[-1])])
+
+
 def _strides(contact: np.ndarray, steady: np.ndarray, policy_dt: float) -> np.ndarray:
     """Per foot, the mean time between touchdowns (contact rising edges) over the steady envs."""
     out = []
@@ -112,8 +147,7 @@ def metrics(rec: Recording, warmup: float = WARMUP) -> dict[str, Any]:
     per_foot = {
         "duty_factor": _masked(contact.astype(np.float32), mask, "mean"),
         "stride_period": _strides(contact[window], steady, rec.policy_dt),
-        "slip": np.asarray([_mean(a["foot_speed"][1:, :, j][(mask & contact[..., j])[1:] & contact[:-1, :, j]])
-                            for j in range(contact.shape[-1])]),  # fmt: skip
+        "slip": slip(a["foot_speed"], contact, mask),
     }
     joints: dict[str, dict[str, float | None]] = {}
     for i, name in enumerate(rec.joint_names):

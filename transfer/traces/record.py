@@ -3,8 +3,10 @@
 One :class:`Recorder` samples a :class:`~transfer.env.PolicyEnv` after each policy step into preallocated arrays:
 the observation the policy read, its action, the joint targets the engine drives to, joint positions and
 velocities, the effort applied (and whether it hit its limit), the base pose and velocity, and per foot whether it
-touches the ground, its lowest point's height and how fast that point moves horizontally (its travel between policy
-steps: in contact, the foot's slip). Every engine is sampled through the same public-order
+touches the ground, its lowest point's height and how fast the foot moves horizontally there: the travel of the
+foot's material point at its lowest point since the previous policy step
+(:func:`transfer.traces.metrics.contact_point_speed`), in contact the foot's slip (not the lowest point's own travel:
+it jumps between a flat sole's corners as the foot tilts). Every engine is sampled through the same public-order
 reads, so two engines' recordings hold the same columns (:mod:`transfer.traces.parquet` writes them).
 
 The effort of a joint the engine drives itself (an implicit PD drive) is the one its drive computes,
@@ -27,6 +29,7 @@ import numpy as np
 from transfer._arrays import host
 from transfer._rotations import rotation_matrices
 from transfer.env import MAX_BUFFER_BYTES
+from transfer.traces.metrics import contact_point_speed
 
 __all__ = ["CONTACT_HEIGHT", "FOOT_REACH", "Recording", "Recorder", "feet_of"]
 
@@ -105,7 +108,7 @@ class Recorder:
         k = max((len(p) for p in per_foot), default=1)  # padded with a repeated point: no minimum changes
         self.points = np.stack([np.concatenate([p, np.repeat(p[:1], k - len(p), 0)]) for p in per_foot]) \
             if per_foot else np.zeros((0, 1, 4))  # (feet, k, 4)
-        self._last_low: np.ndarray | None = None
+        self._last_pose: tuple[np.ndarray, np.ndarray] | None = None  # the feet's (positions, rotations) last step
         widths = {"action": env.action_size, "target": joints, "position": joints, "velocity": joints,
                   "effort": joints, "base": 13, "foot_height": len(self.feet), "foot_speed": len(self.feet)}  # fmt: skip
         if observations:
@@ -160,15 +163,16 @@ class Recorder:
                                        host(d.root_ang_vel_w)], axis=1)  # fmt: skip
         if self.feet:
             feet, p = self.feet, self.points
-            pos, rot = host(d.body_pos_w)[:, feet], rotation_matrices(host(d.body_quat_w)[:, feet])
+            pos = host(d.body_pos_w)[:, feet].astype(np.float64)
+            rot = rotation_matrices(host(d.body_quat_w)[:, feet])
             world = pos[:, :, None, :] + np.einsum("efij,fkj->efki", rot, p[..., :3])  # (envs, feet, k, 3)
             world[..., 2] -= p[..., 3]  # each point's lowest: its radius below it
             low = world[..., 2].argmin(axis=-1)  # (envs, feet)
             lowest_point = np.take_along_axis(world, low[..., None, None], axis=2)[:, :, 0]
             a["foot_height"][k] = lowest_point[..., 2]
-            if k and self._last_low is not None:  # the lowest point's horizontal travel since the last step
-                a["foot_speed"][k] = np.hypot(*(lowest_point[..., :2] - self._last_low).transpose(2, 0, 1)) / env.policy_dt
-            self._last_low = lowest_point[..., :2]
+            if k and self._last_pose is not None:  # the foot's material point at its lowest: its travel since then
+                a["foot_speed"][k] = contact_point_speed(self._last_pose, (pos, rot), lowest_point, env.policy_dt)
+            self._last_pose = (pos, rot)
             a["contact"][k] = a["foot_height"][k] < CONTACT_HEIGHT
             if self._forces:
                 a["contact_force"][k] = np.linalg.norm(art.contact_forces(feet), axis=-1)

@@ -69,12 +69,14 @@ def link_paths(px: Any) -> list[str]:
 
 def sensor_map(links: Sequence[str], env_prefixes: Sequence[str], body_names: Sequence[str]) -> dict[str, tuple[int, int]]:
     """``{link prim path: (env, body)}`` for ``links``: the env whose clone prefix (``env_prefixes[k]``; ``""`` for
-    a single env at the asset's place) holds it, the body by its prim's leaf (PhysX's link names). ``ValueError``
+    a single env at the asset's place) holds it or is it (a root link cloned as the env's prim), the body by its prim's leaf (PhysX's link names). ``ValueError``
     unless every env's every body is covered once (a repeated leaf PhysX renamed, a clone not found)."""
     index = {name: i for i, name in enumerate(body_names)}
     out: dict[str, tuple[int, int]] = {}
     for path in links:
-        envs = [k for k, p in enumerate(env_prefixes) if not p or path.startswith(p + "/")]
+        # a clone prefix may be the root link itself (an MJCF robot whose joints sit under its root body, next to
+        # a ground plane the clone must leave out: H1-2's pelvis): that link's path is the prefix, not under it
+        envs = [k for k, p in enumerate(env_prefixes) if not p or path == p or path.startswith(p + "/")]
         leaf = path.rsplit("/", 1)[-1]
         if envs and leaf in index:
             out[path] = (max(envs, key=lambda k: len(env_prefixes[k])), index[leaf])
