@@ -396,9 +396,19 @@ class PolicyEnv:
         if env_ids is None:
             self.steps = 0
             self._fresh = True
+            if self.task.start_steps:
+                self._start()
         elif not self._fresh:  # the others keep this step's observation; the reset envs' is computed anew
             self._observation.push(self._frames(), env_ids=ids)
         return self.observe()
+
+    def _start(self) -> None:
+        """The task's ``start_steps`` policy steps of zero action after a start, before the policy's first observation
+        (legged_gym's ``reset()``): the clock runs, the histories start anew from the first observation."""
+        for _ in range(self.task.start_steps):
+            self.step(np.zeros((self.num_envs, self.action_size), np.float32))
+        self._observation.reset()
+        self._fresh = True
 
     def _frames(self) -> dict[str, np.ndarray]:
         frames = {term.name: OBS_TERMS[term.name].build(self, term.params) for term in self.task.observation}

@@ -62,6 +62,7 @@ class Articulation:
         self.joint_ordering = joint_ordering
         self.body_ordering = body_ordering
         self._closed = False
+        self._root_com: np.ndarray | None = None
         self._selectors: dict = {}
         dev = backend.device
         e, d = backend.num_envs, backend.num_joints
@@ -296,6 +297,14 @@ class Articulation:
         self._check_open()
         masses = self._backend.body_masses().numpy()
         return self.body_ordering.to_user(masses, axis=1) if self.body_ordering else masses.copy()
+
+    def root_com_offset(self) -> np.ndarray:
+        """``(num_envs, 3)`` the root link's centre of mass in its own frame (m), read from the engine once (a mass
+        written scales a link's density, not where its centre of mass is)."""
+        self._check_open()
+        if self._root_com is None:
+            self._root_com = np.asarray(self._backend.root_com_offset(), np.float64)
+        return self._root_com
 
     def body_inertias(self) -> np.ndarray:
         """``(num_envs, num_bodies, 9)`` link inertia tensors (kg·m²), public body order, in the frame the engine

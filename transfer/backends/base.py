@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from transfer.ordering import OrderingConvention
 
 if TYPE_CHECKING:
+    import numpy as np
     import warp as wp
 
 __all__ = [
@@ -239,6 +240,11 @@ class Backend(ABC):
         of the backend bodies ``bodies`` (an index array) at its last step, or ``None`` when the engine reports
         none (:attr:`supports_contact_forces`)."""
         return None
+
+    def root_com_offset(self) -> np.ndarray:
+        """``(num_envs, 3)`` float64: the root link's centre of mass in the root link's frame (m): what turns the
+        root's centre-of-mass velocity (:meth:`root_velocity`) into its frame origin's."""
+        raise NotImplementedError(f"{type(self).__name__} does not report the root's centre of mass")
 
     def body_inertias(self) -> wp.array:
         """Shape ``(num_envs, num_bodies, 9)``: link inertia tensors (kg·m²) about the centre of mass, row-major, in

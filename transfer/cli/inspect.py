@@ -16,6 +16,8 @@ from transfer.ordering import OrderingConvention
 
 CONVENTIONS = tuple(c.value for c in OrderingConvention if c is not OrderingConvention.MUJOCO)
 """The conventions a USD stage is inspected in (MuJoCo's is the MJCF's, not the converted USD's)."""
+FILE_ORDER = OrderingConvention.MUJOCO.value
+"""The convention an MJCF/URDF robot is also inspected in: MuJoCo's order of the file itself."""
 
 
 @dataclass(frozen=True)
@@ -91,7 +93,7 @@ def inspect_asset(asset: Path, root: str | None = None, truth: bool = False, ver
         with engine_output(verbose):  # engines print to the C streams; keep stdout clean for --json
             engines = _truth(asset, root)
             if source is not None and len(topo) == 1:
-                engines["mujoco"] = {topo.roots[0]: _mujoco_engine(source)}
+                engines[FILE_ORDER] = {topo.roots[0]: _file_engine(source)}
     out = []
     for graph in topo:
         entry: dict[str, Any] = {"root": graph.root}
@@ -107,7 +109,7 @@ def inspect_asset(asset: Path, root: str | None = None, truth: bool = False, ver
         for convention in CONVENTIONS:
             entry[convention] = _convention_block(graph, convention)
         if source is not None and len(topo) == 1:  # MuJoCo's order is the MJCF's or URDF's, not the USD's
-            entry["mujoco"] = _mujoco_block(source)
+            entry[FILE_ORDER] = _mujoco_block(source)
         if truth:
             entry["truth"] = {name: _engine_entry(result, graph.root) for name, result in engines.items()}
             entry["truth"]["match"] = {name: _matches(entry[name], entry["truth"][name]) for name in engines}
@@ -133,13 +135,14 @@ def _mujoco_block(source: Path) -> dict[str, Any]:
     return {"joints": joints, "bodies": bodies}
 
 
-def _mujoco_engine(source: Path) -> dict[str, Any]:
-    """MuJoCo's compiled model's order of ``source`` (``{"joints", "bodies"}``), or ``{"error": reason}``."""
-    from transfer.backends import engine_orders
+def _file_engine(source: Path) -> dict[str, Any]:
+    """The order of ``source`` (``{"joints", "bodies"}``) as the engine that orders by :data:`FILE_ORDER` compiles it
+    (MuJoCo's model), or ``{"error": reason}``."""
+    from transfer.backends import engine_orders, native_backend
     from transfer.backends.base import EngineRefusal
 
     try:
-        (order,) = engine_orders("mujoco", source)
+        (order,) = engine_orders(native_backend(FILE_ORDER), source)
     except EngineRefusal as exc:
         return {"error": exc.reason}
     except ImportError as exc:
@@ -192,7 +195,7 @@ def _print_report(report: dict[str, Any]) -> None:
         print(f"\narticulation root: {art['root']}")
         print(f"  elected root link (physx): {art['root_body']}   base: {base}")
         print(f"  loop joints left out: {', '.join(art['loop_joints']) or 'none'}")
-        columns = [(c, art[c]) for c in (*CONVENTIONS, "mujoco") if c in art]
+        columns = [(c, art[c]) for c in (*CONVENTIONS, FILE_ORDER) if c in art]
         if "truth" in art:
             columns += [(f"{c} (engine)", art["truth"][c]) for c in art["truth"]["match"]]
         for kind in ("joints", "bodies"):

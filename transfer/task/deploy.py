@@ -13,7 +13,9 @@
   ``num_obs``, ``num_actions``, ``simulation_dt``, ``control_decimation``, ``cmd_init``, and ``xml_path`` /
   ``policy_path`` with ``{LEGGED_GYM_ROOT_DIR}``. The observation is the one ``deploy_mujoco.py`` builds: base angular
   velocity, gravity, command, joint positions and velocities, last action, then the gait clock (sin, cos of
-  ``2 pi (t % 0.8) / 0.8``) when ``num_obs`` leaves two entries for it (Unitree's humanoids); ``lin_vel_scale``
+  ``2 pi (t % 0.8) / 0.8``) when ``num_obs`` leaves two entries for it (Unitree's humanoids). Its first observation
+  comes one policy step of zero action in (legged_gym's ``reset()`` steps once; ``deploy_mujoco.py`` reads after
+  ``control_decimation`` physics steps): the clock first reads t = 0.02 s (``start_steps``); ``lin_vel_scale``
   puts the base linear velocity first (their Go2). Trained on PhysX (Isaac Gym), at legged_gym's 4 / 0 solver
   iterations; Unitree's deploy.yaml at Isaac Lab's legged settings (PhysX 4 / 0, Newton's MuJoCo-Warp).
 
@@ -391,6 +393,7 @@ def _legged_gym_task(cfg: DeployConfig, names: tuple[str, ...]) -> Task:
         asset=None if cfg.asset is None else str(cfg.asset),
         trained_on=cfg.trained_on,
         actuators=(ActuatorGroup("legged_gym_pd", "ideal_pd", names),),  # the torque legged_gym computes each step
+        start_steps=1,  # legged_gym's reset() steps once with zero actions: its first observation is one step in
         engines=training_settings("legged_gym"),  # legged_gym's LeggedRobotCfg.sim.physx (Isaac Gym)
         source=str(cfg.path),
     )

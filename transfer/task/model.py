@@ -106,6 +106,10 @@ class Task:
     (``{keyboard_velocity_commands: velocity_commands}``): a task file may list its observation by those names, and
     the deploy-config and Isaac Lab readers map a term of that name onto the term; the readers record here the
     names they mapped themselves (a renamed command observation).
+
+    ``start_steps``: policy steps of zero action a run takes after its start, before the policy's first observation
+    (legged_gym's ``reset()`` steps once with zero actions, so its first observation, and the gait clock's first
+    time, come one policy step in: 1 there; Isaac Lab and mjlab observe the reset state: 0).
     """
 
     name: str
@@ -133,6 +137,7 @@ class Task:
     self_collisions: bool | None = None
     actuators: tuple[ActuatorGroup, ...] = ()
     observation_aliases: Mapping[str, str] = field(default_factory=dict)
+    start_steps: int = 0
     source: str | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -191,6 +196,7 @@ class Task:
             raise TaskError(f"self_collisions: expected true, false or null, got {self.self_collisions!r}")
         put(self, "actuators", _actuators(self.actuators))
         put(self, "observation_aliases", check_aliases(self.observation_aliases))
+        put(self, "start_steps", _integer(self.start_steps, "start_steps", 0))
         cmd = self.command
         if isinstance(cmd, (str, bytes)) or not isinstance(cmd, Sequence) or len(cmd) != 3:
             raise TaskError(f"command: expected [vx, vy, wz], got {cmd!r}")
@@ -324,6 +330,7 @@ class Task:
             "self_collisions": self.self_collisions,
             "actuators": [g.to_dict() for g in self.actuators],
             "observation_aliases": dict(self.observation_aliases),
+            "start_steps": self.start_steps,
         }
 
     # ------------------------------------------------------------------------------------------- settings

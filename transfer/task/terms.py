@@ -66,6 +66,15 @@ def _data(name: str) -> Callable[[TermSources, Mapping[str, float]], Any]:
     return lambda src, p: host(getattr(src.art.data, name))
 
 
+def _link_velocity(src: TermSources, params: Mapping[str, float]) -> Any:
+    """The root frame origin's velocity, base frame: the centre of mass's less ``omega x c`` (``c``: the centre of
+    mass in the root frame), what mjlab's ``root_link_lin_vel_b`` reads."""
+    import numpy as np
+
+    data = src.art.data
+    return host(data.root_lin_vel_b) - np.cross(host(data.root_ang_vel_b), src.art.root_com_offset())
+
+
 def gait_phase(time: Any, period: float, offset: float = 0.0) -> Any:
     """``(n, 2)``: sin and cos of ``2 pi (time / period + offset)``, the gait clock legged_gym's and Unitree's humanoid
     policies read (``phase = t % period / period``; ``[sin(2 pi phase), cos(2 pi phase)]``)."""
@@ -80,8 +89,13 @@ XYZ = ("x", "y", "z")
 OBS_TERMS: Mapping[str, KnownTerm] = MappingProxyType(
     {
         "base_lin_vel": KnownTerm(
-            "none", 3, "root linear velocity in the base frame (m/s)", _data("root_lin_vel_b"),
-            isaaclab=("base_lin_vel",), mjlab=("base_lin_vel",), noise=0.1, tolerance=1e-3, components=XYZ,
+            "none", 3, "root centre-of-mass linear velocity in the base frame (m/s): Isaac Lab's root_lin_vel_b",
+            _data("root_lin_vel_b"),
+            isaaclab=("base_lin_vel",), noise=0.1, tolerance=1e-3, components=XYZ,
+        ),
+        "base_link_lin_vel": KnownTerm(
+            "none", 3, "root link frame origin's linear velocity in the base frame (m/s), not its centre of mass's",
+            _link_velocity, mjlab=("base_lin_vel",), noise=0.1, tolerance=1e-3, components=XYZ,
         ),
         "base_ang_vel": KnownTerm(
             "none", 3, "root angular velocity in the base frame (rad/s)", _data("root_ang_vel_b"),

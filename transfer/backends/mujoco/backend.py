@@ -113,6 +113,7 @@ class MujocoBackend(Backend):
         self.models = [built.model] + [copy.deepcopy(built.model) for _ in range(num_envs - 1)]
         self.datas = [mujoco.MjData(m) for m in self.models]
         self._buffers: dict[str, tuple[wp.array, np.ndarray]] = {}
+        self._stale = False  # derived quantities (frames, COM velocities) behind qpos/qvel since the last mj_step
         self._layout(built, joint_order, body_order)
         self.fixed_base = built.fixed_base
         g = np.asarray(built.model.opt.gravity, np.float64)
@@ -163,6 +164,7 @@ class MujocoBackend(Backend):
     def _rows(self, fn: Any, key: str) -> wp.array:
         """The buffer ``key`` (one per reader, owned here and updated in place, as the contract has it), filled with
         ``fn(model, data)`` of every env."""
+        self._refresh()
         held = self._buffers.get(key)
         if held is None:
             out = np.stack([fn(m, d) for m, d in zip(self.models, self.datas, strict=True)]).astype(np.float32)
@@ -174,6 +176,23 @@ class MujocoBackend(Backend):
         for e, (m, d) in enumerate(zip(self.models, self.datas, strict=True)):
             view[e] = fn(m, d)  # filled in place, no launch, no array made
         return buffer
+
+    def _refresh(self) -> None:
+        """After ``mj_step``, MuJoCo's derived quantities (``xpos``, ``xquat``, ``xmat``, ``cvel``) are those of the
+        state before the step's integration, one physics step behind ``qpos``/``qvel``: they are computed again from
+        the new state before anything reads them (kinematics and COM velocities only; the dynamics are untouched,
+        each ``mj_step`` starts from ``qpos``/``qvel``)."""
+        if not self._stale:
+            return
+        for m, d in self._pairs:
+            mujoco.mj_kinematics(m, d)
+            mujoco.mj_comPos(m, d)
+            mujoco.mj_comVel(m, d)
+        self._stale = False
+
+    def root_com_offset(self) -> np.ndarray:
+        """The root body's ``body_ipos`` (MuJoCo's centre of mass in the body frame) of every env's model."""
+        return np.stack([m.body_ipos[self._root] for m in self.models]).astype(np.float64)
 
     def root_pose(self) -> wp.array:
         r = self._root
@@ -276,6 +295,7 @@ class MujocoBackend(Backend):
         if self._free is None:
             raise ValueError(f"MujocoBackend.write_root_velocity: {self.source.name}'s root is fixed to the world")
         dof = self.models[0].jnt_dofadr[self.models[0].body_jntadr[self._root]]
+        self._refresh()  # the root's frame of the state now
         for e in self._envs(env_ids):
             m, d = self.models[e], self.datas[e]
             omega = values[e, 3:]
@@ -366,6 +386,7 @@ class MujocoBackend(Backend):
         if dt is not None and dt != self.models[0].opt.timestep:  # every model shares it: set once when it changes
             for m in self.models:
                 m.opt.timestep = float(dt)
+        self._stale = True
         if self._pool is None:
             self._step_chunk(self._pairs, count)
             return

@@ -378,6 +378,11 @@ class NewtonBackend(Backend):
         """``(num_envs, num_bodies)``: link masses (kg) of the model."""
         return self.view.links.get_masses()
 
+    def root_com_offset(self) -> np.ndarray:
+        """The root link's centre of mass in its frame: Newton's ``body_com`` of body 0 (the root link)."""
+        coms = self.view.links.get_local_coms().numpy().reshape(self.num_envs, self.num_bodies, 3)
+        return coms[:, 0].astype(np.float64)
+
     def body_inertias(self) -> wp.array:
         """``(num_envs, num_bodies, 9)``: link inertia tensors (kg·m²) about the centre of mass, in the link frame."""
         inertia = self.view.links.get_inertias().numpy().reshape(self.num_envs, self.num_bodies, 9)

@@ -509,6 +509,10 @@ class BodyView(_ViewBase):
         """Body inertia tensors about the COM, in the body frame, ``(num_worlds, body_count)`` of ``wp.mat33``."""
         return self._read("body_inertia", model or self.model)
 
+    def get_local_coms(self, model: newton.Model | None = None) -> wp.array:
+        """Each body's centre of mass in its own frame (``body_com``), ``(num_worlds, body_count)`` of ``wp.vec3``."""
+        return self._read("body_com", model or self.model)
+
     def set_masses(self, values: Any, env_ids: Any = None, body_ids: Any = None) -> None:
         """Write masses and inverse masses; then ``solver.notify_model_changed(ModelFlags.BODY_INERTIAL_PROPERTIES)``."""
         outputs = [self.model.body_mass, self.model.body_inv_mass]

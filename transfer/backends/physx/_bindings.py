@@ -37,6 +37,7 @@ _PROPERTIES = {
 _ON_DEMAND = {
     "body_mass": "ARTICULATION_BODY_MASS",
     "body_inertia": "ARTICULATION_BODY_INERTIA",
+    "body_com": "ARTICULATION_BODY_COM_POSE",  # (x, y, z, qx, qy, qz, qw) of each link's centre of mass, link frame
     "shape_material": "ARTICULATION_SHAPE_FRICTION_AND_RESTITUTION",  # (static, dynamic, restitution) per shape
 }
 # Public property -> (binding, component of the trailing axis or None)

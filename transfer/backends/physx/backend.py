@@ -416,6 +416,11 @@ class PhysxBackend(Backend):
         """``(num_envs, num_bodies)``: link masses (kg), as PhysX holds them."""
         return wp.array(self._host_binding("body_mass")[1], dtype=wp.float32, device=self.device)
 
+    def root_com_offset(self) -> np.ndarray:
+        """The root link's centre-of-mass position in its frame, as PhysX holds it (``ARTICULATION_BODY_COM_POSE``
+        of body 0, the root link)."""
+        return np.asarray(self._host_binding("body_com")[1][:, 0, :3], np.float64)
+
     def body_inertias(self) -> wp.array:
         """``(num_envs, num_bodies, 9)``: link inertia tensors (kg·m²), row-major, about the centre of mass in PhysX's
         centre-of-mass frame."""

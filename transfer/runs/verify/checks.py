@@ -195,6 +195,8 @@ def _joint_block(values: Mapping[str, np.ndarray], names: Sequence[str]) -> np.n
 
 REFERENCES: Mapping[str, Any] = {
     "base_lin_vel": lambda r: r.to_body(r.st.root_velocity[:, :3]),
+    "base_link_lin_vel": lambda r: r.to_body(r.st.root_velocity[:, :3])
+    - np.cross(r.to_body(r.st.root_velocity[:, 3:]), r.com),
     "base_ang_vel": lambda r: r.to_body(r.st.root_velocity[:, 3:]),
     "projected_gravity": lambda r: r.to_body(np.broadcast_to(np.asarray(r.gravity, np.float64), (len(r.st.command), 3))),
     "velocity_commands": lambda r: r.st.command.astype(np.float64),
@@ -224,13 +226,15 @@ class _Reference:
     time: np.ndarray
     rot_t: np.ndarray
     params: Mapping[str, float]
+    com: np.ndarray
+    """The root's centre of mass in its frame (what the written COM velocity is turned into the frame's with)."""
 
     def to_body(self, v: Any) -> np.ndarray:
         return np.einsum("nij,nj->ni", self.rot_t, np.asarray(v, np.float64))
 
 
 def _expected(task: Any, st: _States, order: Sequence[str], action_joints: Sequence[str], gravity,
-              time: float = 0.0) -> dict:  # fmt: skip
+              time: float = 0.0, com: Any = (0.0, 0.0, 0.0)) -> dict:  # fmt: skip
     """Each term's value computed from the named state (float64), in the checkpoint's order; clip, scale and history
     applied (a written state fills a term's whole history with its value)."""
     rot_t = np.transpose(rotation_matrices(st.root_pose[:, 3:]), (0, 2, 1))
@@ -241,7 +245,8 @@ def _expected(task: Any, st: _States, order: Sequence[str], action_joints: Seque
         reference = REFERENCES.get(term.name)
         if reference is None:
             raise ValueError(f"verify has no reference for the observation term {term.name!r}: add one to REFERENCES")
-        value = reference(_Reference(st, order, action_joints, default, gravity, times, rot_t, term.params))
+        value = reference(_Reference(st, order, action_joints, default, gravity, times, rot_t, term.params,
+                                     np.asarray(com, np.float64)))  # fmt: skip
         if term.clip is not None:
             value = np.clip(value, *term.clip)
         out[term.name] = np.tile(value * np.asarray(term.scale, np.float64), (1, term.steps))
@@ -286,7 +291,10 @@ def _compare(
             ).copy())  # fmt: skip
         obs[b] = np.concatenate(rows, axis=0)
     gravity = getattr(envs[BACKENDS[0]].art.backend, "gravity_dir", (0.0, 0.0, -1.0))
-    expected = _expected(task, st, order, action_joints, gravity, float(envs[BACKENDS[0]].episode_time[0]))
+    first = envs[BACKENDS[0]]
+    com = first.art.root_com_offset()[0] if any(t.name == "base_link_lin_vel" for t in task.observation) else None
+    expected = _expected(task, st, order, action_joints, gravity, float(first.episode_time[0]),
+                         (0.0, 0.0, 0.0) if com is None else com)  # fmt: skip
     checks = []
     (a, b), slices = BACKENDS, {t["name"]: (t["start"], t["stop"]) for t in sizes.terms}
     for term in task.observation:
