@@ -18,6 +18,7 @@ file's own numbers (parsed here with PyYAML, not by ``transfer``). Every term mu
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from pathlib import Path
 
@@ -287,3 +288,31 @@ def test_every_engine_reports_the_roots_centre_of_mass_where_the_file_puts_it(tm
         np.testing.assert_allclose(art.root_com_offset(), [[0.08, 0.02, -0.05]] * 2, atol=1e-5)
     finally:
         art.close()
+
+
+@pytest.mark.engines
+def test_isaaclab_run_observation_term_for_term(tmp_path):
+    """An Isaac Lab run folder (``params/env.yaml`` as Isaac Lab dumps it, the flat-velocity task: ``base_lin_vel``
+    first, noise, scales none), its policy in PhysX's order, on the quadruped's MJCF with its base's centre of mass off
+    the frame's origin: Isaac Lab's ``base_lin_vel`` is the centre of mass's (``root_lin_vel_b``)."""
+    from tests.test_isaaclab_runs import isaaclab_env, write_run
+    from transfer.orders import resolve_ordering
+
+    xml = tmp_path / "robot" / "quadruped.xml"
+    xml.parent.mkdir()
+    xml.write_text(QUADRUPED.read_text().replace('<inertial pos="0 0 0" mass="6"',
+                                                 '<inertial pos="0.08 0.02 -0.05" mass="6"', 1))  # fmt: skip
+    env_cfg = isaaclab_env("physx")
+    run = write_run(tmp_path / "logs/run", "physx", exported=_policy(tmp_path, 48, 12), env=env_cfg)
+    names = list(resolve_ordering(xml, "physx").joints)
+    init = env_cfg["scene"]["robot"]["init_state"]["joint_pos"]
+    default = np.array([next(v for p, v in init.items() if re.fullmatch(p, n)) for n in names])
+    policy_cfg = env_cfg["observations"]["policy"]
+    terms = [(k, 1.0 if v["scale"] is None else np.asarray(v["scale"]), v["clip"], v["history_length"] or 0)
+             for k, v in policy_cfg.items() if isinstance(v, dict)]  # fmt: skip
+    funcs = {k: v["func"].rpartition(":")[2] for k, v in policy_cfg.items() if isinstance(v, dict)}
+    ours = {"generated_commands": "velocity_commands", "joint_pos_rel": "joint_pos_rel", "joint_vel_rel":
+            "joint_vel_rel", "last_action": "last_action"}  # Isaac Lab's functions, by the keys of this task  # fmt: skip
+    terms = [(ours.get(funcs[k], funcs[k]), s, c, h) for k, s, c, h in terms]
+    checked = _isaaclab_case(run, None, xml, None, names, default, ObservationManager(terms), "base")
+    assert checked == STEPS + 1
