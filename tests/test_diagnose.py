@@ -13,6 +13,8 @@ import shlex
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from transfer.runs.diagnose import FACTORS, quality
 from transfer.runs.diagnose.factors import AS_NATIVE, candidates
@@ -47,11 +49,35 @@ def test_the_native_value_is_tried_first_and_only_where_the_target_differs():
 
 
 def test_quality_is_one_for_the_native_run_and_falls_with_speed_and_falls():
-    native = {"forward_velocity": 0.5, "fall_fraction": 0.0, "command": [0.5, 0, 0]}
+    native = {"forward_velocity": 0.5, "lateral_velocity": 0.0, "yaw_rate": 0.0, "fall_fraction": 0.0,
+              "command": [0.5, 0, 0]}  # fmt: skip
     assert quality(native, native) == 1.0
     assert quality({"forward_velocity": 0.25, "fall_fraction": 0.0}, native) == pytest.approx(0.5)
     assert quality({"forward_velocity": 0.5, "fall_fraction": 0.5}, native) == pytest.approx(0.5)
     assert quality({"forward_velocity": None, "fall_fraction": 1.0}, native) == 0.0
+    # issue 42: H1-2 on Newton drifted sideways at full forward speed; the forward speed alone scored it as native
+    drift = {"forward_velocity": 0.5, "lateral_velocity": -0.3, "yaw_rate": 0.0, "fall_fraction": 0.0}
+    assert quality(drift, native) == pytest.approx(0.4)
+    turning = {"forward_velocity": 0.5, "lateral_velocity": 0.0, "yaw_rate": 0.25, "fall_fraction": 0.0}
+    assert quality(turning, native) == pytest.approx(0.5)
+
+
+@given(
+    velocity=st.tuples(*[st.floats(-2, 2)] * 3), native=st.tuples(*[st.floats(-2, 2)] * 3),
+    command=st.tuples(*[st.floats(-1.5, 1.5)] * 3), fell=st.floats(0, 1), push=st.floats(0.01, 1),
+    axis=st.integers(0, 2),
+)  # fmt: skip
+def test_quality_is_one_only_as_native_and_drops_as_any_velocity_parts(velocity, native, command, fell, push, axis):
+    keys = ("forward_velocity", "lateral_velocity", "yaw_rate")
+    ref = {**dict(zip(keys, native, strict=True)), "fall_fraction": 0.0, "command": list(command)}
+    run = {**dict(zip(keys, velocity, strict=True)), "fall_fraction": fell}
+    q = quality(run, ref)
+    assert 0.0 <= q <= 1.0 and quality({**ref, "fall_fraction": 0.0}, ref) == 1.0
+    away = dict(run)
+    away[keys[axis]] = velocity[axis] + push * (1 if velocity[axis] >= native[axis] else -1)  # further from native
+    assert quality(away, ref) <= q + 1e-12
+    if fell < 1 and q > 0:
+        assert quality(away, ref) < q  # every component of the velocity counts while the score is above 0
 
 
 @pytest.mark.engines

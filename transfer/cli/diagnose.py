@@ -86,8 +86,10 @@ def _speed(row: dict) -> str:
     v, fell = row.get("forward_velocity"), row.get("fall_fraction")
     if v is None and fell is not None and fell >= 1:
         return "fell, every env"
-    speed = "speed not measured" if v is None else f"{v:.2f} m/s"  # None: no standing sample after the warm-up
-    return speed + (f", {fell:.0%} fell" if fell else "")
+    if v is None:  # no standing sample after the warm-up
+        return "speed not measured" + (f", {fell:.0%} fell" if fell else "")
+    lat, yaw = row.get("lateral_velocity") or 0.0, row.get("yaw_rate") or 0.0
+    return f"{v:.2f} m/s forward, {lat:.2f} lateral, {yaw:.2f} rad/s yaw" + (f", {fell:.0%} fell" if fell else "")
 
 
 def print_diagnosis(d, out=None) -> None:
@@ -104,11 +106,12 @@ def print_diagnosis(d, out=None) -> None:
         where = (f"{parted['joint']} first, at {parted['time']:.2f} s (position differs by over "
                  f"{parted['threshold']:g} rad)" if parted else "no joint parted past its threshold")  # fmt: skip
         print(f"{name}: {where}", file=out)
-    rows = [["rank", "factor", "best value", "closes", "fwd m/s", "fell"]]
+    rows = [["rank", "factor", "best value", "closes", "fwd m/s", "lat m/s", "yaw rad/s", "fell"]]
+    number = lambda x: "n/a" if x is None else f"{x:.2f}"  # noqa: E731
     for i, r in enumerate(d.ranking, 1):
-        v, fell = r.forward_velocity, r.fall_fraction
-        rows.append([str(i), r.factor, r.label, f"{r.closes:.0%}", "n/a" if v is None else f"{v:.2f}",
-                     "n/a" if fell is None else f"{fell:.0%}"])  # fmt: skip
+        rows.append([str(i), r.factor, r.label, f"{r.closes:.0%}", number(r.forward_velocity),
+                     number(r.lateral_velocity), number(r.yaw_rate),
+                     "n/a" if r.fall_fraction is None else f"{r.fall_fraction:.0%}"])  # fmt: skip
     for line in aligned(rows, left=3):
         print(line, file=out)
     failed = [x for x in d.tried if x.error]

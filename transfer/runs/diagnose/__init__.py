@@ -22,23 +22,35 @@ import numpy as np
 
 from transfer.runs.diagnose.factors import FACTORS, Candidate, candidates
 
-__all__ = ["FACTORS", "SMALL_GAP", "Diagnosis", "check_seconds", "diagnose", "plot", "quality"]
+__all__ = ["FACTORS", "SMALL_GAP", "SPEED_SCALE", "YAW_SCALE", "Diagnosis", "check_seconds", "diagnose", "plot", "quality"]
+
+
+SPEED_SCALE = 0.25
+"""The smallest planar speed (m/s) a velocity error is measured against: a standing command's drift of 0.25 m/s is
+as bad as walking at twice a 0.25 m/s command."""
+YAW_SCALE = 0.5
+"""The smallest yaw rate (rad/s) a yaw-rate error is measured against."""
 
 
 def quality(result: Mapping[str, Any], native: Mapping[str, Any]) -> float:
-    """How close a run comes to the native one, 0..1: ``(1 - |speed ratio - 1|) x (1 - fall fraction)`` (the speed
-    ratio clipped to 0..2; without a commanded speed, standing counts alone)."""
+    """How close a run comes to the native one, 0..1: ``(1 - error) x (1 - fall fraction)``, ``error`` the whole
+    velocity error against the native run's, at most 1: the planar one, ``|(forward, lateral) - native's|`` over the
+    commanded planar speed (at least :data:`SPEED_SCALE`), plus the yaw rate's, ``|yaw rate - native's|`` over the
+    commanded yaw rate (at least :data:`YAW_SCALE`). A sideways drift or a turn the native run does not make is a gap
+    as much as a slower walk; a run that measured no velocity scores 0."""
     fell = result.get("fall_fraction")
     if fell is None:
         return 0.0
-    speed, reference = result.get("forward_velocity"), native.get("forward_velocity")
-    if speed is None or not math.isfinite(speed):
+    keys = ("forward_velocity", "lateral_velocity", "yaw_rate")
+    mine, theirs = [result.get(k) for k in keys], [native.get(k) for k in keys]
+    if mine[0] is None or not math.isfinite(mine[0]):
         return 0.0
-    wanted = float(np.linalg.norm(list(native.get("command") or [0, 0])[:2]))
-    if wanted < 1e-6 or reference is None or abs(reference) < 1e-6:
-        return 1.0 - float(fell)
-    ratio = min(max(speed / reference, 0.0), 2.0)
-    return (1.0 - abs(ratio - 1.0)) * (1.0 - float(fell))
+    mine = [0.0 if v is None or not math.isfinite(v) else float(v) for v in mine]
+    theirs = [0.0 if v is None or not math.isfinite(v) else float(v) for v in theirs]
+    command = [float(c) for c in (list(native.get("command") or []) + [0.0, 0.0, 0.0])[:3]]
+    planar = math.hypot(mine[0] - theirs[0], mine[1] - theirs[1]) / max(math.hypot(*command[:2]), SPEED_SCALE)
+    yaw = abs(mine[2] - theirs[2]) / max(abs(command[2]), YAW_SCALE)
+    return (1.0 - min(planar + yaw, 1.0)) * (1.0 - float(fell))
 
 
 @dataclass
@@ -53,6 +65,8 @@ class Tried:
     quality: float
     closes: float
     error: str | None = None
+    lateral_velocity: float | None = None
+    yaw_rate: float | None = None
 
 
 SMALL_GAP = 0.1
@@ -210,7 +224,7 @@ def _tried(c: Candidate, record: Mapping[str, Any], native: Mapping[str, Any], g
     q = 0.0 if record.get("error") else quality(record, native)
     closes = (gap - (1.0 - q)) / gap if gap > 1e-9 else 0.0  # 1: as good as native; < 0: worse than before
     return Tried(c.factor, c.label, c.lines(), record.get("forward_velocity"), record.get("fall_fraction"), q,
-                 closes, record.get("error"))  # fmt: skip
+                 closes, record.get("error"), record.get("lateral_velocity"), record.get("yaw_rate"))  # fmt: skip
 
 
 def _rank(tried: list[Tried]) -> list[Tried]:
