@@ -87,3 +87,32 @@ def test_an_mjcf_with_actuators_for_some_joints_only_is_refused_naming_them(tmp_
     assert main(args) == 2
     err = capsys.readouterr().err.splitlines()[-1]  # after the converter's one line
     assert err.startswith(f"error: {some}: joints [") and "have no actuator" in err
+
+
+@pytest.mark.engines
+def test_an_isaac_lab_g1_on_unitrees_mjcf_does_not_blow_up_on_mujoco(shared, tmp_path, capsys):
+    """Issue 42: an Isaac Lab-trained G1 23-DoF on Unitree's ``g1_23dof.xml`` tilted past 60 degrees within 0.1 s on
+    MuJoCo: the file authors no armature, its ankle links weigh 74 g, and MuJoCo's default Euler integrates a
+    position actuator's damping explicitly. Isaac Lab's drives are implicit (PhysX's, and Newton's MuJoCo-Warp at
+    ``implicitfast``): under them the robot holding its default pose (a zero policy) stands as long as on PhysX."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("mujoco")
+    from tests.test_deploy_configs import export_deploy_cfg
+    from transfer.orders import resolve_ordering
+    from transfer.task import resolve_asset
+
+    xml = shared / "community/unitree_rl_gym/resources/robots/g1_description/g1_23dof.xml"
+    names = list(resolve_ordering(resolve_asset(xml), "physx").joints)
+    legs = [100.0 if ("hip" in n or "knee" in n) else 40.0 for n in names]
+    config = export_deploy_cfg(tmp_path / "run", names, names, history=5, kp=legs, default=[0.0] * len(names))
+    zero = torch.nn.Linear(5 * (9 + 3 * len(names)), len(names))
+    torch.nn.init.zeros_(zero.weight)
+    torch.nn.init.zeros_(zero.bias)
+    policy = tmp_path / "zero.pt"
+    torch.jit.script(torch.nn.Sequential(zero)).save(str(policy))
+    args = ["replay", str(policy), "--config", str(config), "--source", "physx", "--asset", str(xml), "--target",
+            "mujoco", "--compare", "--num-envs", "1", "--seconds", "1.5", "--json"]  # fmt: skip
+    assert main(args) == 0
+    native, mujoco_run = json.loads(capsys.readouterr().out)["runs"][:2]
+    assert mujoco_run["survival_seconds"] >= min(native["survival_seconds"], 1.5) - 0.3
+    assert mujoco_run["settings"]["mujoco"] == {"integrator": "implicitfast"}

@@ -24,7 +24,12 @@ COUNTS: tuple[str, ...] = ("iterations", "ls_iterations", "noslip_iterations")
 """``<option>`` attributes that count solver iterations (integers >= 1; ``noslip_iterations`` >= 0)."""
 _NUMBERS = ("impratio", "tolerance", "ls_tolerance")
 
-_MJLAB = MappingProxyType({"iterations": 10, "ls_iterations": 20})
+_IMPLICIT_PD = MappingProxyType({"integrator": "implicitfast"})
+"""A PD drive's damping integrated implicitly, as PhysX's drives (Isaac Lab) and mjlab's MuJoCo-Warp (its default
+integrator) integrate it. MuJoCo's default Euler integrates an actuator's ``kv`` explicitly: a drive's damping over
+a light link's inertia past 2 / dt rings and blows up (Unitree's G1 MJCF, whose ankles weigh 74 g and whose joints
+author no armature: every env tilted past 60 degrees within 0.3 s, standing still)."""
+_MJLAB = MappingProxyType({**_IMPLICIT_PD, "iterations": 10, "ls_iterations": 20})
 
 
 def check(value: Any, where: str) -> Mapping[str, Any]:
@@ -59,10 +64,12 @@ def describe(value: Mapping[str, Any]) -> str:
 
 
 def training(setup: str, facts: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The MuJoCo settings a training ``setup`` implies: mjlab's solver iterations (10, line search 20); for the
-    others, the robot file's own options."""
+    """The MuJoCo settings a training ``setup`` implies: mjlab's (``implicitfast``, its solver iterations 10, line
+    search 20); Isaac Lab's (its runs and its legged robots), driven by implicit PD drives: ``implicitfast``; legged_gym, whose PD
+    torque is computed outside the engine (and ``deploy_mujoco.py`` runs the file as it is): the file's own
+    options."""
     del facts
-    return _MJLAB if setup == "mjlab" else MappingProxyType({})
+    return {"mjlab": _MJLAB, "isaaclab": _IMPLICIT_PD, "isaaclab_legged": _IMPLICIT_PD}.get(setup, MappingProxyType({}))
 
 
 def starting(asset: Any) -> tuple[Mapping[str, Any], str, bool]:
