@@ -26,7 +26,7 @@ from typing import Any
 
 __all__ = ["EXPORT_VERSION", "is_export", "usd_as_mjcf"]
 
-EXPORT_VERSION = 2
+EXPORT_VERSION = 3
 """Bumped when what :func:`usd_as_mjcf` writes changes (an old file in the cache is then not reused)."""
 
 
@@ -79,12 +79,13 @@ def _export(usd: Path) -> str:
     import newton
     import warp as wp
 
-    from transfer.backends.newton._scene import _authored_self_collisions
+    from transfer.backends.newton._scene import _authored_self_collisions, _with_full_hulls
     from transfer.backends.newton.importer import import_usd
     wp.config.quiet = True
     builder = newton.ModelBuilder()
     newton.solvers.SolverMuJoCo.register_custom_attributes(builder)
-    import_usd(str(usd), "none", builder=builder, enable_self_collisions=_authored_self_collisions(usd))
+    options = _with_full_hulls({"enable_self_collisions": _authored_self_collisions(usd)})  # whole mesh hulls
+    import_usd(str(usd), "none", builder=builder, **options)
     for d in range(builder.joint_dof_count):  # a position actuator on every DoF: gains are the task's
         builder.joint_target_mode[d] = int(newton.JointTargetMode.POSITION)
         builder.joint_target_ke[d], builder.joint_target_kd[d] = 1.0, 0.0

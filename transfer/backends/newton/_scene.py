@@ -1,4 +1,6 @@
-"""What the Newton backend takes from a scene description before the import: self-collisions and the base (fixed or floating), read from the asset where the scene leaves them open."""
+"""What the Newton backend takes from a scene description before the import: self-collisions and the base (fixed or
+floating), read from the asset where the scene leaves them open; and how it imports mesh colliders (whole convex
+hulls, :func:`_with_full_hulls`)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,24 @@ from typing import Any
 import warp as wp
 
 from transfer.backends.scene import SceneDescription
+
+FULL_HULL: int = -1
+"""``mesh_maxhullvert`` the backend imports with: no limit on the vertices of a mesh collider's convex hull, as MuJoCo
+compiles an MJCF mesh (its ``maxhullvert`` default, -1) and as Newton's ``add_mjcf`` would need to be told. Newton
+1.8's own default (``Mesh.MAX_HULL_VERTICES`` = 64) stops Qhull after 64 vertices (option ``TA60``): a *partial*
+hull, not a simplified one. On legged_gym's H1-2 (2006-vertex foot meshes, 591 hull vertices) the 64-vertex hull
+kept 5 sole vertices and 48 cm2 of the 199 cm2 sole, the outer half of the left foot and the inner half of the right
+one, its underside up to 23 mm above the real sole elsewhere: the robot drifted sideways at 0.74 m/s and fell on
+Newton where PhysX and MuJoCo walk (issue #42). -1 is the one value both engines read as "no limit" (Newton: any
+value <= 0; MuJoCo: -1, while 0 makes its Qhull call fail)."""
+
+
+def _with_full_hulls(import_options: Mapping[str, Any] | None) -> dict:
+    """``import_options`` with ``mesh_maxhullvert`` = :data:`FULL_HULL` where not given (an authored
+    ``newton:maxHullVertices`` on a shape still wins, as Newton reads it)."""
+    import_options = dict(import_options or {})
+    import_options.setdefault("mesh_maxhullvert", FULL_HULL)
+    return import_options
 
 
 def _with_self_collisions(import_options: Mapping[str, Any] | None, world: SceneDescription, usd_path: Any) -> dict:

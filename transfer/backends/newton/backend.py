@@ -35,7 +35,7 @@ import warp as wp
 from transfer.backends.base import JOINT_PROPERTIES, UNLIMITED, Backend, EngineOrder, JointProperties
 from transfer.backends.newton import _kernels as nk
 from transfer.backends.newton._layout import as_rows, components
-from transfer.backends.newton._scene import _with_base, _with_self_collisions
+from transfer.backends.newton._scene import _with_base, _with_full_hulls, _with_self_collisions
 from transfer.backends.newton.importer import ImportSummary, RootlessPolicy, import_usd
 from transfer.backends.newton.mechanism import MechanismView
 from transfer.backends.newton.probe import engine_orders as _engine_orders
@@ -75,7 +75,9 @@ class NewtonBackend(Backend):
         ground_plane: Add a ground plane (global, shared by all worlds; friction 1 unless ``scene`` says otherwise).
         initial_root_pose: ``(x, y, z, qx, qy, qz, qw)`` of the root link at start and after reset (floating base).
         solver_options: Keyword arguments for the solver constructor.
-        import_options: Keyword arguments for ``ModelBuilder.add_usd``.
+        import_options: Keyword arguments for ``ModelBuilder.add_usd``. ``mesh_maxhullvert`` defaults to -1: mesh
+            colliders keep their whole convex hull, as MuJoCo builds an MJCF mesh (Newton's own default, 64, makes a
+            partial hull; see :data:`~transfer.backends.newton._scene.FULL_HULL`).
         joint_order, body_order: DoF and link names in the order every array of this backend should follow (its
             :attr:`joint_names` / :attr:`body_names` then list them so): reads and writes go through the views in
             that order, one launch each. ``None``: Newton's own order. A DoF order that splits a multi-DoF joint's
@@ -135,7 +137,7 @@ class NewtonBackend(Backend):
         if solver_options is None and settings.get("solver_options"):
             solver_options = dict(settings["solver_options"])
         ground_plane = ground_plane or world.ground is not None
-        import_options = _with_self_collisions(import_options, world, usd_path)
+        import_options = _with_full_hulls(_with_self_collisions(import_options, world, usd_path))
         fixed = _with_base(import_options, world, usd_path, root)  # a fixed base spawns by moving the asset
         if initial_root_pose is None and world.spawn_height is not None and not fixed:
             initial_root_pose = (0.0, 0.0, world.spawn_height, 0.0, 0.0, 0.0, 1.0)
@@ -563,5 +565,3 @@ def _scale_friction(model: Any, scale: float) -> None:
     MuJoCo takes the larger of two frictions, so each contact's friction scales by it."""
     if scale != 1.0:
         model.shape_material_mu.assign(model.shape_material_mu.numpy() * scale)
-
-
