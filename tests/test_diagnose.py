@@ -33,7 +33,12 @@ def test_the_native_value_is_tried_first_and_only_where_the_target_differs():
     task = _task()
     same = candidates(task, task, "physx", {})
     assert not [c for c in same if c.label == AS_NATIVE]
-    assert {c.factor for c in same} == set(FACTORS) - {"velocity_limit"}  # no task sets one: nothing to vary
+    # no task sets a velocity limit; PhysX has no collision geometry to vary: nothing to try for either
+    assert {c.factor for c in same} == set(FACTORS) - {"velocity_limit", "collision"}
+    capped = task.with_settings({"newton.mesh_maxhullvert": 64})
+    assert [(c.label, c.lines()) for c in candidates(task, capped, "newton", {}) if c.factor == "collision"] == [
+        ("whole mesh hulls", ["--set 'newton={mesh_maxhullvert: -1, solver: mujoco_warp}'"])]
+    assert not [c for c in candidates(task, task, "newton", {}) if c.factor == "collision"]  # whole hulls already
     limited = candidates(task, task.with_settings({"velocity_limit": {".*": 2.0}}), "physx", {})
     assert [(c.label, c.lines()) for c in limited if c.factor == "velocity_limit"] == [
         (AS_NATIVE, ["--set velocity_limit=null"])]
@@ -136,3 +141,20 @@ def test_a_native_run_that_falls_is_no_baseline_and_nothing_is_ranked(capsys):
     best = Tried("armature", "0.01", ["--set armature=0.01"], 0.5, 0.0, 0.99, 0.99)
     assert dataclasses.replace(found, gap=SMALL_GAP / 10, ranking=[best]).suggestion() is None
     assert dataclasses.replace(found, gap=SMALL_GAP * 3, ranking=[best]).suggestion() is best
+
+
+@pytest.mark.slow
+@pytest.mark.engines
+def test_diagnose_explains_h1_2_on_newton_by_its_foot_colliders(shared, capsys):
+    """Issue 42: H1-2 drifted sideways and fell on Newton when its foot hulls were cut at 64 vertices (Newton's own
+    default then). Set so again, diagnose sees the drift as a gap and its collision factor closes it."""
+    from transfer.cli import main
+
+    root = shared / "community/unitree_rl_gym"
+    args = ["diagnose", str(root / "deploy/pre_train/h1_2/motion.pt"), "--config",
+            str(root / "deploy/deploy_mujoco/configs/h1_2.yaml"), "--target", "newton", "--set",
+            "newton.mesh_maxhullvert=64", "--factor", "collision", "--seconds", "4", "--num-envs", "2", "--json"]  # fmt: skip
+    assert main(args) == 0
+    found = json.loads(capsys.readouterr().out)
+    assert found["gap"] > 0.3, found["target"]
+    assert found["suggestion"]["factor"] == "collision" and found["suggestion"]["closes"] > 0.7

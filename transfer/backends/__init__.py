@@ -40,6 +40,7 @@ __all__ = [
     "native_backend",
     "native_convention",
     "probed_backends",
+    "collision_variations",
     "solver_variations",
     "starting_settings",
     "training_settings",
@@ -166,6 +167,14 @@ def training_settings(setup: str, facts: Mapping[str, Any] | None = None) -> dic
     ``articulation_props``, its Newton solver)."""
     out = {name: _settings(name).training(setup, facts or {}) for name in REGISTRY}
     return {name: settings for name, settings in out.items() if settings}
+
+
+def collision_variations(name: str, value: Mapping[str, Any] | None) -> list[tuple[str, Mapping[str, Any]]]:
+    """``[(label, settings)]``: backend ``name``'s collision geometry settings to try instead of ``value``
+    (``transfer diagnose``'s collision factor): its settings module's ``collision_variations``, where it has one
+    (an engine whose colliders are the robot file's alone has none)."""
+    vary = getattr(_settings(name), "collision_variations", None)
+    return list(vary(value or {})) if vary is not None else []
 
 
 def solver_variations(name: str, value: Mapping[str, Any] | None) -> list[tuple[str, Mapping[str, Any]]]:

@@ -137,6 +137,8 @@ class NewtonBackend(Backend):
         if solver_options is None and settings.get("solver_options"):
             solver_options = dict(settings["solver_options"])
         ground_plane = ground_plane or world.ground is not None
+        if "mesh_maxhullvert" in settings:  # the task's newton.mesh_maxhullvert
+            import_options = {"mesh_maxhullvert": settings["mesh_maxhullvert"], **(import_options or {})}
         import_options = _with_full_hulls(_with_self_collisions(import_options, world, usd_path))
         fixed = _with_base(import_options, world, usd_path, root)  # a fixed base spawns by moving the asset
         if initial_root_pose is None and world.spawn_height is not None and not fixed:

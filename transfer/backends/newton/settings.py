@@ -12,7 +12,7 @@ from typing import Any
 
 from transfer._numbers import is_finite_number
 
-__all__ = ["MUJOCO_FAMILY", "SOLVERS", "check", "describe", "training", "variations"]
+__all__ = ["MUJOCO_FAMILY", "SOLVERS", "check", "collision_variations", "describe", "training", "variations"]
 
 SOLVERS: tuple[str, ...] = ("mujoco_cpu", "mujoco_warp", "xpbd", "semi_implicit")
 """The solvers the backend builds."""
@@ -33,9 +33,9 @@ def check(value: Any, where: str) -> Mapping[str, Any]:
     a number, bool or string); raises ``ValueError`` naming ``where``."""
     if not isinstance(value, Mapping):
         raise ValueError(f"{where}: expected a mapping, got {value!r}")
-    unknown = sorted(set(value) - {"solver", "solver_options"})
+    unknown = sorted(set(value) - {"solver", "solver_options", "mesh_maxhullvert"})
     if unknown:
-        raise ValueError(f"{where}: unknown settings {unknown}; known: ['solver', 'solver_options']")
+        raise ValueError(f"{where}: unknown settings {unknown}; known: ['mesh_maxhullvert', 'solver', 'solver_options']")
     out: dict[str, Any] = {}
     if "solver" in value:
         solver = value["solver"]
@@ -50,13 +50,20 @@ def check(value: Any, where: str) -> Mapping[str, Any]:
             if key.endswith("iterations") and (isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 10_000):
                 raise ValueError(f"{where}.solver_options.{key}: expected an integer in [1, 10000], got {v!r}")
         out["solver_options"] = MappingProxyType(dict(opts))
+    if "mesh_maxhullvert" in value:
+        hull = value["mesh_maxhullvert"]
+        if isinstance(hull, bool) or not isinstance(hull, int) or not (hull == -1 or 4 <= hull <= 100_000):
+            raise ValueError(f"{where}.mesh_maxhullvert: expected -1 (a mesh collider's whole convex hull) or an "
+                             f"integer in [4, 100000] (at most that many hull vertices), got {hull!r}")  # fmt: skip
+        out["mesh_maxhullvert"] = hull
     return MappingProxyType(out)
 
 
 def describe(value: Mapping[str, Any]) -> str:
     """One line for ``transfer info`` and a replay's settings line."""
-    options = value.get("solver_options")
-    return f"{value.get('solver', 'auto')}" + (f", options {dict(options)}" if options else "")
+    options, hull = value.get("solver_options"), value.get("mesh_maxhullvert")
+    return (f"{value.get('solver', 'auto')}" + (f", options {dict(options)}" if options else "")
+            + (f", mesh hulls of at most {hull} vertices" if hull not in (None, -1) else ""))  # fmt: skip
 
 
 def training(setup: str, facts: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -92,3 +99,12 @@ def variations(value: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
             out.append((f"{its} solver / {ls} line-search iterations",
                         {**value, "solver_options": {**options, "iterations": its, "ls_iterations": ls}}))  # fmt: skip
     return out
+
+
+def collision_variations(value: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """The collision geometry ``transfer diagnose`` tries instead of ``value``'s: mesh colliders with their whole
+    convex hull, when ``value`` caps it (Newton's own default, 64 vertices, stops Qhull part way: a partial hull,
+    half of H1-2's soles)."""
+    if value.get("mesh_maxhullvert", -1) == -1:
+        return []
+    return [("whole mesh hulls", {**value, "mesh_maxhullvert": -1})]

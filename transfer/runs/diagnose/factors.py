@@ -14,6 +14,9 @@ the documented range below (docs/diagnose.md):
 ``velocity_limit``      the asset's limits (when the task sets its own; only PhysX enforces joint velocity limits)
 ``solver``              the target engine's own variations (:func:`transfer.backends.solver_variations`): more and
                         fewer iterations
+``collision``           the target engine's own collision geometry variations
+                        (:func:`transfer.backends.collision_variations`): Newton's whole mesh hulls, when the task caps
+                        them
 ``timing``              half the physics step at twice the decimation (the same policy rate)
 ``ground``              static and dynamic friction 0.5 and 1.5; the other friction combine mode
 ``action_delay``        1 and 2 physics steps of delay (none, when the target has one)
@@ -118,6 +121,12 @@ def _solver(n: dict, t: dict, engine: str, p: Mapping[str, Any]) -> list[Candida
     return out + [Candidate("solver", label, {engine: dict(v)}) for label, v in solver_variations(engine, t[engine])]
 
 
+def _collision(n: dict, t: dict, engine: str, p: Mapping[str, Any]) -> list[Candidate]:
+    from transfer.backends import collision_variations
+
+    return [Candidate("collision", label, {engine: dict(v)}) for label, v in collision_variations(engine, t[engine])]
+
+
 def _timing(n: dict, t: dict, engine: str, p: Mapping[str, Any]) -> list[Candidate]:
     out = _native("timing", ("sim_dt", "decimation"), n, t, p, {})
     half = {"sim_dt": t["sim_dt"] / 2, "decimation": t["decimation"] * 2}
@@ -160,6 +169,7 @@ FACTORS: Mapping[str, Callable[..., list[Candidate]]] = MappingProxyType({
     "effort_limit": _limit("effort_limit"),
     "velocity_limit": _limit("velocity_limit"),
     "solver": _solver,
+    "collision": _collision,
     "timing": _timing,
     "ground": _ground,
     "action_delay": _action_delay,
