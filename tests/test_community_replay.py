@@ -116,3 +116,20 @@ def test_an_isaac_lab_g1_on_unitrees_mjcf_does_not_blow_up_on_mujoco(shared, tmp
     native, mujoco_run = json.loads(capsys.readouterr().out)["runs"][:2]
     assert mujoco_run["survival_seconds"] >= min(native["survival_seconds"], 1.5) - 0.3
     assert mujoco_run["settings"]["mujoco"] == {"integrator": "implicitfast"}
+
+
+@pytest.mark.engines
+def test_mjlabs_g1_mjcf_as_shipped_gets_an_actuator_per_joint(shared):
+    """mjlab's G1 (``asset_zoo/robots/unitree_g1/xmls/g1.xml`` in unitree_rl_mjlab) as the repository ships it: no
+    ``<actuator>``; the MuJoCo backend builds it with one position actuator on each of its 29 joints."""
+    pytest.importorskip("mujoco")
+    from transfer.backends.mujoco.model import build_model
+    from transfer.backends.scene import SceneDescription
+
+    xml = shared / "community/unitree_rl_mjlab/mjlab/asset_zoo/robots/unitree_g1/xmls/g1.xml"
+    assert "<actuator" not in xml.read_text()
+    built = build_model(xml, SceneDescription())
+    assert len(built.joint_names) == 29 and set(built.actuator_of) == set(built.joint_names)
+    assert built.changes == (f"g1.xml has no <actuator>: one position actuator per joint added (29), with the task's "
+                             "stiffness and damping (and effort limit, where it gives one), as mjlab builds them from "
+                             "its robot config",)  # fmt: skip

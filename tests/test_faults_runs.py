@@ -209,7 +209,7 @@ def test_a_run_without_a_measured_speed_is_not_called_fallen():
     assert _speed({"forward_velocity": None, "fall_fraction": 0.0}) == "speed not measured"
     assert _speed({"forward_velocity": None, "fall_fraction": 0.5}) == "speed not measured, 50% fell"
     assert _speed({"forward_velocity": None, "fall_fraction": 1.0}) == "fell, every env"
-    assert _speed({"forward_velocity": 0.5, "fall_fraction": 0.0}) == "0.50 m/s"
+    assert _speed({"forward_velocity": 0.5, "fall_fraction": 0.0}) == "0.50 m/s forward, 0.00 lateral, 0.00 rad/s yaw"
 
 
 # -- traces: nothing finite to compare, two robots ----------------------------------------------------------------
