@@ -60,6 +60,7 @@ FLOORS: dict[str, int] = {
     "transfer.env": 6,
     "transfer.spawn": 6,
     "transfer.perturbations": 6,
+    "transfer.tracking": 6,
     "transfer.traces": 6,
     # 7 replay / verify / train / validate
     "transfer.runs": 7,

@@ -130,6 +130,6 @@ def test_mjlabs_g1_mjcf_as_shipped_gets_an_actuator_per_joint(shared):
     assert "<actuator" not in xml.read_text()
     built = build_model(xml, SceneDescription())
     assert len(built.joint_names) == 29 and set(built.actuator_of) == set(built.joint_names)
-    assert built.changes == (f"g1.xml has no <actuator>: one position actuator per joint added (29), with the task's "
+    assert built.changes == ("g1.xml has no <actuator>: one position actuator per joint added (29), with the task's "
                              "stiffness and damping (and effort limit, where it gives one), as mjlab builds them from "
                              "its robot config",)  # fmt: skip

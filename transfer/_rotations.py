@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["quat_conj", "quat_from_rpy", "quat_mul", "rotate", "rotation_matrices", "yaw"]
+__all__ = ["quat_conj", "quat_from_rpy", "quat_mul", "rotate", "rotation_matrices", "slerp", "yaw"]
 
 
 def quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -57,3 +57,20 @@ def quat_from_rpy(roll: np.ndarray, pitch: np.ndarray, yaw_: np.ndarray) -> np.n
     x, y = sr * cp * cy - cr * sp * sy, cr * sp * cy + sr * cp * sy
     z, w = cr * cp * sy - sr * sp * cy, cr * cp * cy + sr * sp * sy
     return np.stack([x, y, z, w], axis=-1)
+
+
+def slerp(a: np.ndarray, b: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """The unit quaternions a fraction ``t`` (``(...,)``, 0..1) of the way from ``a`` to ``b`` along the shorter arc
+    (``b`` and ``-b`` are one rotation: the nearer is taken), normalised."""
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    t = np.asarray(t, np.float64)[..., None]
+    dot = np.sum(a * b, axis=-1, keepdims=True)
+    b = np.where(dot < 0.0, -b, b)
+    dot = np.abs(dot)
+    theta = np.arccos(np.clip(dot, -1.0, 1.0))
+    small = theta < 1e-6
+    sin = np.where(small, 1.0, np.sin(theta))
+    wa = np.where(small, 1.0 - t, np.sin((1.0 - t) * theta) / sin)
+    wb = np.where(small, t, np.sin(t * theta) / sin)
+    out = wa * a + wb * b
+    return out / np.linalg.norm(out, axis=-1, keepdims=True)

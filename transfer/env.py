@@ -134,6 +134,9 @@ class PolicyEnv:
             through its hooks (:mod:`transfer.perturbations`), called here in one place each: on the scene before the
             world is built, once the robot is up, on the joint gains, and during a run (:meth:`begin_run`,
             :meth:`before_policy_step`).
+        motion: A reference motion (:class:`~transfer.task.motion.Motion`, in the robot file's joint order) for a
+            motion-tracking policy (:mod:`transfer.tracking`): every env starts in its first frame, and the motion
+            terms read it; ``motion_anchor``: its anchor body (default: ``torso_link`` where the robot has one).
 
     The world is the task's (:meth:`~transfer.Task.scene`: ground, spawn, gravity, self-collisions, solver
     settings), the same value on every backend, with the base the training engine builds (:func:`training_base`).
@@ -155,6 +158,8 @@ class PolicyEnv:
         device: str = "cpu",
         backend_overrides: dict[str, Any] | None = None,
         perturbation: Perturbation | None = None,
+        motion: Any = None,
+        motion_anchor: str | None = None,
     ) -> None:
         from transfer.articulation import open_articulation
 
@@ -179,17 +184,19 @@ class PolicyEnv:
                 body_ordering=body_ordering, **opts,
             )  # fmt: skip
         try:
-            self._setup(task, num_envs, command, seed, init_noise)
+            self._setup(task, num_envs, command, seed, init_noise, motion, motion_anchor)
         except BaseException:
             self.art.close()
             raise
 
-    def _setup(self, task: Task, num_envs: int, command: Sequence[float] | None, seed: int, noise: float) -> None:
+    def _setup(self, task: Task, num_envs: int, command: Sequence[float] | None, seed: int, noise: float,
+               motion: Any = None, anchor: str | None = None) -> None:  # fmt: skip
         art = self.art
         self.task = task.with_joint_names(art.joint_names)
         t = self.task
         self.num_envs, names = num_envs, art.joint_names
         self.default_joint_pos = np.array([[t.default_joint_pos.get(n, 0.0) for n in names]] * num_envs, np.float32)
+        self.tracking = self._tracking(t, motion, anchor)
         if art.backend.changes and not t.stiffness:  # actuators the backend added take the task's gains alone
             raise ValueError(f"{'; '.join(art.backend.changes)}; but the task gives no stiffness, so every joint would "
                              "hang limp: give stiffness and damping (--config, or --set 'stiffness={.*: KP}')")  # fmt: skip
@@ -223,13 +230,35 @@ class PolicyEnv:
             kind.start(value, self)
         self.steps = 0
         self._spawn_pose: np.ndarray | None = None
+        self._start_q = self.default_joint_pos.copy()
+        """Where each env's joints start, and their first targets: the default pose, or a reference motion's first
+        frame."""
+        if self.tracking is not None:  # every env starts in the clip's first frame, at its own place
+            pose, q = self.tracking.start_state()
+            self._spawn_pose, self._start_q = np.tile(pose, (num_envs, 1)), np.tile(q, (num_envs, 1))
+            self._spawn_pose[:, :2] += host(art.data.root_pos_w)[:, :2]  # each env's origin (envs share a scene)
         self._corners = self._body_corners()
         self._base_corners = self._corners.get(art.body_names.index(art.backend_body_names[0]))
         self.reset()
         self.warnings: list[str] = self._start_warnings(t)
         """What the start state gets wrong that the run goes ahead with (a replay prints each as ``warning:``)."""
-        if t.spawn_height is None and not art.fixed_base and self._corners:
+        if t.spawn_height is None and not art.fixed_base and self._corners and self.tracking is None:
             self._stand_on_ground()
+
+    def _tracking(self, t: Task, motion: Any, anchor: str | None) -> Any:
+        """The reference motion in this env (:class:`~transfer.tracking.MotionTracking`), ``None`` without one; a task
+        whose observation reads a motion needs one."""
+        reads = [term.name for term in t.observation if OBS_TERMS[term.name].motion]
+        if motion is None:
+            if reads:
+                raise ValueError(f"the observation reads a reference motion ({', '.join(reads)}): a motion-tracking "
+                                 "policy; give the clip it tracks with --motion CLIP (a .csv with --motion-fps, or a "
+                                 ".npz)")  # fmt: skip
+            return None
+        from transfer.tracking import MotionTracking
+
+        art = self.art
+        return MotionTracking(motion, self._robot.given, art.joint_names, art.body_names, t.policy_dt, anchor)
 
     def _body_corners(self) -> dict[int, np.ndarray]:
         """Each link's collision-geometry box corners in its own frame (public body index -> ``(k, 3)``)."""
@@ -384,12 +413,12 @@ class PolicyEnv:
         art.reset(sel)
         if self._spawn_pose is not None:
             art.write_root_pose(self._spawn_pose[ids], env_ids=sel)
-        default = self.default_joint_pos[ids]
-        q = (default + self._rng.uniform(-self._noise, self._noise, default.shape)).astype(np.float32)
+        start = self._start_q[ids]
+        q = (start + self._rng.uniform(-self._noise, self._noise, start.shape)).astype(np.float32)
         art.write_joint_state(q, np.zeros_like(q), env_ids=sel)
-        art.set_joint_position_target(default, env_ids=sel)
-        if self._delayed is not None:  # the held-back targets start at the defaults
-            self._delayed[:, ids] = default[:, self.action_ids]
+        art.set_joint_position_target(start, env_ids=sel)
+        if self._delayed is not None:  # the held-back targets start where the joints do
+            self._delayed[:, ids] = start[:, self.action_ids]
         self.last_action[ids] = 0.0
         self.episode_steps[ids] = 0
         self._observation.reset(sel)

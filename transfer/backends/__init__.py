@@ -41,6 +41,7 @@ __all__ = [
     "native_convention",
     "probed_backends",
     "collision_variations",
+    "reference_body_poses",
     "solver_variations",
     "starting_settings",
     "training_settings",
@@ -65,6 +66,8 @@ class BackendEntry:
         stands_in_for: Conventions of trainings no registered engine orders by natively that this one reproduces.
         default_target: Whether a sweep with no ``targets`` runs on it (MuJoCo does not: it steps a robot's own
             MJCF, which a USD robot does not have; list it where the robots have one).
+        kinematics: A module with ``body_poses(asset, root_pos, root_quat, joint_names, joint_pos, body)``: forward
+            kinematics of a robot file (:func:`reference_body_poses`), or ``None``.
     """
 
     module: str
@@ -75,6 +78,7 @@ class BackendEntry:
     native_convention: str | None = None
     stands_in_for: tuple[str, ...] = ()
     default_target: bool = True
+    kinematics: str | None = None
 
 
 REGISTRY: Mapping[str, BackendEntry] = MappingProxyType({
@@ -83,7 +87,8 @@ REGISTRY: Mapping[str, BackendEntry] = MappingProxyType({
     "newton": BackendEntry("transfer.backends.newton", "NewtonBackend", "newton", "transfer.backends.newton.movement",
                            "transfer.backends.newton.settings", "mjwarp", stands_in_for=("mujoco",)),
     "mujoco": BackendEntry("transfer.backends.mujoco", "MujocoBackend", "mujoco", None,
-                           "transfer.backends.mujoco.settings", "mujoco", default_target=False),
+                           "transfer.backends.mujoco.settings", "mujoco", default_target=False,
+                           kinematics="transfer.backends.mujoco.kinematics"),
 })  # fmt: skip
 """Every backend, by name; the first is the default (:func:`default_backend`)."""
 
@@ -206,3 +211,13 @@ def movement_probe(name: str) -> Any:
 def engine_orders(name: str, asset: Any, root: str | None = None) -> list[EngineOrder]:
     """Ask backend ``name``'s engine how it orders the articulations of the USD file ``asset``."""
     return backend_class(name).engine_orders(asset, root)
+
+
+def reference_body_poses(asset: Any, root_pos: Any, root_quat: Any, joint_names: Any, joint_pos: Any,
+                         body: str) -> tuple[Any, Any]:  # fmt: skip
+    """``(positions (T, 3), quaternions (T, 4) xyzw)`` of ``body`` of the robot ``asset`` at ``T`` states of its base
+    and joints: forward kinematics by the first engine that offers it (:attr:`BackendEntry.kinematics`: MuJoCo, on
+    the robot's file), as mjlab computes a clip's body poses. Raises ``ValueError`` naming a body or joint the robot
+    lacks."""
+    name = next(name for name, entry in REGISTRY.items() if entry.kinematics is not None)
+    return _import(name, REGISTRY[name].kinematics).body_poses(asset, root_pos, root_quat, joint_names, joint_pos, body)

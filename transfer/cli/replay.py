@@ -50,6 +50,15 @@ class Replay(CheckpointInputs):
     file, e.g. --set physx.solver_position_iterations=8 --set ground.friction_combine=multiply --set
     self_collisions=true --set 'actuators=[{name: legs, model: ideal_pd, joints: [".*"]}]' (values are YAML; a field
     set twice takes the last value, so that diagnose's suggested lines can follow a command as they are)."""
+    motion: Annotated[Path | None, tyro.conf.arg(metavar="CLIP")] = None
+    """A motion-tracking policy's reference clip: a .csv (base position, base quaternion xyzw, joint positions in
+    the robot file's order, one frame a row; give --motion-fps) or a .npz (mjlab's csv_to_npz). Every env starts
+    in its first frame; the run ends with the clip; the report adds tracking errors (docs/replay.md)."""
+    motion_fps: Annotated[float | None, tyro.conf.arg(metavar="HZ")] = None
+    """The CSV clip's frames per second (a CSV does not record it; unitree_rl_lab's and mjlab's retargets: 30)."""
+    motion_anchor: Annotated[str | None, tyro.conf.arg(metavar="BODY")] = None
+    """The body whose orientation the tracker's anchor terms compare (default: torso_link where the robot has one,
+    else its root)."""
     perturb: Annotated[
         tuple[str, ...], tyro.conf.UseAppendAction, tyro.conf.arg(metavar="KIND=VALUE")
     ] = ()
@@ -105,6 +114,16 @@ def print_table(rows: list[dict[str, Any]], out: Any = None) -> None:
                                                          for m in summaries]  # fmt: skip
         for line in aligned(cells, left=2):
             print(line, file=out)
+    tracked = [r for r in rows if r.get("tracking")]
+    if tracked:
+        print("tracking (the reference clip, every step each env stood):", file=out)
+        cells = [["run", "joint err rad", "anchor err deg", "completed"]] + [
+            [r.get("label"), _cell("{:.3f}", r["tracking"].get("joint_pos_error")),
+             _cell("{:.1f}", r["tracking"].get("anchor_ori_error")), _cell("{:.0%}", r["tracking"].get("completed"))]
+            for r in tracked
+        ]  # fmt: skip
+        for line in aligned(cells, left=2):
+            print(line, file=out)
     from transfer.env import Measure
 
     short = [r for r in rows if r.get("forward_velocity") is None and (r.get("seconds") or 0.0) <= Measure.warmup]
@@ -137,9 +156,9 @@ def print_table(rows: list[dict[str, Any]], out: Any = None) -> None:
 def _with_ratios(results: list[Any]) -> list[dict[str, Any]]:
     rows = [r.to_dict() for r in results]
     native = rows[0]["forward_velocity"]
-    for row in rows:
+    for row in rows:  # a tracker follows its clip, not a forward command: its speed is no ratio to native's
         value = row["forward_velocity"]
-        row["ratio"] = None if value is None or not native else value / native
+        row["ratio"] = None if value is None or not native or row.get("tracking") else value / native
     return rows
 
 
@@ -206,6 +225,7 @@ def run_replay(cmd: Replay) -> int:
     kwargs = dict(
         source=cmd.source, config=cmd.config, asset=cmd.asset, num_envs=cmd.num_envs, seconds=cmd.seconds,
         command=cmd.command, seed=cmd.seed, settings=settings, record=cmd.record, perturbation=perturbation or None,
+        motion=cmd.motion, motion_fps=cmd.motion_fps, motion_anchor=cmd.motion_anchor,
     )  # fmt: skip
     try:
         with engine_output(cmd.verbose) as terminal:

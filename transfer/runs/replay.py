@@ -89,8 +89,15 @@ class ReplayResult:
     recording: Any = field(default=None, repr=False, compare=False)
     """The run's :class:`~transfer.traces.Recording` (arrays per policy step and env; not in :meth:`to_dict`)."""
 
+    @property
+    def tracking(self) -> dict[str, Any] | None:
+        """A motion tracker's summary (:func:`transfer.traces.metrics.tracking`): ``joint_pos_error`` (rad),
+        ``anchor_ori_error`` (deg), ``completed``; ``None`` for a run without a reference motion."""
+        return self.metrics.get("tracking")
+
     def to_dict(self, *, trace: bool = False) -> dict[str, Any]:
         out = asdict(dataclasses.replace(self, recording=None))
+        out["tracking"] = self.tracking
         out.pop("recording")
         if not trace:
             out.pop("trace")
@@ -118,6 +125,9 @@ def replay(
     perturbation: Any = None,
     device: str = "cpu",
     record: str | Path | None = None,
+    motion: str | Path | None = None,
+    motion_fps: float | None = None,
+    motion_anchor: str | None = None,
 ) -> ReplayResult:
     """Run ``checkpoint`` on ``target`` (``"physx"`` or ``"newton"``) for ``seconds`` and measure it.
 
@@ -131,7 +141,10 @@ def replay(
     ``perturbation``: disturbances to run under, a :class:`~transfer.env.Perturbation` or ``{name: value}``
     (:data:`~transfer.env.PERTURBATIONS`); the push is applied after half the policy steps. ``device``: where the
     engines run (``"cpu"``, ``"cuda:0"``). ``record``: write the run's trace there (Parquet,
-    :mod:`transfer.traces.parquet`: every policy step and env by joint and body name).
+    :mod:`transfer.traces.parquet`: every policy step and env by joint and body name). ``motion``: the reference
+    clip a motion-tracking policy follows (a ``.csv`` at ``motion_fps`` frames a second, or a ``.npz``;
+    :mod:`transfer.task.motion`), its anchor body ``motion_anchor``: every env starts in its first frame and the run
+    ends with the clip (:mod:`transfer.tracking`).
     """
     from transfer.env import PolicyEnv
     from transfer.perturbations import Perturbation
@@ -153,12 +166,34 @@ def replay(
         task = without_listed_order(task)
     env = PolicyEnv(
         task, inputs.robot, target, ordering, num_envs=num_envs, command=command, seed=seed, device=device,
-        backend_overrides=backend_options, perturbation=perturbation,
+        backend_overrides=backend_options, perturbation=perturbation, motion=read_clip(motion, motion_fps, inputs),
+        motion_anchor=motion_anchor,
     )  # fmt: skip
     try:
         return _run(env, policy, inputs, target, reorder, seconds, progress, label, record)
     finally:
         env.close()
+
+
+def read_clip(path: str | Path | None, fps: float | None, inputs: Inputs) -> Any:
+    """The reference motion at ``path`` (:func:`transfer.task.motion.read_motion`), its joint columns in the robot
+    file's order (MuJoCo's order of its MJCF or URDF; a USD robot's: the checkpoint's); ``None`` without a path."""
+    if path is None:
+        if fps is not None:
+            raise ReplayError("--motion-fps without --motion: give the clip it is the rate of")
+        return None
+    from transfer.assets.mjcf import mujoco_joint_names
+    from transfer.task.motion import read_motion
+
+    file = inputs.robot.file
+    names = mujoco_joint_names(file) if file is not None else inputs.robot.order(inputs.source).joints
+    return read_motion(path, names, fps)
+
+
+def run_steps(env: Any, seconds: float) -> int:
+    """The policy steps of a run of ``seconds``: no more than a tracker's clip holds (the run ends with it)."""
+    steps = max(1, round(seconds / env.policy_dt))
+    return steps if env.tracking is None else max(1, min(steps, env.tracking.steps))
 
 
 def _check_run(perturbation: Any, task: Any, seconds: float, robot: Any) -> None:
@@ -208,7 +243,7 @@ def _run(env: Any, policy: Any, inputs: Inputs, target: str, reorder: bool, seco
     norm = float(np.linalg.norm(planar))
     direction = planar / norm if norm > 1e-6 else np.array([1.0, 0.0])
     measure = Measure(env.num_envs, direction)
-    steps = max(1, round(seconds / env.policy_dt))
+    steps = run_steps(env, seconds)
     try:
         env.begin_run(steps)
     except ValueError as exc:

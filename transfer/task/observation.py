@@ -108,7 +108,7 @@ class ObsTerm:
                 raise TaskError(f"observation term {self.name!r} indexes bodies: pass num_bodies")
             n = num_bodies
         else:
-            n = action_size if self.name == "last_action" else num_joints
+            n = action_size if self.name == "last_action" else num_joints * OBS_TERMS[self.name].per_joint
         if self.size is not None and self.size != n:
             raise TaskError(f"observation term {self.name!r} declares {self.size} entries, the articulation gives {n}")
         if isinstance(self.scale, tuple) and len(self.scale) != n:

@@ -35,6 +35,10 @@ class TermSources(Protocol):
     last_action: Any
     episode_time: Any
     """``(num_envs,)`` seconds since each env's last reset (policy steps x policy dt)."""
+    episode_steps: Any
+    """``(num_envs,)`` policy steps since each env's last reset."""
+    tracking: Any
+    """The reference motion (:class:`transfer.tracking.MotionTracking`), or ``None``."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +64,10 @@ class KnownTerm:
     """Entry labels of a term that indexes no joint."""
     params: Mapping[str, float | None] = field(default_factory=lambda: MappingProxyType({}))
     """The parameters the builder reads (``ObsTerm.params``), each with its default; ``None``: required."""
+    per_joint: int = 1
+    """Entries per joint of a ``joint`` term (``motion_command``: a position and a velocity, 2)."""
+    motion: bool = False
+    """Built from the reference motion (``transfer replay --motion``): a tracking policy's term."""
 
 
 def _data(name: str) -> Callable[[TermSources, Mapping[str, float]], Any]:
@@ -73,6 +81,15 @@ def _link_velocity(src: TermSources, params: Mapping[str, float]) -> Any:
 
     data = src.art.data
     return host(data.root_lin_vel_b) - np.cross(host(data.root_ang_vel_b), src.art.root_com_offset())
+
+
+def _motion_command(src: TermSources, params: Mapping[str, float]) -> Any:
+    return src.tracking.command(src.episode_steps)
+
+
+def _motion_anchor_ori_b(src: TermSources, params: Mapping[str, float]) -> Any:
+    anchor = host(src.art.data.body_quat_w)[:, src.tracking.anchor_index]
+    return src.tracking.anchor_ori_b(src.episode_steps, anchor)
 
 
 def gait_phase(time: Any, period: float, offset: float = 0.0) -> Any:
@@ -134,6 +151,15 @@ OBS_TERMS: Mapping[str, KnownTerm] = MappingProxyType(
             lambda src, p: gait_phase(src.episode_time, p["period"], p["offset"]),
             isaaclab=("gait_phase",), mjlab=("gait_phase", "phase"), tolerance=1e-5, components=("sin", "cos"),
             params=MappingProxyType({"period": None, "offset": 0.0}),
+        ),
+        "motion_command": KnownTerm(
+            "joint", None, "the reference motion's joint positions, then joint velocities, at the frame the env is "
+            "at (2 per joint)", _motion_command, mjlab=("motion_command",), tolerance=1e-6, per_joint=2, motion=True,
+        ),
+        "motion_anchor_ori_b": KnownTerm(
+            "none", 6, "the reference anchor orientation in the robot anchor's frame: its rotation matrix's first two "
+            "columns, row by row", _motion_anchor_ori_b, mjlab=("motion_anchor_ori_b",), tolerance=1e-5,
+            components=("m00", "m01", "m10", "m11", "m20", "m21"), motion=True,
         ),
     }
 )  # fmt: skip

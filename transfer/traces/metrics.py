@@ -30,7 +30,7 @@ import numpy as np
 if TYPE_CHECKING:  # the recorder imports contact_point_speed from here
     from transfer.traces.record import Recording
 
-__all__ = ["METRICS", "contact_point_speed", "metrics", "slip"]
+__all__ = ["METRICS", "contact_point_speed", "metrics", "slip", "tracking"]
 
 WARMUP = 1.0
 """Seconds before samples count (:attr:`transfer.env.Measure.warmup`)."""
@@ -156,7 +156,19 @@ def metrics(rec: Recording, warmup: float = WARMUP) -> dict[str, Any]:
             row.update({key: _number(v[action_ids.index(i)]) for key, v in per_action.items()})
         joints[name] = row
     feet = {name: {key: _number(v[j]) for key, v in per_foot.items()} for j, name in enumerate(rec.foot_names)}
-    return {"joints": joints, "feet": feet, "summary": _summary(joints, feet)}
+    out = {"joints": joints, "feet": feet, "summary": _summary(joints, feet)}
+    if "tracking" in a:
+        out["tracking"] = tracking(a["tracking"], a["alive"])
+    return out
+
+
+def tracking(errors: np.ndarray, alive: np.ndarray) -> dict[str, float | None]:
+    """A tracker's summary from its recorded ``errors`` ``(steps, envs, 2)`` (joint position error rad, anchor
+    orientation error deg) and ``alive`` ``(steps, envs)``: each error's mean over the steps each env stood (the
+    whole clip counts: a tracker has no warm-up), and ``completed``, the share of envs standing at the last step."""
+    means = [_mean(errors[..., i][alive]) for i in range(errors.shape[-1])]
+    return {"joint_pos_error": _number(means[0]), "anchor_ori_error": _number(means[1]),
+            "completed": float(alive[-1].mean()) if len(alive) else None}  # fmt: skip
 
 
 def _summary(joints: dict[str, dict], feet: dict[str, dict]) -> dict[str, float | None]:

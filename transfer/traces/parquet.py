@@ -27,7 +27,7 @@ import numpy as np
 
 from transfer._console import printable
 from transfer.errors import strict_json
-from transfer.traces.record import Recorder, Recording
+from transfer.traces.record import TRACKING, Recorder, Recording
 
 __all__ = ["SCHEMA", "TraceError", "check_destination", "read_trace", "trace_paths", "write_trace"]
 
@@ -63,6 +63,7 @@ def columns(rec: Recording) -> dict[str, np.ndarray]:
     groups += [(key, key, rec.joint_names) for key in ("target", "position", "velocity", "effort", "saturated")]
     groups += [("base", "base", list(Recorder.BASE))]
     groups += [(key, key, rec.foot_names) for key in ("contact", "foot_height", "foot_speed", "contact_force")]
+    groups += [("reference", "reference", rec.joint_names), ("tracking", "tracking", list(TRACKING))]  # trackers
     for prefix, key, names in groups:
         if key not in rec.arrays or not names:
             continue

@@ -31,7 +31,11 @@ from transfer._rotations import rotation_matrices
 from transfer.env import MAX_BUFFER_BYTES
 from transfer.traces.metrics import contact_point_speed
 
-__all__ = ["CONTACT_HEIGHT", "FOOT_REACH", "Recording", "Recorder", "feet_of"]
+__all__ = ["CONTACT_HEIGHT", "FOOT_REACH", "TRACKING", "Recording", "Recorder", "feet_of"]
+
+TRACKING = ("joint_pos_error", "anchor_ori_error")
+"""What a tracker's recording holds of its errors, per step and env (``tracking``): the mean absolute joint position
+error (rad) and the anchor orientation error (deg) against the reference at that time."""
 
 CONTACT_HEIGHT = 0.01
 """A foot whose collision geometry's lowest point is below this height (m) touches the ground (exact for sphere and
@@ -87,7 +91,8 @@ class Recording:
     """``observation`` (steps, envs, obs), ``action`` (.., actions), ``target``/``position``/``velocity``/``effort``
     (.., joints) float32, ``saturated`` (.., joints) bool, ``base`` (.., 13: position, quaternion xyzw, linear and
     angular velocity in the world frame), ``contact`` bool / ``foot_height`` / ``foot_speed`` / ``contact_force`` (.., feet), ``alive``
-    (steps, envs) bool: standing at that step."""
+    (steps, envs) bool: standing at that step; a tracker's ``reference`` (.., joints: the reference joint positions
+    at that time) and ``tracking`` (.., :data:`TRACKING`)."""
     meta: dict[str, Any]
 
 
@@ -123,6 +128,9 @@ class Recorder:
         self._forces = observations and bool(self.feet) and art.contact_forces(self.feet) is not None
         self.arrays["contact_force"] = np.full((self.steps, n, len(self.feet)), np.nan, np.float32)  # NaN: no report
         self.arrays["alive"] = np.zeros((self.steps, n), bool)
+        if env.tracking is not None:  # a tracker: the reference it follows and how far it is from it
+            self.arrays["reference"] = np.zeros((self.steps, n, joints), np.float32)
+            self.arrays["tracking"] = np.zeros((self.steps, n, len(TRACKING)), np.float32)
         self.time = np.zeros(self.steps)
         d = art.data  # the gains the run was set up with: read once, not at every step
         self._kp, self._kd = d.joint_stiffness.numpy().copy(), d.joint_damping.numpy().copy()
@@ -177,6 +185,12 @@ class Recorder:
             if self._forces:
                 a["contact_force"][k] = np.linalg.norm(art.contact_forces(feet), axis=-1)
         a["alive"][k] = alive
+        if env.tracking is not None:
+            frame = np.minimum(env.episode_steps, env.tracking.frames - 1)
+            a["reference"][k] = env.tracking.clip.joint_pos[frame]
+            anchor = host(d.body_quat_w)[:, env.tracking.anchor_index]
+            errors = env.tracking.errors(env.episode_steps, q, anchor)
+            a["tracking"][k] = np.stack([errors[key] for key in TRACKING], axis=1)
         self.time[k] = env.time
         self.k += 1
 

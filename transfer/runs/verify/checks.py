@@ -244,6 +244,9 @@ def _expected(task: Any, st: _States, order: Sequence[str], action_joints: Seque
     for term in task.observation:
         reference = REFERENCES.get(term.name)
         if reference is None:
+            if OBS_TERMS[term.name].motion:
+                raise ValueError(f"verify does not check a motion-tracking policy (its observation reads "
+                                 f"{term.name}); replay it with --motion CLIP, whose report holds its tracking errors")  # fmt: skip
             raise ValueError(f"verify has no reference for the observation term {term.name!r}: add one to REFERENCES")
         value = reference(_Reference(st, order, action_joints, default, gravity, times, rot_t, term.params,
                                      np.asarray(com, np.float64)))  # fmt: skip

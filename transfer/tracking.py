@@ -1,0 +1,85 @@
+"""A reference motion in a running environment: what a motion-tracking policy observes of it, and how closely the
+robot follows it (:class:`MotionTracking`).
+
+The clip (:class:`~transfer.task.motion.Motion`) is put on the policy's clock and in the articulation's public joint
+order; the anchor body's reference orientation comes from forward kinematics of the robot itself at every frame.
+As mjlab's ``MotionCommand`` counts them, an env is spawned in frame 0 and its k-th observation after a reset reads
+frame k + 1 (the command advances once at the reset); the last frame holds once the clip has ended.
+
+- ``motion_command``: the reference joint positions, then joint velocities, at the frame (``2 x joints``);
+- ``motion_anchor_ori_b``: the reference anchor orientation in the robot anchor's frame, the first two columns of
+  its rotation matrix row by row (``[m00, m01, m10, m11, m20, m21]``, mjlab's ``matrix_from_quat(q)[..., :2]``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from transfer._rotations import quat_conj, quat_mul, rotation_matrices
+from transfer.task.motion import Motion, MotionError
+
+__all__ = ["DEFAULT_ANCHOR", "MotionTracking"]
+
+DEFAULT_ANCHOR = "torso_link"
+"""The anchor body when none is named: the torso, as Unitree's G1 and H1 trackers anchor (mjlab, BeyondMimic)."""
+
+
+class MotionTracking:
+    """``motion`` (in the robot file's joint order) for an environment whose public joints are ``joint_names`` and
+    bodies ``body_names``, stepping every ``policy_dt`` s; ``asset``: the robot (its file gives the anchor's reference
+    poses); ``anchor``: the anchor body (default :data:`DEFAULT_ANCHOR` where the robot has one, else its root)."""
+
+    def __init__(self, motion: Motion, asset: Any, joint_names: Sequence[str], body_names: Sequence[str],
+                 policy_dt: float, anchor: str | None = None) -> None:  # fmt: skip
+        from transfer.backends import reference_body_poses
+
+        if anchor is None:
+            anchor = DEFAULT_ANCHOR if DEFAULT_ANCHOR in body_names else body_names[0]
+        if anchor not in body_names:
+            raise MotionError(f"--motion-anchor {anchor!r} is not a body of the robot; its bodies: "
+                              f"{', '.join(body_names[:12])}{', ...' if len(body_names) > 12 else ''}")  # fmt: skip
+        clip = motion.resampled(policy_dt)
+        try:
+            _, self.anchor_quat = reference_body_poses(asset, clip.root_pos, clip.root_quat, clip.joint_names,
+                                                       clip.joint_pos, anchor)  # fmt: skip
+        except ValueError as exc:
+            raise MotionError(f"{motion.source}: {exc}") from None
+        self.clip = clip.in_order(joint_names)
+        self.anchor, self.anchor_index = anchor, list(body_names).index(anchor)
+        self.frames = self.clip.frames
+        self.steps = self.frames - 1
+        """Policy steps from the first frame to the last: how long a run tracks the whole clip."""
+
+    def frame(self, episode_steps: np.ndarray) -> np.ndarray:
+        """The frame each env's observation reads after ``episode_steps`` policy steps since its reset."""
+        return np.minimum(np.asarray(episode_steps, np.int64) + 1, self.frames - 1)
+
+    def start_state(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(root pose (7,) x y z qx qy qz qw, joint positions (joints,))`` of frame 0: where an env starts."""
+        c = self.clip
+        return np.concatenate([c.root_pos[0], c.root_quat[0]]).astype(np.float32), c.joint_pos[0].astype(np.float32)
+
+    def command(self, episode_steps: np.ndarray) -> np.ndarray:
+        """``(envs, 2 x joints)``: the reference joint positions, then velocities, at each env's frame."""
+        f = self.frame(episode_steps)
+        return np.concatenate([self.clip.joint_pos[f], self.clip.joint_vel[f]], axis=1).astype(np.float32)
+
+    def anchor_ori_b(self, episode_steps: np.ndarray, body_quat_w: np.ndarray) -> np.ndarray:
+        """``(envs, 6)``: the reference anchor orientation in the robot anchor's frame (``body_quat_w``: the robot's
+        anchor orientation per env, xyzw), its rotation matrix's first two columns row by row."""
+        relative = quat_mul(quat_conj(body_quat_w), self.anchor_quat[self.frame(episode_steps)])
+        return rotation_matrices(relative)[..., :2].reshape(len(relative), 6).astype(np.float32)
+
+    def errors(
+        self, episode_steps: np.ndarray, joint_pos: np.ndarray, body_quat_w: np.ndarray
+    ) -> dict[str, np.ndarray]:
+        """Per env, how far the robot is from the reference at its time (frame ``episode_steps``, the last once the
+        clip has ended): ``joint_pos_error`` (mean absolute, rad) and ``anchor_ori_error`` (deg)."""
+        f = np.minimum(np.asarray(episode_steps, np.int64), self.frames - 1)
+        joint = np.mean(np.abs(np.asarray(joint_pos, np.float64) - self.clip.joint_pos[f]), axis=1)
+        relative = quat_mul(quat_conj(body_quat_w), self.anchor_quat[f])
+        angle = 2.0 * np.degrees(np.arccos(np.clip(np.abs(relative[:, 3]), 0.0, 1.0)))
+        return {"joint_pos_error": joint, "anchor_ori_error": angle}
