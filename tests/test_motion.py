@@ -148,8 +148,8 @@ def test_a_clip_shorter_than_one_policy_step_is_refused(tmp_path):
 def test_the_motion_terms_read_the_clip_frame_by_frame_in_a_run(tmp_path):
     """The project's quadruped (MuJoCo, its own MJCF) tracking a synthetic clip: every env starts in frame 0, the
     k-th observation reads frame k + 1 (mjlab's count), ``motion_command`` holds its joint positions and velocities
-    in the policy's order, and ``motion_anchor_ori_b`` the reference root orientation in the robot's, both computed
-    here from MuJoCo's own arrays."""
+    in the policy's order, ``motion_anchor_ori_b`` and ``motion_anchor_pos_b`` the reference root orientation and
+    position in the robot's frame, computed here from MuJoCo's own arrays."""
     pytest.importorskip("mujoco")
     from transfer.assets import locate_asset
     from transfer.assets.mjcf import mjcf_joint_names
@@ -168,6 +168,7 @@ def test_the_motion_terms_read_the_clip_frame_by_frame_in_a_run(tmp_path):
     terms = (
         ObsTerm("motion_command"),
         ObsTerm("motion_anchor_ori_b"),
+        ObsTerm("motion_anchor_pos_b"),
         ObsTerm("joint_pos_rel"),
         ObsTerm("last_action"),
     )
@@ -188,6 +189,8 @@ def test_the_motion_terms_read_the_clip_frame_by_frame_in_a_run(tmp_path):
             robot = np.concatenate([d.xquat[m.body("base").id][1:], d.xquat[m.body("base").id][:1]])
             relative = rotation_matrices(quat_mul(np.array([*-robot[:3], robot[3]]), ref.root_quat[f]))
             np.testing.assert_allclose(obs[0, 2 * n : 2 * n + 6], relative[:, :2].reshape(6), atol=1e-5)
+            offset = rotation_matrices(robot).T @ (ref.root_pos[f] - d.xpos[m.body("base").id])  # MjData at origin
+            np.testing.assert_allclose(obs[0, 2 * n + 6 : 2 * n + 9], offset, atol=1e-5)
             obs, _ = env.step(rng.uniform(-0.3, 0.3, (2, n)).astype(np.float32))
     finally:
         env.close()
@@ -242,3 +245,23 @@ def test_the_shared_g1_dance_tracks_natively_and_on_physx(shared, capsys):
     assert (
         naive["fall_fraction"] > 0 or naive["tracking"]["joint_pos_error"] >= 2 * native["tracking"]["joint_pos_error"]
     )
+
+
+def test_the_motion_command_is_read_from_isaac_lab_and_mjlab_files():
+    """A tracker's ``generated_commands`` of a ``MotionCommand`` (BeyondMimic's env.yaml) and mjlab's ``command``
+    term when its ``command_names`` is ``[motion]`` are the motion command, not a velocity command."""
+    pytest.importorskip("onnx")
+    from tests.test_mjlab import mjlab_metadata
+    from transfer.formats.mjlab import mjlab_task, write_props
+    from transfer.task.isaaclab.terms import _term_name
+
+    layout = ["command", "motion_anchor_pos_b", "motion_anchor_ori_b", "base_ang_vel", "joint_pos", "joint_vel",
+              "actions"]  # fmt: skip
+    task = mjlab_task(write_props(mjlab_metadata(JOINTS, [0.0] * 3, terms=layout, command_names=["motion"])))
+    assert [t.name for t in task.observation][:3] == ["motion_command", "motion_anchor_pos_b", "motion_anchor_ori_b"]
+    assert task.observation_size(3) == 6 + 3 + 6 + 3 + 9
+    commands = {"motion": {"class_type": "whole_body_tracking.tasks.tracking.mdp.commands:MotionCommand"}}
+    func = "isaaclab.envs.mdp.observations:generated_commands"
+    assert _term_name("command", func, {"command_name": "motion"}, commands, {}) == "motion_command"
+    own = "whole_body_tracking.tasks.tracking.mdp.observations:motion_anchor_ori_b"
+    assert _term_name("motion_anchor_ori_b", own, {"command_name": "motion"}, commands, {}) == "motion_anchor_ori_b"

@@ -249,7 +249,8 @@ def test_every_term_has_verifys_own_reference():
     from transfer.task.terms import OBS_TERMS
 
     assert set(REFERENCES) == {name for name, term in OBS_TERMS.items() if not term.motion}
-    assert {name for name, term in OBS_TERMS.items() if term.motion} == {"motion_command", "motion_anchor_ori_b"}
+    assert {name for name, term in OBS_TERMS.items() if term.motion} == {"motion_command", "motion_anchor_ori_b",
+                                                                            "motion_anchor_pos_b"}
 
 
 @pytest.mark.engines

@@ -236,7 +236,10 @@ class PolicyEnv:
         if self.tracking is not None:  # every env starts in the clip's first frame, at its own place
             pose, q = self.tracking.start_state()
             self._spawn_pose, self._start_q = np.tile(pose, (num_envs, 1)), np.tile(q, (num_envs, 1))
-            self._spawn_pose[:, :2] += host(art.data.root_pos_w)[:, :2]  # each env's origin (envs share a scene)
+            origins = np.zeros((num_envs, 3))
+            origins[:, :2] = host(art.data.root_pos_w)[:, :2]  # each env's place (envs may share one scene)
+            self._spawn_pose[:, :3] += origins.astype(np.float32)
+            self.tracking.origins = origins
         self._corners = self._body_corners()
         self._base_corners = self._corners.get(art.body_names.index(art.backend_body_names[0]))
         self.reset()

@@ -8,7 +8,9 @@ frame k + 1 (the command advances once at the reset); the last frame holds once 
 
 - ``motion_command``: the reference joint positions, then joint velocities, at the frame (``2 x joints``);
 - ``motion_anchor_ori_b``: the reference anchor orientation in the robot anchor's frame, the first two columns of
-  its rotation matrix row by row (``[m00, m01, m10, m11, m20, m21]``, mjlab's ``matrix_from_quat(q)[..., :2]``).
+  its rotation matrix row by row (``[m00, m01, m10, m11, m20, m21]``, mjlab's ``matrix_from_quat(q)[..., :2]``);
+- ``motion_anchor_pos_b``: the reference anchor position in the robot anchor's frame (the clip in the world as it is,
+  each env's copy at that env's place, as training keeps the reference in the world frame).
 """
 
 from __future__ import annotations
@@ -43,8 +45,9 @@ class MotionTracking:
                               f"{', '.join(body_names[:12])}{', ...' if len(body_names) > 12 else ''}")  # fmt: skip
         clip = motion.resampled(policy_dt)
         try:
-            _, self.anchor_quat = reference_body_poses(asset, clip.root_pos, clip.root_quat, clip.joint_names,
-                                                       clip.joint_pos, anchor)  # fmt: skip
+            self.anchor_pos, self.anchor_quat = reference_body_poses(
+                asset, clip.root_pos, clip.root_quat, clip.joint_names, clip.joint_pos, anchor
+            )
         except ValueError as exc:
             raise MotionError(f"{motion.source}: {exc}") from None
         self.clip = clip.in_order(joint_names)
@@ -52,6 +55,9 @@ class MotionTracking:
         self.frames = self.clip.frames
         self.steps = self.frames - 1
         """Policy steps from the first frame to the last: how long a run tracks the whole clip."""
+        self.origins = np.zeros(3)
+        """``(envs, 3)`` (or one for all): where each env's reference stands, added to the clip's positions (the env
+        starts in frame 0 at its own place; :class:`~transfer.env.PolicyEnv` sets it)."""
 
     def frame(self, episode_steps: np.ndarray) -> np.ndarray:
         """The frame each env's observation reads after ``episode_steps`` policy steps since its reset."""
@@ -72,6 +78,13 @@ class MotionTracking:
         anchor orientation per env, xyzw), its rotation matrix's first two columns row by row."""
         relative = quat_mul(quat_conj(body_quat_w), self.anchor_quat[self.frame(episode_steps)])
         return rotation_matrices(relative)[..., :2].reshape(len(relative), 6).astype(np.float32)
+
+    def anchor_pos_b(self, episode_steps: np.ndarray, body_pos_w: np.ndarray, body_quat_w: np.ndarray) -> np.ndarray:
+        """``(envs, 3)``: the reference anchor position in the robot anchor's frame (``body_pos_w`` / ``body_quat_w``:
+        the robot's anchor per env), mjlab's ``subtract_frame_transforms``."""
+        reference = self.anchor_pos[self.frame(episode_steps)] + self.origins
+        offset = np.asarray(reference, np.float64) - np.asarray(body_pos_w, np.float64)
+        return np.einsum("nji,nj->ni", rotation_matrices(body_quat_w), offset).astype(np.float32)
 
     def errors(
         self, episode_steps: np.ndarray, joint_pos: np.ndarray, body_quat_w: np.ndarray

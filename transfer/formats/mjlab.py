@@ -183,8 +183,10 @@ def _per_term(parsed: Mapping[str, Any], key: str, count: int, default: Any, whe
     return list(values)
 
 
-def _term(name: str, scale: Any, clip: Any, history: Any, flatten: Any, where: str) -> ObsTerm:
-    ours = MJLAB_TERMS.get(name)
+def _term(name: str, scale: Any, clip: Any, history: Any, flatten: Any, where: str, motion: bool = False) -> ObsTerm:
+    """The term mjlab's ``name`` is; ``motion``: the policy's command is a reference motion (``command_names``
+    ``["motion"]``, mjlab's tracking task), so its ``command`` term is ``motion_command``."""
+    ours = "motion_command" if motion and name == "command" else MJLAB_TERMS.get(name)
     if ours is None:
         raise MjlabError(
             f"{where}: observation term {name!r} has no transfer equivalent; known mjlab terms: {sorted(MJLAB_TERMS)}. "
@@ -229,8 +231,9 @@ def mjlab_task(props: Mapping[str, str], *, source: str = "mjlab metadata") -> T
     if len(set(joints)) != len(joints):
         raise MjlabError(f"{source}: joint_names lists a joint twice: {joints}")
     names = parsed["observation_names"]
+    motion = list(parsed.get("command_names") or []) == ["motion"]
     terms = [
-        _term(name, scale, clip, history, flatten, source)
+        _term(name, scale, clip, history, flatten, source, motion)
         for name, scale, clip, history, flatten in zip(
             names,
             _per_term(parsed, "observation_terms_scale", len(names), 1.0, source),

@@ -92,6 +92,11 @@ def _motion_anchor_ori_b(src: TermSources, params: Mapping[str, float]) -> Any:
     return src.tracking.anchor_ori_b(src.episode_steps, anchor)
 
 
+def _motion_anchor_pos_b(src: TermSources, params: Mapping[str, float]) -> Any:
+    i, data = src.tracking.anchor_index, src.art.data
+    return src.tracking.anchor_pos_b(src.episode_steps, host(data.body_pos_w)[:, i], host(data.body_quat_w)[:, i])
+
+
 def gait_phase(time: Any, period: float, offset: float = 0.0) -> Any:
     """``(n, 2)``: sin and cos of ``2 pi (time / period + offset)``, the gait clock legged_gym's and Unitree's humanoid
     policies read (``phase = t % period / period``; ``[sin(2 pi phase), cos(2 pi phase)]``)."""
@@ -158,8 +163,14 @@ OBS_TERMS: Mapping[str, KnownTerm] = MappingProxyType(
         ),
         "motion_anchor_ori_b": KnownTerm(
             "none", 6, "the reference anchor orientation in the robot anchor's frame: its rotation matrix's first two "
-            "columns, row by row", _motion_anchor_ori_b, mjlab=("motion_anchor_ori_b",), tolerance=1e-5,
+            "columns, row by row", _motion_anchor_ori_b, isaaclab=("motion_anchor_ori_b",),
+            mjlab=("motion_anchor_ori_b",), tolerance=1e-5,
             components=("m00", "m01", "m10", "m11", "m20", "m21"), motion=True,
+        ),
+        "motion_anchor_pos_b": KnownTerm(
+            "none", 3, "the reference anchor position in the robot anchor's frame (m)", _motion_anchor_pos_b,
+            isaaclab=("motion_anchor_pos_b",), mjlab=("motion_anchor_pos_b",), tolerance=1e-5, components=XYZ,
+            motion=True,
         ),
     }
 )  # fmt: skip

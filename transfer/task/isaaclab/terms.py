@@ -19,7 +19,8 @@ OBSERVATION_FUNCS: Mapping[str, str] = isaaclab_names()
 """Isaac Lab observation functions (``isaaclab.envs.mdp.observations``) -> the task's observation term (the
 ``isaaclab`` names of :data:`transfer.task.terms.OBS_TERMS`)."""
 
-_FUNC_MODULES = ("isaaclab.", "isaaclab_tasks.", "omni.isaac.lab.", "omni.isaac.lab_tasks.", "unitree_rl_lab.")
+_FUNC_MODULES = ("isaaclab.", "isaaclab_tasks.", "omni.isaac.lab.", "omni.isaac.lab_tasks.", "unitree_rl_lab.",
+                 "whole_body_tracking.")
 """Modules whose functions of those names are Isaac Lab's own (the task modules re-export them; unitree_rl_lab's
 ``mdp`` re-exports Isaac Lab's and adds ``gait_phase``)."""
 
@@ -93,6 +94,9 @@ def _term_name(key: str, func: str, params: Mapping[str, Any], commands: Mapping
     term = aliases.get(key) or aliases.get(fname)
     if term is None and (module + ".").startswith(_FUNC_MODULES):
         term = OBSERVATION_FUNCS.get(fname)
+    cmd = commands.get(params.get("command_name")) if isinstance(params.get("command_name"), str) else None
+    if term == "velocity_commands" and isinstance(cmd, Mapping) and "MotionCommand" in str(cmd.get("class_type")):
+        term = "motion_command"  # generated_commands of a tracker's motion command (BeyondMimic's, mjlab's)
     if term is None:
         cmd = commands.get(params.get("command_name")) if isinstance(params.get("command_name"), str) else None
         is_velocity = isinstance(cmd, Mapping) and "VelocityCommand" in str(cmd.get("class_type") or "")
