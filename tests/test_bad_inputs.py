@@ -120,6 +120,8 @@ NUMBERS = [
     (["replay", POLICY, "--target", "newton"], "--num-envs", ["0"]),
     (["replay", POLICY, "--target", "newton"], "--num-envs", ["100000000"]),
     (["replay", POLICY, "--target", "physx"], "--seed", ["-1"]),
+    (["replay", POLICY, "--target", "physx"], "--motion-fps", ["0"]),
+    (["replay", POLICY, "--target", "physx"], "--motion-fps", ["nan"]),
     (["verify", POLICY], "--trace", ["-1"]),
     (["verify", POLICY], "--trace", ["nan"]),
     (["verify", POLICY], "--samples", ["0"]),

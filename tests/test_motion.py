@@ -216,8 +216,9 @@ def test_a_tracker_without_its_clip_or_with_a_body_it_lacks_is_refused(tmp_path,
     assert main([*args, "--motion", str(clip), "--motion-fps", "30", "--motion-anchor", "torso"]) == 2
     err = capsys.readouterr().err
     assert "--motion-anchor 'torso' is not a body of the robot; its bodies: base, " in err and err.count("\n") == 1
-    assert main([*args, "--motion", str(clip), "--motion-fps", "30", "--json"]) == 0
+    assert main([*args, "--motion", str(clip), "--motion-fps", "30", "--json", "--plot", str(tmp_path / "t.png")]) == 0
     out = json.loads(capsys.readouterr().out)
+    assert (tmp_path / "t.png").stat().st_size > 10_000  # three panels: speed, height, the joint error to the clip
     assert out["seconds"] == pytest.approx(9 / 30, abs=0.02) and out["tracking"]["completed"] == 1.0  # ends with it
 
 

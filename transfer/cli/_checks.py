@@ -109,6 +109,8 @@ SEED = Number(0, high=2**32 - 1, integer=True)
 """Seeds numpy and torch accept alike."""
 WORKERS = Number(1, high=4096, integer=True)
 """Ray workers (CPU slots) of a sweep or a diagnosis."""
+FRAME_RATE = Number(0, above=True, high=10_000)
+"""A clip's frames per second (mocap retargets: 30 to 120)."""
 ROWS = Number(0, high=1_000_000, integer=True)
 """Rows of a table to print."""
 

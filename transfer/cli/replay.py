@@ -12,7 +12,17 @@ from typing import Annotated, Any
 import tyro
 
 from transfer._console import aligned, engine_output, print_error, shown
-from transfer.cli._checks import BACKEND_METAVAR, DURATION, ENVS, PLOT, SEED, VELOCITY, Backend, OutputFile
+from transfer.cli._checks import (
+    BACKEND_METAVAR,
+    DURATION,
+    ENVS,
+    FRAME_RATE,
+    PLOT,
+    SEED,
+    VELOCITY,
+    Backend,
+    OutputFile,
+)
 from transfer.cli._inputs import CheckpointInputs
 
 
@@ -54,7 +64,7 @@ class Replay(CheckpointInputs):
     """A motion-tracking policy's reference clip: a .csv (base position, base quaternion xyzw, joint positions in
     the robot file's order, one frame a row; give --motion-fps) or a .npz (mjlab's csv_to_npz). Every env starts
     in its first frame; the run ends with the clip; the report adds tracking errors (docs/replay.md)."""
-    motion_fps: Annotated[float | None, tyro.conf.arg(metavar="HZ")] = None
+    motion_fps: Annotated[float | None, tyro.conf.arg(metavar="HZ"), FRAME_RATE] = None
     """The CSV clip's frames per second (a CSV does not record it; unitree_rl_lab's and mjlab's retargets: 30)."""
     motion_anchor: Annotated[str | None, tyro.conf.arg(metavar="BODY")] = None
     """The body whose orientation the tracker's anchor terms compare (default: torso_link where the robot has one,

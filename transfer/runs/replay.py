@@ -420,13 +420,28 @@ def _no_control(inputs: Inputs, target: str) -> str | None:
             "feeding the target's order is the reordered run again, not a control")  # fmt: skip
 
 
+def _plot_tracking(ax: Any, results: Sequence[ReplayResult]) -> None:
+    """Per run, the mean absolute joint position error to the reference (rad) over the envs still standing."""
+    for r in results:
+        rec = r.recording
+        error, alive = rec.arrays["tracking"][..., 0], rec.arrays["alive"]
+        count = alive.sum(axis=1)
+        shown = np.where(count > 0, (error * alive).sum(axis=1) / np.maximum(count, 1), np.nan)
+        ax.plot(rec.time, shown, label=f"{r.label}: {r.tracking['joint_pos_error']:.3f} rad mean")
+    ax.set_ylabel("joint error to the clip (rad)\n(standing envs)")
+    ax.set_xlabel("time (s)")
+    ax.legend(fontsize=8, loc="upper left")
+
+
 def plot(results: Sequence[ReplayResult], path: str | Path) -> Path:
     """Commanded vs measured forward velocity and base height over time, one line per run, as a PNG at ``path``."""
     from transfer._figures import pyplot, save
 
     plt = pyplot()
 
-    fig, (ax_v, ax_h) = plt.subplots(2, 1, figsize=(9, 6), sharex=True)
+    tracked = [r for r in results if r.tracking and r.recording is not None]
+    fig, axes = plt.subplots(3 if tracked else 2, 1, figsize=(9, 8.5 if tracked else 6), sharex=True)
+    ax_v, ax_h = axes[:2]
     for r in results:
         t = r.trace["time"]
         speed = f"{r.forward_velocity:.2f} m/s" if np.isfinite(r.forward_velocity) else "fell, every env"
@@ -442,9 +457,11 @@ def plot(results: Sequence[ReplayResult], path: str | Path) -> Path:
         ax_v.axhline(commanded, color="k", linestyle="--", linewidth=1, label=f"commanded {commanded:.2f} m/s")
     ax_v.set_ylabel("forward velocity (m/s)\n(yaw frame, standing envs)")
     ax_h.set_ylabel("base height (m)")
-    ax_h.set_xlabel("time (s)")
+    ax_h.set_xlabel("" if tracked else "time (s)")
     ax_v.legend(fontsize=8, loc="lower right")
     ax_h.legend(fontsize=8, loc="lower right")
+    if tracked:  # a tracker: how far each run's joints are from the reference clip, step by step
+        _plot_tracking(axes[2], tracked)
     name = Path(results[0].checkpoint).name if results else ""
     fig.suptitle(f"transfer replay {name}: commanded vs measured")
     fig.tight_layout()
