@@ -242,7 +242,7 @@ def _box_foot_env(length: float):
     )  # fmt: skip
     asset = SimpleNamespace(collider_points={"/robot/base": [(0, 0, 0, 0.1)], "/robot/foot": sole})
     return SimpleNamespace(art=art, asset=asset, num_envs=1, action_size=1, observation_size=1, policy_dt=DT,
-                           time=0.0, slices={}, backend="fake", action_ids=[0])  # fmt: skip
+                           time=0.0, slices={}, backend="fake", action_ids=[0], tracking=None)  # fmt: skip
 
 
 @settings(max_examples=25, deadline=None)

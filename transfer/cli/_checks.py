@@ -32,6 +32,7 @@ __all__ = [
     "CONFIG",
     "DURATION",
     "ENVS",
+    "FRAME_RATE",
     "ITERATIONS",
     "ORDER",
     "PLOT",
