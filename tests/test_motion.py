@@ -266,3 +266,40 @@ def test_the_motion_command_is_read_from_isaac_lab_and_mjlab_files():
     assert _term_name("command", func, {"command_name": "motion"}, commands, {}) == "motion_command"
     own = "whole_body_tracking.tasks.tracking.mdp.observations:motion_anchor_ori_b"
     assert _term_name("motion_anchor_ori_b", own, {"command_name": "motion"}, commands, {}) == "motion_anchor_ori_b"
+
+
+def test_diagnose_scores_a_tracker_by_its_joint_error():
+    from transfer.runs.diagnose import quality
+
+    native = {
+        "forward_velocity": 0.0,
+        "fall_fraction": 0.0,
+        "command": [0, 0, 0],
+        "tracking": {"joint_pos_error": 0.07},
+    }
+    assert (
+        quality({"forward_velocity": 0.3, "fall_fraction": 0.0, "tracking": {"joint_pos_error": 0.07}}, native) == 1.0
+    )
+    half = {"forward_velocity": 0.0, "fall_fraction": 0.0, "tracking": {"joint_pos_error": 0.105}}
+    assert quality(half, native) == pytest.approx(0.5)  # 0.035 rad more than native's 0.07
+    assert quality({**half, "fall_fraction": 0.5}, native) == pytest.approx(0.25)
+    assert quality({"forward_velocity": None, "fall_fraction": 1.0, "tracking": None}, native) == 0.0
+
+
+@pytest.mark.engines
+def test_diagnose_takes_a_trackers_clip_and_finds_its_wrong_gains(shared, capsys):
+    pytest.importorskip("ovphysx")
+    from transfer.cli import main
+
+    root = shared / "community/unitree_rl_mjlab"
+    run = root / "deploy/robots/g1/config/policy/mimic/dance1_subject2"
+    args = ["diagnose", str(run / "exported/policy.onnx"), "--config", str(run / "params/deploy.yaml"), "--source",
+            "mujoco", "--asset", str(root / "mjlab/asset_zoo/robots/unitree_g1/xmls/g1.xml"), "--motion",
+            str(root / "mjlab/motions/g1/dance1_subject2.csv"), "--motion-fps", "30", "--target", "physx", "--set",
+            "stiffness={'.*': 10}", "--num-envs", "1", "--seconds", "3", "--factor", "actuators", "--factor", "ground",
+            "--json"]  # fmt: skip
+    assert main(args) == 0
+    found = json.loads(capsys.readouterr().out)
+    assert found["native"]["tracking"]["joint_pos_error"] <= 0.2 and found["target"]["fall_fraction"] == 1.0
+    assert found["gap"] == pytest.approx(1.0) and found["suggestion"]["factor"] == "actuators"
+    assert found["suggestion"]["label"] == "as the native run" and found["suggestion"]["fall_fraction"] == 0.0

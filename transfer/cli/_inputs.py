@@ -10,9 +10,9 @@ from typing import Annotated
 
 import tyro
 
-from transfer.cli._checks import ASSET, CONFIG, ORDER, Reads
+from transfer.cli._checks import ASSET, CONFIG, FRAME_RATE, ORDER, Reads
 
-__all__ = ["CheckpointInputs"]
+__all__ = ["CheckpointInputs", "MotionInputs"]
 
 
 @dataclass(frozen=True)
@@ -31,3 +31,23 @@ class CheckpointInputs:
     asset: Annotated[Path | None, tyro.conf.arg(metavar="ROBOT.usd"), ASSET] = None
     """The robot's USD, MJCF (.xml) or URDF (.urdf) file (docs/import.md; default: the task's or the metadata's
     asset; for a run folder, its usd_path when that is a local file)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class MotionInputs:
+    """A motion-tracking policy's reference clip (replay, diagnose): ``--motion``, ``--motion-fps``,
+    ``--motion-anchor`` (docs/replay.md, Motion trackers)."""
+
+    motion: Annotated[Path | None, tyro.conf.arg(metavar="CLIP"), Reads("motion clip")] = None
+    """A motion-tracking policy's reference clip: a .csv (base position, base quaternion xyzw, joint positions in
+    the robot file's order, one frame a row; give --motion-fps) or a .npz (mjlab's csv_to_npz). Every env starts
+    in its first frame; the run ends with the clip; the report adds tracking errors (docs/replay.md)."""
+    motion_fps: Annotated[float | None, tyro.conf.arg(metavar="HZ"), FRAME_RATE] = None
+    """The CSV clip's frames per second (a CSV does not record it; unitree_rl_lab's and mjlab's retargets: 30)."""
+    motion_anchor: Annotated[str | None, tyro.conf.arg(metavar="BODY")] = None
+    """The body whose pose the tracker's anchor terms compare (default: torso_link where the robot has one, else its
+    root)."""
+
+    def motion_args(self) -> dict[str, object]:
+        """The three as :func:`transfer.runs.replay.replay`'s keyword arguments."""
+        return {"motion": self.motion, "motion_fps": self.motion_fps, "motion_anchor": self.motion_anchor}

@@ -12,11 +12,11 @@ import tyro
 
 from transfer._console import aligned, engine_output, print_error, shown
 from transfer.cli._checks import BACKEND_METAVAR, DURATION, ENVS, PLOT, SEED, VELOCITY, WORKERS, Backend
-from transfer.cli._inputs import CheckpointInputs
+from transfer.cli._inputs import CheckpointInputs, MotionInputs
 
 
 @dataclass(frozen=True, kw_only=True)
-class Diagnose(CheckpointInputs):
+class Diagnose(CheckpointInputs, MotionInputs):
     """Run CHECKPOINT natively and on --target under the target's conditions (--set, --perturb: the target only),
     say where the two part (first joint and time, open loop from the same start and closed loop), then vary one
     factor at a time on the target (actuators and gains, armature, joint friction, effort limits, solver, timing,
@@ -65,6 +65,7 @@ def run_diagnose(cmd: Diagnose) -> int:
                 cmd.checkpoint, cmd.target, source=cmd.source, config=cmd.config, asset=cmd.asset,
                 num_envs=cmd.num_envs, seconds=cmd.seconds, command=cmd.command, seed=cmd.seed, settings=settings,
                 perturbation=perturbation, native_settings=native, factors=cmd.factor or None, workers=cmd.workers,
+                motion=cmd.motion_args(),
                 progress=terminal,
             )  # fmt: skip
         if cmd.plot is not None:

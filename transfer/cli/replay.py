@@ -16,18 +16,17 @@ from transfer.cli._checks import (
     BACKEND_METAVAR,
     DURATION,
     ENVS,
-    FRAME_RATE,
     PLOT,
     SEED,
     VELOCITY,
     Backend,
     OutputFile,
 )
-from transfer.cli._inputs import CheckpointInputs
+from transfer.cli._inputs import CheckpointInputs, MotionInputs
 
 
 @dataclass(frozen=True, kw_only=True)
-class Replay(CheckpointInputs):
+class Replay(CheckpointInputs, MotionInputs):
     """Run CHECKPOINT closed-loop on --target in the checkpoint's own joint order (found by name on the asset)
     and report how it walks: forward velocity along the command, falls, survival, throughput. --compare runs
     three replays (native on the training backend, reordered and naive on the target) and prints one table."""
@@ -60,15 +59,6 @@ class Replay(CheckpointInputs):
     file, e.g. --set physx.solver_position_iterations=8 --set ground.friction_combine=multiply --set
     self_collisions=true --set 'actuators=[{name: legs, model: ideal_pd, joints: [".*"]}]' (values are YAML; a field
     set twice takes the last value, so that diagnose's suggested lines can follow a command as they are)."""
-    motion: Annotated[Path | None, tyro.conf.arg(metavar="CLIP")] = None
-    """A motion-tracking policy's reference clip: a .csv (base position, base quaternion xyzw, joint positions in
-    the robot file's order, one frame a row; give --motion-fps) or a .npz (mjlab's csv_to_npz). Every env starts
-    in its first frame; the run ends with the clip; the report adds tracking errors (docs/replay.md)."""
-    motion_fps: Annotated[float | None, tyro.conf.arg(metavar="HZ"), FRAME_RATE] = None
-    """The CSV clip's frames per second (a CSV does not record it; unitree_rl_lab's and mjlab's retargets: 30)."""
-    motion_anchor: Annotated[str | None, tyro.conf.arg(metavar="BODY")] = None
-    """The body whose orientation the tracker's anchor terms compare (default: torso_link where the robot has one,
-    else its root)."""
     perturb: Annotated[
         tuple[str, ...], tyro.conf.UseAppendAction, tyro.conf.arg(metavar="KIND=VALUE")
     ] = ()
@@ -235,7 +225,7 @@ def run_replay(cmd: Replay) -> int:
     kwargs = dict(
         source=cmd.source, config=cmd.config, asset=cmd.asset, num_envs=cmd.num_envs, seconds=cmd.seconds,
         command=cmd.command, seed=cmd.seed, settings=settings, record=cmd.record, perturbation=perturbation or None,
-        motion=cmd.motion, motion_fps=cmd.motion_fps, motion_anchor=cmd.motion_anchor,
+        **cmd.motion_args(),
     )  # fmt: skip
     try:
         with engine_output(cmd.verbose) as terminal:

@@ -32,15 +32,23 @@ YAW_SCALE = 0.5
 """The smallest yaw rate (rad/s) a yaw-rate error is measured against."""
 
 
+TRACKING_SCALE = 0.05
+"""The smallest joint error (rad) a tracker's extra error is measured against."""
+
+
 def quality(result: Mapping[str, Any], native: Mapping[str, Any]) -> float:
     """How close a run comes to the native one, 0..1: ``(1 - error) x (1 - fall fraction)``, ``error`` the whole
     velocity error against the native run's, at most 1: the planar one, ``|(forward, lateral) - native's|`` over the
     commanded planar speed (at least :data:`SPEED_SCALE`), plus the yaw rate's, ``|yaw rate - native's|`` over the
     commanded yaw rate (at least :data:`YAW_SCALE`). A sideways drift or a turn the native run does not make is a gap
-    as much as a slower walk; a run that measured no velocity scores 0."""
+    as much as a slower walk; a run that measured no velocity scores 0. A motion tracker (the native run reports
+    ``tracking``) is scored by its joint error to the clip instead (:func:`_tracking_quality`), times the same
+    ``1 - fall fraction``."""
     fell = result.get("fall_fraction")
     if fell is None:
         return 0.0
+    if native.get("tracking"):
+        return _tracking_quality(result, native) * (1.0 - float(fell))
     keys = ("forward_velocity", "lateral_velocity", "yaw_rate")
     mine, theirs = [result.get(k) for k in keys], [native.get(k) for k in keys]
     if mine[0] is None or not math.isfinite(mine[0]):
@@ -51,6 +59,15 @@ def quality(result: Mapping[str, Any], native: Mapping[str, Any]) -> float:
     planar = math.hypot(mine[0] - theirs[0], mine[1] - theirs[1]) / max(math.hypot(*command[:2]), SPEED_SCALE)
     yaw = abs(mine[2] - theirs[2]) / max(abs(command[2]), YAW_SCALE)
     return (1.0 - min(planar + yaw, 1.0)) * (1.0 - float(fell))
+
+
+def _tracking_quality(result: Mapping[str, Any], native: Mapping[str, Any]) -> float:
+    """A tracker's: ``1 - extra / max(native's, TRACKING_SCALE)``, ``extra`` its joint error above native's (0..1)."""
+    mine, theirs = (r.get("tracking") or {} for r in (result, native))
+    error, reference = mine.get("joint_pos_error"), theirs.get("joint_pos_error")
+    if error is None or reference is None:
+        return 0.0
+    return 1.0 - min(max(error - reference, 0.0) / max(reference, TRACKING_SCALE), 1.0)
 
 
 @dataclass
@@ -159,12 +176,15 @@ def diagnose(
     workers: int = 1,
     address: str | None = None,
     progress: bool | TextIO = True,
+    motion: Mapping[str, Any] | None = None,
 ) -> Diagnosis:
     """Diagnose ``checkpoint`` on ``target`` (see the module's text). ``settings`` / ``perturbation``: the
     target's conditions (task fields by dotted name, ``{kind: value}``); ``native_settings``: the native run's, if
     the checkpoint's task needs any. ``factors``: the names of :data:`FACTORS` to vary (default: all).
     ``workers > 1`` (or an ``address``) runs the candidates on Ray, one CPU each. ``seconds`` must be longer than
-    the warm-up before velocities count (:func:`check_seconds`: refused before anything runs)."""
+    the warm-up before velocities count (:func:`check_seconds`: refused before anything runs). ``motion``: a
+    tracker's clip, :func:`~transfer.runs.replay.replay`'s ``motion``, ``motion_fps``, ``motion_anchor``; every run
+    tracks it and the gap is its tracking error's (:func:`quality`)."""
     from transfer.perturbations import Perturbation
     from transfer.runs.inputs import aliases_in, native_backend, resolve_inputs
     from transfer.runs.replay import baseline_failure, replay
@@ -176,7 +196,8 @@ def diagnose(
         _with_settings(inputs, settings, "--set")  # fmt: skip
     perturb = dict(Perturbation.from_dict(perturbation or {}))
     plan = candidates(native_inputs.task, target_inputs.task, target, perturb, tuple(factors) if factors else None)
-    common = dict(num_envs=num_envs, seconds=seconds, command=command, seed=seed, progress=progress)
+    motion = {k: v for k, v in (motion or {}).items() if v is not None}
+    common = dict(num_envs=num_envs, seconds=seconds, command=command, seed=seed, progress=progress, **motion)
     native_engine = native_backend(inputs)
     native = replay(checkpoint, native_engine, inputs=native_inputs, label=f"native ({native_engine})", **common)
     moved = replay(checkpoint, target, inputs=target_inputs, perturbation=perturb, label=f"target ({target})",
@@ -250,6 +271,7 @@ def _run_candidates(plan: list[Candidate], inputs: Any, target: str, perturb: Ma
             "num_envs": common["num_envs"], "seconds": common["seconds"], "device": "cpu",
             "perturbation": dict(Perturbation.from_dict({**perturb, **c.perturbation})),
             "inputs": dataclasses.replace(inputs, task=task).to_dict(),
+            "motion": {k: str(v) if k == "motion" else v for k, v in common.items() if k.startswith("motion")},
         })  # fmt: skip
     return run_cells(cells, workers=workers, address=address, in_process=workers <= 1 and address is None,
                      progress=progress)  # fmt: skip

@@ -75,7 +75,7 @@ def _replay(cell: Mapping[str, Any]) -> Any:
         asset=cell.get("asset"), num_envs=int(cell["num_envs"]), seconds=float(cell["seconds"]),
         command=cell["command"], seed=int(cell["seed"]), progress=False,
         settings=None if inputs else cell.get("settings") or None, perturbation=cell["perturbation"], device=device,
-        inputs=inputs, record=cell.get("trace"),
+        inputs=inputs, record=cell.get("trace"), **(cell.get("motion") or {}),
     )  # fmt: skip
 
 
