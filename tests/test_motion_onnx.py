@@ -18,7 +18,7 @@ pytest.importorskip("onnxruntime")
 
 def tracking_onnx(path: Path, n_obs: int, joint_pos: np.ndarray, body_pos: np.ndarray, body_quat_wxyz: np.ndarray,
                   metadata: dict | None = None, weight: float = 0.0) -> Path:  # fmt: skip
-    """An ONNX in the layout of mjlab's ``_OnnxMotionModel.export`` (opset 11): ``actions = obs @ W``, and the motion
+    """An ONNX in the layout of mjlab's ``_OnnxMotionModel.export`` (opset 12: Clip of integers): ``actions = obs @ W``, and the motion
     tables gathered at ``clamp(time_step, max=T-1)``."""
     from onnx import TensorProto, helper, numpy_helper
 
@@ -42,7 +42,7 @@ def tracking_onnx(path: Path, n_obs: int, joint_pos: np.ndarray, body_pos: np.nd
     outputs += [helper.make_tensor_value_info(k, TensorProto.FLOAT, [1, *v.shape[1:]]) for k, v in tables.items()]
     graph = helper.make_graph(nodes, "motion", [helper.make_tensor_value_info("obs", TensorProto.FLOAT, [1, n_obs]),
                               helper.make_tensor_value_info("time_step", TensorProto.FLOAT, [1, 1])], outputs, inits)  # fmt: skip
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)])
     model.ir_version = 7
     for key, value in (metadata or {}).items():
         entry = model.metadata_props.add()
@@ -54,7 +54,9 @@ def tracking_onnx(path: Path, n_obs: int, joint_pos: np.ndarray, body_pos: np.nd
 def _motion(frames: int = 60):
     t = np.arange(frames) * 0.02
     joints = np.stack([0.3 * np.sin(t), -0.2 * t, 0.1 + 0 * t], axis=1)
-    pos = np.stack([np.stack([0.05 * t, 0 * t, 0.8 + 0 * t], axis=1), np.stack([0.05 * t, 0 * t, 1.0 + 0 * t], axis=1)], axis=1)
+    pos = np.stack(
+        [np.stack([0.05 * t, 0 * t, 0.8 + 0 * t], axis=1), np.stack([0.05 * t, 0 * t, 1.0 + 0 * t], axis=1)], axis=1
+    )
     quat = quat_from_rpy(0 * t, 0 * t, 0.4 * t)
     wxyz = np.concatenate([quat[:, 3:], quat[:, :3]], axis=1)
     return joints, pos, np.stack([wxyz, wxyz], axis=1)
@@ -81,3 +83,35 @@ def test_a_tracking_export_runs_as_a_policy_whatever_its_time_step(tmp_path):
     policy = load_policy(path)
     assert (policy.input_size, policy.output_size) == (10, 3) and policy.motion_export
     np.testing.assert_allclose(policy(np.ones((4, 10), np.float32)), np.full((4, 3), 1.0), atol=1e-6)
+
+
+def test_a_tracking_export_replays_with_the_motion_it_carries(tmp_path, capsys):
+    """mjlab's tracking export with its metadata (``command_names: [motion]``, the layout of mjlab's tracking task)
+    replays with no ``--motion``: the clip is the one in the file."""
+    pytest.importorskip("mujoco")
+    import json
+
+    from tests.test_mjlab import mjlab_metadata
+    from transfer.assets import locate_asset
+    from transfer.assets.mjcf import mjcf_joint_names
+    from transfer.cli import main
+    from transfer.formats.mjlab import write_props
+
+    xml = locate_asset("transfer:quadruped.xml")
+    names = list(mjcf_joint_names(xml))
+    t = np.arange(75) * 0.02
+    stance = np.tile([0.0, 0.6, -1.2], 4)
+    joints = stance + 0.1 * np.sin(t)[:, None]
+    quat = quat_from_rpy(0 * t, 0 * t, 0.2 * t)
+    wxyz = np.concatenate([quat[:, 3:], quat[:, :3]], axis=1)[:, None]
+    pos = np.stack([0 * t, 0 * t, 0.45 + 0 * t], axis=1)[:, None]
+    layout = ["command", "motion_anchor_ori_b", "base_ang_vel", "joint_pos", "joint_vel", "actions"]
+    meta = mjlab_metadata(names, list(stance), terms=layout, command_names=["motion"], anchor_body_name="base",
+                          body_names=["base"])  # fmt: skip
+    n_obs = 24 + 6 + 3 + 36
+    path = tracking_onnx(tmp_path / "policy.onnx", n_obs, joints, pos, wxyz, write_props(meta))
+    args = ["replay", str(path), "--asset", str(xml), "--target", "mujoco", "--seconds", "2", "--json"]
+    assert main(args) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["seconds"] == pytest.approx(1.48, abs=0.03)  # the clip's 75 frames at 50 Hz: 74 policy steps
+    assert out["tracking"]["joint_pos_error"] < 0.2 and out["tracking"]["completed"] == 1.0

@@ -40,6 +40,8 @@ class Policy:
         self.output_size = int(output_size)
         self.device = str(device)
         self.recurrent = bool(recurrent)
+        self.motion_export = False
+        """Whether the file carries the motion a tracker was trained on (mjlab's tracking ONNX export)."""
         self._metadata: dict[str, Any] | None = None
         self._metadata_read = False
 

@@ -80,8 +80,10 @@ class OnnxPolicy(Policy):
         self.session = session
         self._input_name = inputs[0].name
         self._output_name = outputs[0].name
-        self._state_shapes = _recurrent_state(path, inputs, outputs)
-        self._state_in = [i.name for i in inputs[1:]]
+        motion = is_motion_export(inputs, outputs)
+        self._time_step = motion  # before the base class sets motion_export: _run reads it below
+        self._state_shapes = [] if motion else _recurrent_state(path, inputs, outputs)
+        self._state_in = [] if motion else [i.name for i in inputs[1:]]
         self._outputs = [o.name for o in outputs[: 1 + len(self._state_in)]]
         self._states: np.ndarray | None = None
         batch = shape[0] if isinstance(shape[0], int) else None
@@ -90,6 +92,7 @@ class OnnxPolicy(Policy):
         if not isinstance(out_dim, int):
             out_dim = self._run(np.zeros((1, shape[1]), np.float32), self._zero_state(1))[0].shape[-1]
         super().__init__(path, shape[1], int(out_dim), "cpu", recurrent=bool(self._state_shapes))
+        self.motion_export = motion
 
     def read_metadata(self) -> dict[str, Any] | None:
         return read_metadata(self.path)  # the file's own entries: onnxruntime's map would hide a duplicated key
@@ -108,6 +111,8 @@ class OnnxPolicy(Policy):
 
     def _run(self, x: np.ndarray, state: Sequence[np.ndarray]) -> list[np.ndarray]:
         feeds = {self._input_name: x, **dict(zip(self._state_in, state, strict=True))}
+        if self._time_step:  # the actions do not read the time step: it picks the motion outputs, not run here
+            feeds[TIME_STEP] = np.zeros((x.shape[0], 1), np.float32)
         return self.session.run(self._outputs, feeds)
 
     def _forward(self, x: np.ndarray) -> np.ndarray:
@@ -128,6 +133,55 @@ class OnnxPolicy(Policy):
             for s, new in zip(state, out[1:], strict=True):
                 s[:, i : i + 1] = new
         return np.concatenate(actions, axis=0)
+
+
+TIME_STEP = "time_step"
+MOTION_OUTPUTS = ("joint_pos", "joint_vel", "body_pos_w", "body_quat_w", "body_lin_vel_w", "body_ang_vel_w")
+"""What mjlab's tracking export (``mjlab/tasks/tracking/rl/exporter.py``) returns after the actions: the motion it was
+trained on at the ``time_step`` given (clamped to its last frame), one frame per policy step."""
+
+
+def is_motion_export(inputs: Sequence[Any], outputs: Sequence[Any]) -> bool:
+    """Whether a graph is a tracking export: inputs ``obs, time_step``, outputs ``actions`` then
+    :data:`MOTION_OUTPUTS`."""
+    names = [o.name for o in outputs[1:]]
+    return len(inputs) == 2 and inputs[1].name == TIME_STEP and names == list(MOTION_OUTPUTS)
+
+
+def motion_from_onnx(path: str | Path, joint_names: Sequence[str], fps: float) -> Any:
+    """The motion a tracking export carries (:func:`is_motion_export`), as a :class:`~transfer.task.motion.Motion`
+    of ``fps`` frames a second (its frames are the policy steps it was trained at): every frame's joint positions
+    (in the export's joint order, ``joint_names``) and its first body's pose (``body_names[0]``, the root). The
+    frame count is where the clamped time step stops changing the outputs."""
+    from transfer.task.motion import Motion, MotionError
+
+    ort = onnxruntime()
+    path = Path(path)
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    inputs, outputs = session.get_inputs(), session.get_outputs()
+    if not is_motion_export(inputs, outputs):
+        raise MotionError(f"{path}: not a tracking export (inputs obs, time_step; outputs actions, "
+                          f"{', '.join(MOTION_OUTPUTS)}); give the clip with --motion")  # fmt: skip
+    obs = np.zeros((1, int(inputs[0].shape[1])), np.float32)
+    names = ["joint_pos", "body_pos_w", "body_quat_w"]
+
+    def frame(t: float) -> list[np.ndarray]:
+        return session.run(names, {inputs[0].name: obs, TIME_STEP: np.array([[t]], np.float32)})
+
+    last = frame(1e9)
+    low, high = 0, 1 << 24  # the first step whose outputs are the last frame's: the frame count is one more
+    while low < high:
+        mid = (low + high) // 2
+        same = all(np.array_equal(a, b) for a, b in zip(frame(mid), last, strict=True))
+        low, high = (low, mid) if same else (mid + 1, high)
+    frames = [frame(t) for t in range(low + 1)]
+    joints = np.concatenate([f[0] for f in frames]).astype(np.float64)
+    if joints.shape[1] != len(joint_names):
+        raise MotionError(f"{path}: its motion has {joints.shape[1]} joints, the policy {len(joint_names)}")
+    root_pos = np.stack([f[1][0, 0] for f in frames]).astype(np.float64)
+    wxyz = np.stack([f[2][0, 0] for f in frames]).astype(np.float64)
+    return Motion(float(fps), tuple(joint_names), root_pos, np.concatenate([wxyz[:, 1:], wxyz[:, :1]], axis=1),
+                  joints, str(path))  # fmt: skip
 
 
 def _recurrent_state(path: Path, inputs: Sequence[Any], outputs: Sequence[Any]) -> list[tuple[int, int, int]]:

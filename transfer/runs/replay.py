@@ -177,11 +177,18 @@ def replay(
 
 def read_clip(path: str | Path | None, fps: float | None, inputs: Inputs) -> Any:
     """The reference motion at ``path`` (:func:`transfer.task.motion.read_motion`), its joint columns in the robot
-    file's order (MuJoCo's order of its MJCF or URDF; a USD robot's: the checkpoint's); ``None`` without a path."""
+    file's order (MuJoCo's order of its MJCF or URDF; a USD robot's: the checkpoint's); without a path, the motion a
+    tracking export carries (mjlab's, :func:`transfer.formats.onnx.motion_from_onnx`: one frame per policy step, in
+    the checkpoint's joint order), else ``None``."""
     if path is None:
         if fps is not None:
             raise ReplayError("--motion-fps without --motion: give the clip it is the rate of")
-        return None
+        if not inputs.policy.motion_export:
+            return None
+        from transfer.formats.onnx import motion_from_onnx
+
+        names = inputs.task.joint_names or inputs.robot.order(inputs.source).joints
+        return motion_from_onnx(inputs.policy.path, names, 1.0 / inputs.task.policy_dt)
     from transfer.assets.mjcf import mujoco_joint_names
     from transfer.task.motion import read_motion
 
