@@ -134,6 +134,7 @@ class _Playback:
     def __init__(self, actions: np.ndarray, policy: Any) -> None:
         self.actions, self.path, self.k = actions, policy.path, 0
         self.input_size, self.output_size = policy.input_size, policy.output_size
+        self.motion_export = policy.motion_export  # a tracking export's clip is read from its file
 
     def reset(self) -> None:
         self.k = 0
