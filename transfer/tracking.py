@@ -38,6 +38,7 @@ class MotionTracking:
                  policy_dt: float, anchor: str | None = None) -> None:  # fmt: skip
         from transfer.backends import reference_body_poses
 
+        anchor = anchor or motion.anchor  # the flag, else the file's own word
         if anchor is None:
             anchor = DEFAULT_ANCHOR if DEFAULT_ANCHOR in body_names else body_names[0]
         if anchor not in body_names:

@@ -151,8 +151,9 @@ def is_motion_export(inputs: Sequence[Any], outputs: Sequence[Any]) -> bool:
 def motion_from_onnx(path: str | Path, joint_names: Sequence[str], fps: float) -> Any:
     """The motion a tracking export carries (:func:`is_motion_export`), as a :class:`~transfer.task.motion.Motion`
     of ``fps`` frames a second (its frames are the policy steps it was trained at): every frame's joint positions
-    (in the export's joint order, ``joint_names``) and its first body's pose (``body_names[0]``, the root). The
-    frame count is where the clamped time step stops changing the outputs."""
+    (in the export's joint order, ``joint_names``) and its first body's pose (``body_names[0]``, the root); the
+    anchor body its metadata names (``anchor_body_name``). The frame count is where the clamped time step stops
+    changing the outputs."""
     from transfer.task.motion import Motion, MotionError
 
     ort = onnxruntime()
@@ -180,8 +181,11 @@ def motion_from_onnx(path: str | Path, joint_names: Sequence[str], fps: float) -
         raise MotionError(f"{path}: its motion has {joints.shape[1]} joints, the policy {len(joint_names)}")
     root_pos = np.stack([f[1][0, 0] for f in frames]).astype(np.float64)
     wxyz = np.stack([f[2][0, 0] for f in frames]).astype(np.float64)
+    import onnx
+
+    props = {p.key: p.value for p in onnx.load(str(path), load_external_data=False).metadata_props}
     return Motion(float(fps), tuple(joint_names), root_pos, np.concatenate([wxyz[:, 1:], wxyz[:, :1]], axis=1),
-                  joints, str(path))  # fmt: skip
+                  joints, str(path), anchor=props.get("anchor_body_name") or None)  # fmt: skip
 
 
 def _recurrent_state(path: Path, inputs: Sequence[Any], outputs: Sequence[Any]) -> list[tuple[int, int, int]]:

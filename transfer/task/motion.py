@@ -50,6 +50,8 @@ class Motion:
     source: str = ""
     joint_vel: np.ndarray = field(default=None, repr=False)  # type: ignore[assignment]
     """``(T, J)``: central differences of ``joint_pos`` at ``fps`` unless given."""
+    anchor: str | None = None
+    """The anchor body the file names (mjlab's tracking export: ``anchor_body_name``), else ``None``."""
 
     def __post_init__(self) -> None:
         if self.joint_vel is None:
@@ -82,7 +84,7 @@ class Motion:
         frac = np.clip(exact - i0, 0.0, 1.0)
         lerp = lambda a: a[i0] + (a[i1] - a[i0]) * frac[:, None]  # noqa: E731
         return Motion(1.0 / dt, self.joint_names, lerp(self.root_pos), slerp(self.root_quat[i0], self.root_quat[i1], frac),
-                      lerp(self.joint_pos), self.source)  # fmt: skip
+                      lerp(self.joint_pos), self.source, anchor=self.anchor)  # fmt: skip
 
     def in_order(self, names: Sequence[str]) -> Motion:
         """The same clip with its joint columns in the order ``names`` (every joint of the clip, each once)."""
@@ -92,7 +94,7 @@ class Motion:
                               f"{sorted(missing)[:6]} are not in it")  # fmt: skip
         idx = [self.joint_names.index(n) for n in names]
         return Motion(self.fps, tuple(names), self.root_pos, self.root_quat, self.joint_pos[:, idx], self.source,
-                      self.joint_vel[:, idx])  # fmt: skip
+                      self.joint_vel[:, idx], self.anchor)  # fmt: skip
 
 
 def read_motion(path: str | Path, joint_names: Sequence[str], fps: float | None = None) -> Motion:
