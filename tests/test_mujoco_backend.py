@@ -340,3 +340,22 @@ def test_contact_forces_on_a_standing_robot_carry_its_weight():
         assert (forces[:, feet, 2] > 0.1 * weight / 4).all()  # each foot carries its share
     finally:
         b.close()
+
+
+def test_an_unset_position_limit_keeps_that_sides_own_limit(tmp_path):
+    """Issue 46's slip: a position limit written as not finite (the contract's "unlimited") kept the *lower* limit in
+    the upper column, locking the joint at its lower limit; each side keeps its own."""
+    import numpy as np
+    import warp as wp
+
+    from transfer.backends.base import UNLIMITED
+
+    b = _backend(quadruped(tmp_path))
+    props = b.joint_properties()
+    lower, upper = props.position_limit_lower.numpy().copy(), props.position_limit_upper.numpy().copy()
+    assert (upper > lower).all()
+    b.write_joint_properties(position_limit_upper=wp.array(np.full_like(upper, UNLIMITED), dtype=wp.float32),
+                             position_limit_lower=wp.array(np.full_like(lower, -UNLIMITED), dtype=wp.float32))  # fmt: skip
+    after = b.joint_properties()
+    np.testing.assert_allclose(after.position_limit_upper.numpy(), upper)
+    np.testing.assert_allclose(after.position_limit_lower.numpy(), lower)

@@ -314,3 +314,21 @@ def test_compare_on_the_training_engine_runs_native_once():
     runs = compare(demo, "physx", num_envs=1, seconds=0.2, progress=False)
     assert [r.label for r in runs] == ["native (physx)"] and runs[0].reordered
     assert runs[0].no_control.startswith("no naive run: physx's own joint order (physx) is the checkpoint's (physx)")
+
+
+def test_the_native_failure_names_the_native_engines_own_settings():
+    """Issue 46: the message spelled PhysX's and Newton's settings whatever engine the native run was on."""
+    from transfer.runs.replay import ReplayResult, baseline_failure
+
+    settings = {"mujoco": {"integrator": "implicitfast"}, "physx": {"solver_position_iterations": 4},
+                "ground": {"static_friction": 1.0}, "self_collisions": None, "sim_dt": 0.005, "decimation": 4,
+                "actuators": []}  # fmt: skip
+    native = ReplayResult(
+        label="native (mujoco)", target="mujoco", source="mujoco", reordered=True, order="mujoco", num_envs=2,
+        seconds=4.0, command=(0.5, 0.0, 0.0), forward_velocity=0.1, lateral_velocity=0.0, yaw_rate=0.0,
+        fall_fraction=0.5, survival_seconds=2.0, fall_causes={"bad_orientation": 1}, env_steps_per_second=1.0,
+        nonfinite_envs=0, checkpoint="policy.pt", asset="robot.xml", settings=settings,
+    )  # fmt: skip
+    text = baseline_failure(native)
+    assert "fell in 50% of envs; walked 0.10 m/s, below half the commanded 0.50 m/s on mujoco" in text
+    assert "Settings in effect: mujoco integrator implicitfast, ground" in text and "physx" not in text

@@ -483,7 +483,6 @@ class PolicyEnv:
             targets = np.clip(targets, *self.action_clip).astype(np.float32)
         if self._delayed is None:
             self.art.set_joint_position_target(targets, joint_ids=self._target_ids)
-        if self._delayed is None:
             self.art.step(t.sim_dt, t.decimation)
         else:
             for _ in range(t.decimation):  # the target commanded action_delay physics steps ago reaches the joints

@@ -331,10 +331,12 @@ def baseline_failure(native: ReplayResult) -> str | None:
         problems.append(f"walked {speed:.2f} m/s, below half the commanded {wanted:.2f} m/s")
     if not problems:
         return None
-    s = native.settings
-    shown = (f"physx {dict(s.get('physx') or {}) or 'as authored'}, newton {dict(s.get('newton') or {})}, ground "
-             f"{s.get('ground')}, self-collisions {s.get('self_collisions')}, dt {s.get('sim_dt')} x "
-             f"{s.get('decimation')}, actuators {[a['model'] for a in s.get('actuators') or []] or 'implicit'}")  # fmt: skip
+    from transfer.backends import describe_settings
+
+    s, engine = native.settings, native.target  # the engine the native run ran on: its own settings, by its own words
+    shown = (f"{engine} {describe_settings(engine, s.get(engine))}, ground {s.get('ground')}, self-collisions "
+             f"{s.get('self_collisions')}, dt {s.get('sim_dt')} x {s.get('decimation')}, actuators "
+             f"{[a['model'] for a in s.get('actuators') or []] or 'implicit'}")  # fmt: skip
     return (f"native run fails: the replay does not reproduce training ({'; '.join(problems)} on {native.target}). "
             f"Settings in effect: {shown}. Set what training used (--config, --set).")  # fmt: skip
 

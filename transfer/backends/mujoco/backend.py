@@ -359,7 +359,8 @@ class MujocoBackend(Backend):
         elif name == "friction":
             m.dof_frictionloss[dof] = value
         elif name in ("position_limit_lower", "position_limit_upper"):
-            m.jnt_range[j, 0 if name.endswith("lower") else 1] = np.where(finite, value, m.jnt_range[j, 0])
+            column = 0 if name.endswith("lower") else 1  # a value not finite keeps that side's own limit
+            m.jnt_range[j, column] = np.where(finite, value, m.jnt_range[j, column])
         elif name == "effort_limit":
             m.actuator_forcelimited[a] = finite.astype(np.uint8)
             m.actuator_forcerange[a] = np.stack([-value, value], axis=1)
