@@ -191,6 +191,8 @@ PERTURBATIONS: Mapping[str, PerturbationKind] = MappingProxyType(
     {k.name: k for k in (GroundFriction(), AddedBaseMass(), GainScale(), ActionDelay(), Push(), ObservationNoise())}
 )
 """Every kind of disturbance, by name (a new kind: one class, one entry)."""
+KINDS = ", ".join(PERTURBATIONS)
+"""The kinds by name, as every command's help lists them."""
 
 
 class Perturbation(Mapping[str, float]):

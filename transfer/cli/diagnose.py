@@ -13,15 +13,17 @@ import tyro
 from transfer._console import aligned, engine_output, print_error, shown
 from transfer.cli._checks import BACKEND_METAVAR, DURATION, ENVS, PLOT, SEED, VELOCITY, WORKERS, Backend
 from transfer.cli._inputs import CheckpointInputs, MotionInputs
+from transfer.perturbations import KINDS
+from transfer.runs.diagnose.factors import FACTORS
 
 
 @dataclass(frozen=True, kw_only=True)
 class Diagnose(CheckpointInputs, MotionInputs):
     """Run CHECKPOINT natively and on --target under the target's conditions (--set, --perturb: the target only),
     say where the two part (first joint and time, open loop from the same start and closed loop), then vary one
-    factor at a time on the target (actuators and gains, armature, joint friction, effort limits, solver, timing,
-    ground friction and combine, action delay; docs/diagnose.md), one measured replay per value, and rank the
-    factors by how much of the gap to native each closes. Ends with the --set / --perturb lines that close it best."""
+    factor at a time on the target (--factor lists them; docs/diagnose.md), one measured replay per value, and rank
+    the factors by how much of the gap to native each closes. Ends with the --set / --perturb lines that close it
+    best."""
 
     target: Annotated[Backend, tyro.conf.arg(metavar=BACKEND_METAVAR)]  # type: ignore[valid-type]
     """The backend the checkpoint misbehaves on."""
@@ -37,12 +39,18 @@ class Diagnose(CheckpointInputs, MotionInputs):
         tuple[str, ...], tyro.conf.UseAppendAction, tyro.conf.arg(name="set", metavar="FIELD=VALUE")
     ] = ()
     """The target's conditions being diagnosed: a task field by dotted name (repeat the flag; values are YAML)."""
-    perturb: Annotated[tuple[str, ...], tyro.conf.UseAppendAction, tyro.conf.arg(metavar="KIND=VALUE")] = ()
-    """A disturbance the target runs under (ground_friction, added_base_mass, gain_scale, action_delay, push)."""
+    perturb: Annotated[
+        tuple[str, ...],
+        tyro.conf.UseAppendAction,
+        tyro.conf.arg(metavar="KIND=VALUE", help=f"A disturbance the target runs under ({KINDS}; repeat the flag)."),
+    ] = ()
     native_set: Annotated[tuple[str, ...], tyro.conf.UseAppendAction, tyro.conf.arg(metavar="FIELD=VALUE")] = ()
     """A task field the native run needs (rarely: the checkpoint's task is the training condition)."""
-    factor: Annotated[tuple[str, ...], tyro.conf.UseAppendAction, tyro.conf.arg(metavar="NAME")] = ()
-    """Vary only these factors (repeat the flag); default: all."""
+    factor: Annotated[
+        tuple[str, ...],
+        tyro.conf.UseAppendAction,
+        tyro.conf.arg(metavar="NAME", help=f"Vary only these factors (repeat the flag): {', '.join(FACTORS)}; default: all."),
+    ] = ()
     workers: Annotated[int, WORKERS] = 1
     """Run the candidate replays on a local Ray cluster of this many CPU slots (1: one after another, here)."""
     plot: Annotated[Path | None, tyro.conf.arg(metavar="FILE.png"), PLOT] = None

@@ -23,6 +23,7 @@ from transfer.cli._checks import (
     OutputFile,
 )
 from transfer.cli._inputs import CheckpointInputs, MotionInputs
+from transfer.perturbations import KINDS
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -60,10 +61,11 @@ class Replay(CheckpointInputs, MotionInputs):
     self_collisions=true --set 'actuators=[{name: legs, model: ideal_pd, joints: [".*"]}]' (values are YAML; a field
     set twice takes the last value, so that diagnose's suggested lines can follow a command as they are)."""
     perturb: Annotated[
-        tuple[str, ...], tyro.conf.UseAppendAction, tyro.conf.arg(metavar="KIND=VALUE")
+        tuple[str, ...],
+        tyro.conf.UseAppendAction,
+        tyro.conf.arg(metavar="KIND=VALUE", help=f"Run under a disturbance (repeat the flag): {KINDS}, as a sweep's "
+                      "perturbations (docs/sweep.md: what each value means)."),
     ] = ()
-    """Run under a disturbance (repeat the flag): ground_friction (scale), added_base_mass (kg), gain_scale,
-    action_delay (physics steps), push (m/s at mid-run), as a sweep's perturbations (docs/sweep.md)."""
     verbose: bool = False
     """Show what the engines and Warp print, and the solver choices (kept off the terminal by default)."""
 

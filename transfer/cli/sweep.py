@@ -27,7 +27,7 @@ class Sweep:
         tyro.conf.Positional[Path], tyro.conf.arg(metavar="SPEC.yaml"), InputFile("a sweep spec (docs/sweep.md)")
     ]
     """The sweep: checkpoints (path, source, config, asset, settings), targets, seeds, num_envs, seconds,
-    commands, perturbations (ground_friction, added_base_mass, gain_scale, action_delay, push), device."""
+    commands, perturbations (every kind --perturb takes), device."""
     out: Annotated[Path, tyro.conf.arg(aliases=("-o",), metavar="OUT"), OutputDir()]
     """Output folder: new or empty, or an earlier sweep's with --resume. Nothing else there is overwritten."""
     workers: Annotated[int, WORKERS] = 1
