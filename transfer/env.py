@@ -242,11 +242,15 @@ class PolicyEnv:
             self.tracking.origins = origins
         self._corners = self._body_corners()
         self._base_corners = self._corners.get(art.body_names.index(art.backend_body_names[0]))
+        self._started = False  # the start pose is measured (warnings, the stand on the ground) before any step
         self.reset()
         self.warnings: list[str] = self._start_warnings(t)
         """What the start state gets wrong that the run goes ahead with (a replay prints each as ``warning:``)."""
         if t.spawn_height is None and not art.fixed_base and self._corners and self.tracking is None:
             self._stand_on_ground()
+        self._started = True
+        if t.start_steps:
+            self._start()
 
     def _tracking(self, t: Task, motion: Any, anchor: str | None) -> Any:
         """The reference motion in this env (:class:`~transfer.tracking.MotionTracking`), ``None`` without one; a task
@@ -428,7 +432,7 @@ class PolicyEnv:
         if env_ids is None:
             self.steps = 0
             self._fresh = True
-            if self.task.start_steps:
+            if self.task.start_steps and self._started:
                 self._start()
         elif not self._fresh:  # the others keep this step's observation; the reset envs' is computed anew
             self._observation.push(self._frames(), env_ids=ids)

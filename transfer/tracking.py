@@ -62,7 +62,15 @@ class MotionTracking:
 
     def frame(self, episode_steps: np.ndarray) -> np.ndarray:
         """The frame each env's observation reads after ``episode_steps`` policy steps since its reset."""
-        return np.minimum(np.asarray(episode_steps, np.int64) + 1, self.frames - 1)
+        return self.now(np.asarray(episode_steps, np.int64) + 1)
+
+    def now(self, episode_steps: np.ndarray) -> np.ndarray:
+        """The frame of each env's time after ``episode_steps`` policy steps (the last once the clip has ended)."""
+        return np.minimum(np.asarray(episode_steps, np.int64), self.frames - 1)
+
+    def _relative(self, frame: np.ndarray, body_quat_w: np.ndarray) -> np.ndarray:
+        """The reference anchor orientation at ``frame`` in the robot anchor's frame (xyzw)."""
+        return quat_mul(quat_conj(body_quat_w), self.anchor_quat[frame])
 
     def start_state(self) -> tuple[np.ndarray, np.ndarray]:
         """``(root pose (7,) x y z qx qy qz qw, joint positions (joints,))`` of frame 0: where an env starts."""
@@ -77,7 +85,7 @@ class MotionTracking:
     def anchor_ori_b(self, episode_steps: np.ndarray, body_quat_w: np.ndarray) -> np.ndarray:
         """``(envs, 6)``: the reference anchor orientation in the robot anchor's frame (``body_quat_w``: the robot's
         anchor orientation per env, xyzw), its rotation matrix's first two columns row by row."""
-        relative = quat_mul(quat_conj(body_quat_w), self.anchor_quat[self.frame(episode_steps)])
+        relative = self._relative(self.frame(episode_steps), body_quat_w)
         return rotation_matrices(relative)[..., :2].reshape(len(relative), 6).astype(np.float32)
 
     def anchor_pos_b(self, episode_steps: np.ndarray, body_pos_w: np.ndarray, body_quat_w: np.ndarray) -> np.ndarray:
@@ -90,10 +98,10 @@ class MotionTracking:
     def errors(
         self, episode_steps: np.ndarray, joint_pos: np.ndarray, body_quat_w: np.ndarray
     ) -> dict[str, np.ndarray]:
-        """Per env, how far the robot is from the reference at its time (frame ``episode_steps``, the last once the
-        clip has ended): ``joint_pos_error`` (mean absolute, rad) and ``anchor_ori_error`` (deg)."""
-        f = np.minimum(np.asarray(episode_steps, np.int64), self.frames - 1)
+        """Per env, how far the robot is from the reference at its time (:meth:`now`): ``joint_pos_error`` (mean
+        absolute, rad) and ``anchor_ori_error`` (deg)."""
+        f = self.now(episode_steps)
         joint = np.mean(np.abs(np.asarray(joint_pos, np.float64) - self.clip.joint_pos[f]), axis=1)
-        relative = quat_mul(quat_conj(body_quat_w), self.anchor_quat[f])
+        relative = self._relative(f, body_quat_w)
         angle = 2.0 * np.degrees(np.arccos(np.clip(np.abs(relative[:, 3]), 0.0, 1.0)))
         return {"joint_pos_error": joint, "anchor_ori_error": angle}

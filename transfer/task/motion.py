@@ -15,6 +15,7 @@ velocities by central differences at the new rate (``numpy.gradient``).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -121,7 +122,7 @@ def read_motion(path: str | Path, joint_names: Sequence[str], fps: float | None 
     norms = np.linalg.norm(motion.root_quat, axis=1)
     if np.any(norms < 1e-6):
         raise MotionError(f"{path}: frame {int(np.argmax(norms < 1e-6))}: the base quaternion is zero")
-    return Motion(motion.fps, names, motion.root_pos, motion.root_quat / norms[:, None], motion.joint_pos, str(path))
+    return dataclasses.replace(motion, root_quat=motion.root_quat / norms[:, None])  # its velocities kept
 
 
 def _read_csv(path: Path, names: tuple[str, ...], fps: float | None) -> Motion:

@@ -186,10 +186,9 @@ class Recorder:
                 a["contact_force"][k] = np.linalg.norm(art.contact_forces(feet), axis=-1)
         a["alive"][k] = alive
         if env.tracking is not None:
-            frame = np.minimum(env.episode_steps, env.tracking.frames - 1)
-            a["reference"][k] = env.tracking.clip.joint_pos[frame]
-            anchor = host(d.body_quat_w)[:, env.tracking.anchor_index]
-            errors = env.tracking.errors(env.episode_steps, q, anchor)
+            tracking = env.tracking
+            a["reference"][k] = tracking.clip.joint_pos[tracking.now(env.episode_steps)]
+            errors = tracking.errors(env.episode_steps, q, host(d.body_quat_w)[:, tracking.anchor_index])
             a["tracking"][k] = np.stack([errors[key] for key in TRACKING], axis=1)
         self.time[k] = env.time
         self.k += 1

@@ -161,10 +161,12 @@ class MujocoBackend(Backend):
         return qpos, qpos[self._qadr].astype(np.float32)
 
     # -- reads ----------------------------------------------------------------------------------------------
-    def _rows(self, fn: Any, key: str) -> wp.array:
+    def _rows(self, fn: Any, key: str, derived: bool = False) -> wp.array:
         """The buffer ``key`` (one per reader, owned here and updated in place, as the contract has it), filled with
-        ``fn(model, data)`` of every env."""
-        self._refresh()
+        ``fn(model, data)`` of every env; ``derived``: ``fn`` reads frames or COM velocities (:meth:`_refresh`), not
+        ``qpos``/``qvel`` alone (an explicit actuator reads joints every physics step: no recomputation there)."""
+        if derived:
+            self._refresh()
         held = self._buffers.get(key)
         if held is None:
             out = np.stack([fn(m, d) for m, d in zip(self.models, self.datas, strict=True)]).astype(np.float32)
@@ -196,10 +198,10 @@ class MujocoBackend(Backend):
 
     def root_pose(self) -> wp.array:
         r = self._root
-        return self._rows(lambda m, d: np.concatenate([d.xpos[r], _xyzw(d.xquat[r])]), "root_pose")
+        return self._rows(lambda m, d: np.concatenate([d.xpos[r], _xyzw(d.xquat[r])]), "root_pose", derived=True)
 
     def root_velocity(self) -> wp.array:
-        return self._rows(lambda m, d: self._body_velocity(m, d, self._root), "root_velocity")
+        return self._rows(lambda m, d: self._body_velocity(m, d, self._root), "root_velocity", derived=True)
 
     @staticmethod
     def _body_velocity(m: Any, d: Any, body: int) -> np.ndarray:
@@ -215,11 +217,11 @@ class MujocoBackend(Backend):
 
     def body_poses(self) -> wp.array:
         b = self._bid
-        return self._rows(lambda m, d: np.concatenate([d.xpos[b], _xyzw(d.xquat[b])], axis=1), "body_poses")
+        return self._rows(lambda m, d: np.concatenate([d.xpos[b], _xyzw(d.xquat[b])], axis=1), "body_poses", derived=True)
 
     def body_velocities(self) -> wp.array:
         return self._rows(lambda m, d: np.stack([self._body_velocity(m, d, b) for b in self._bid]),
-                          "body_velocities")  # fmt: skip
+                          "body_velocities", derived=True)  # fmt: skip
 
     def joint_position_targets(self) -> wp.array:
         return self._rows(lambda m, d: d.ctrl[self._act], "joint_position_targets")
