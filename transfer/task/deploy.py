@@ -344,9 +344,8 @@ def _unitree_task(cfg: DeployConfig, names: tuple[str, ...], aliases: Mapping[st
         sim_dt=ISAACLAB_SIM_DT,
         decimation=decimation,
         command=fixed_command(ranges if isinstance(ranges, Mapping) else None),
-        engines=training_settings(
-            "isaaclab_legged"
-        ),  # what Isaac Lab trains legged robots under; the file says nothing
+        # what Isaac Lab trains legged robots under; the file says nothing
+        engines=training_settings("isaaclab_legged"),
         source=str(cfg.path),
         **gains,
     )

@@ -88,19 +88,19 @@ def _per_joint(value: Any, joints: Sequence[str], where: str) -> dict[str, float
 def _term_name(key: str, func: str, params: Mapping[str, Any], commands: Mapping[str, Any],
                aliases: Mapping[str, str]) -> str | None:  # fmt: skip
     """The term transfer builds for ``observations.policy.<key>`` (``func``: its ``module:function``): the user's
-    alias of the key or the function, Isaac Lab's own function of a known name, else the base velocity command's
-    observation when ``params.command_name`` names a velocity command; ``None`` when none of these."""
+    alias of the key or the function, Isaac Lab's own function of a known name (``generated_commands`` of a
+    ``MotionCommand``: the motion command), else the base velocity command's observation when
+    ``params.command_name`` names a velocity command; ``None`` when none of these."""
     module, _, fname = func.rpartition(":")
     term = aliases.get(key) or aliases.get(fname)
     if term is None and (module + ".").startswith(_FUNC_MODULES):
         term = OBSERVATION_FUNCS.get(fname)
     cmd = commands.get(params.get("command_name")) if isinstance(params.get("command_name"), str) else None
-    if term == "velocity_commands" and isinstance(cmd, Mapping) and "MotionCommand" in str(cmd.get("class_type")):
-        term = "motion_command"  # generated_commands of a tracker's motion command (BeyondMimic's, mjlab's)
-    if term is None:
-        cmd = commands.get(params.get("command_name")) if isinstance(params.get("command_name"), str) else None
-        is_velocity = isinstance(cmd, Mapping) and "VelocityCommand" in str(cmd.get("class_type") or "")
-        term = "velocity_commands" if is_velocity else None
+    kind = str(cmd.get("class_type") or "") if isinstance(cmd, Mapping) else ""
+    if term == "velocity_commands" and "MotionCommand" in kind:
+        return "motion_command"  # a tracker's (BeyondMimic's, mjlab's)
+    if term is None and "VelocityCommand" in kind:
+        return "velocity_commands"
     return term
 
 
