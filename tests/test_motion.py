@@ -219,6 +219,15 @@ def test_a_tracker_without_its_clip_or_with_a_body_it_lacks_is_refused(tmp_path,
     assert main([*args, "--motion", str(clip), "--motion-fps", "30", "--json", "--plot", str(tmp_path / "t.png")]) == 0
     out = json.loads(capsys.readouterr().out)
     assert (tmp_path / "t.png").stat().st_size > 10_000  # three panels: speed, height, the joint error to the clip
+    assert main([*args, "--motion", str(tmp_path), "--motion-fps", "30"]) == 2
+    assert f"--motion {tmp_path}: is a folder; give the clip file" in capsys.readouterr().err
+    demo = ["replay", "checkpoints/quadruped_flat_physx/exported/policy.pt", "--target", "mujoco", "--seconds", "1"]
+    assert main([*demo, "--motion", str(clip), "--motion-fps", "30"]) == 2  # a velocity policy observes no clip
+    err = capsys.readouterr().err
+    assert err == (
+        "error: --motion: the policy's observation reads no reference motion (no motion_command or "
+        "motion_anchor_* term): it tracks no clip; drop --motion\n"
+    )  # before any engine: no log above
     assert out["seconds"] == pytest.approx(9 / 30, abs=0.02) and out["tracking"]["completed"] == 1.0  # ends with it
 
 

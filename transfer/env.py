@@ -255,15 +255,11 @@ class PolicyEnv:
     def _tracking(self, t: Task, motion: Any, anchor: str | None) -> Any:
         """The reference motion in this env (:class:`~transfer.tracking.MotionTracking`), ``None`` without one; a task
         whose observation reads a motion needs one."""
-        reads = [term.name for term in t.observation if OBS_TERMS[term.name].motion]
-        if motion is None:
-            if reads:
-                raise ValueError(f"the observation reads a reference motion ({', '.join(reads)}): a motion-tracking "
-                                 "policy; give the clip it tracks with --motion CLIP (a .csv with --motion-fps, or a "
-                                 ".npz)")  # fmt: skip
-            return None
-        from transfer.tracking import MotionTracking
+        from transfer.tracking import MotionTracking, check_motion
 
+        check_motion(t, motion is not None)
+        if motion is None:
+            return None
         art = self.art
         return MotionTracking(motion, self._robot.given, art.joint_names, art.body_names, t.policy_dt, anchor)
 

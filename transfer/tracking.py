@@ -23,10 +23,23 @@ import numpy as np
 from transfer._rotations import quat_conj, quat_mul, rotation_matrices
 from transfer.task.motion import Motion, MotionError
 
-__all__ = ["DEFAULT_ANCHOR", "MotionTracking"]
+__all__ = ["DEFAULT_ANCHOR", "MotionTracking", "check_motion"]
 
 DEFAULT_ANCHOR = "torso_link"
 """The anchor body when none is named: the torso, as Unitree's G1 and H1 trackers anchor (mjlab, BeyondMimic)."""
+
+
+def check_motion(task: Any, has_clip: bool) -> None:
+    """Refuse a tracker without its clip, and a clip for a policy that observes none (:class:`MotionError`)."""
+    from transfer.task.terms import OBS_TERMS
+
+    reads = [term.name for term in task.observation if OBS_TERMS[term.name].motion]
+    if reads and not has_clip:
+        raise MotionError(f"the observation reads a reference motion ({', '.join(reads)}): a motion-tracking policy; "
+                          "give the clip it tracks with --motion CLIP (a .csv with --motion-fps, or a .npz)")  # fmt: skip
+    if has_clip and not reads:
+        raise MotionError("--motion: the policy's observation reads no reference motion (no motion_command or "
+                          "motion_anchor_* term): it tracks no clip; drop --motion")  # fmt: skip
 
 
 class MotionTracking:

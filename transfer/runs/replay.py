@@ -180,9 +180,12 @@ def read_clip(path: str | Path | None, fps: float | None, inputs: Inputs) -> Any
     file's order (MuJoCo's order of its MJCF or URDF; a USD robot's: the checkpoint's); without a path, the motion a
     tracking export carries (mjlab's, :func:`transfer.formats.onnx.motion_from_onnx`: one frame per policy step, in
     the checkpoint's joint order), else ``None``."""
+    from transfer.tracking import check_motion
+
+    if path is None and fps is not None:
+        raise ReplayError("--motion-fps without --motion: give the clip it is the rate of")
+    check_motion(inputs.task, path is not None or inputs.policy.motion_export)  # before any engine starts
     if path is None:
-        if fps is not None:
-            raise ReplayError("--motion-fps without --motion: give the clip it is the rate of")
         if not inputs.policy.motion_export:
             return None
         from transfer.formats.onnx import motion_from_onnx

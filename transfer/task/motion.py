@@ -104,6 +104,8 @@ def read_motion(path: str | Path, joint_names: Sequence[str], fps: float | None 
     a different ``fps`` is refused. Raises :class:`MotionError` naming the file and what is wrong, ``FileNotFoundError``
     for a missing file."""
     path = Path(path)
+    if path.is_dir():
+        raise MotionError(f"--motion {path}: is a folder; give the clip file (.csv or .npz)")
     if not path.is_file():
         raise FileNotFoundError(f"motion clip not found: {path}")
     names = tuple(joint_names)
