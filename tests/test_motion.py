@@ -115,6 +115,37 @@ def test_the_anchor_term_is_the_reference_in_the_robots_frame(a, b, steps):
     assert tracking.frame(np.array([steps]))[0] == min(steps + 1, 29)  # mjlab: observation k reads frame k + 1
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    shift=st.tuples(st.floats(-5, 5), st.floats(-5, 5)), heading=st.floats(-3.1, 3.1), tilt=st.floats(-0.3, 0.3),
+    push=st.floats(0.01, 0.5),
+)  # fmt: skip
+def test_the_body_error_ignores_a_drift_in_x_y_and_yaw_and_sees_a_body_out_of_place(shift, heading, tilt, push):
+    """``body_pos_error`` (mjlab's ``body_pos_relative_w``): a robot posed exactly as the reference but moved in x, y
+    and turned about z errs 0; one of its two tracked bodies moved by ``push`` errs ``push / 2``."""
+    from transfer._rotations import rotate
+    from transfer.tracking import MotionTracking
+
+    ref_anchor = quat_from_rpy(np.array(tilt), np.array(0.1), np.array(0.4))
+    body_offsets = np.array([[0.0, 0.0, 0.0], [0.2, -0.1, -0.7]])  # the anchor itself and a foot
+    tracking = MotionTracking.__new__(MotionTracking)
+    tracking.frames, tracking.origins, tracking.anchor_index = 5, np.zeros(3), 0
+    tracking.anchor_pos = np.tile([1.0, 2.0, 0.8], (5, 1))
+    tracking.anchor_quat = np.tile(ref_anchor, (5, 1))
+    tracking.body_pos = np.tile(tracking.anchor_pos[0] + body_offsets, (5, 1, 1))
+    tracking.body_index = np.array([0, 1])
+    tracking.clip = Motion(30.0, ("a",), np.zeros((5, 3)), np.tile([0, 0, 0, 1.0], (5, 1)), np.zeros((5, 1)))
+    turn = quat_from_rpy(np.array(0.0), np.array(0.0), np.array(heading))
+    anchor = np.array([1.0 + shift[0], 2.0 + shift[1], 0.8])
+    bodies = anchor + rotate(np.tile(turn, (2, 1)), body_offsets)
+    robot_quat = np.stack([quat_mul(turn, ref_anchor)] * 2)
+    errors = tracking.errors(np.array([2]), np.zeros((1, 1)), bodies[None], robot_quat[None])
+    assert errors["body_pos_error"][0] == pytest.approx(0.0, abs=1e-9)
+    bodies[1, 2] += push
+    errors = tracking.errors(np.array([2]), np.zeros((1, 1)), bodies[None], robot_quat[None])
+    assert errors["body_pos_error"][0] == pytest.approx(push / 2, abs=1e-9)
+
+
 @pytest.mark.parametrize(
     ("write", "fps", "match"),
     [

@@ -115,6 +115,8 @@ def test_a_tracking_export_replays_with_the_motion_it_carries(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["seconds"] == pytest.approx(1.48, abs=0.03)  # the clip's 75 frames at 50 Hz: 74 policy steps
     assert out["tracking"]["joint_pos_error"] < 0.2 and out["tracking"]["completed"] == 1.0
+    assert 0.0 < out["tracking"]["body_pos_error"] < 0.1  # the export's one tracked body, the base
     from transfer.formats.onnx import motion_from_onnx
 
-    assert motion_from_onnx(path, names, 50.0).anchor == "base"  # the export's anchor_body_name
+    clip = motion_from_onnx(path, names, 50.0)
+    assert clip.anchor == "base" and clip.bodies == ("base",)  # the export's anchor_body_name and body_names

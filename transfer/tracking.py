@@ -11,6 +11,10 @@ frame k + 1 (the command advances once at the reset); the last frame holds once 
   its rotation matrix row by row (``[m00, m01, m10, m11, m20, m21]``, mjlab's ``matrix_from_quat(q)[..., :2]``);
 - ``motion_anchor_pos_b``: the reference anchor position in the robot anchor's frame (the clip in the world as it is,
   each env's copy at that env's place, as training keeps the reference in the world frame).
+
+How closely the robot follows (:meth:`MotionTracking.errors`, mjlab's ``MotionCommand`` metrics): the joint position
+error, the anchor's orientation error, and the tracked bodies' position error with the reference carried to the
+robot's anchor in x, y and yaw (mjlab's ``body_pos_relative_w``), so a drift of the whole body is not counted.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from transfer._rotations import quat_conj, quat_mul, rotation_matrices
+from transfer._rotations import quat_conj, quat_from_rpy, quat_mul, rotate, rotation_matrices, yaw
 from transfer.task.motion import Motion, MotionError
 
 __all__ = ["DEFAULT_ANCHOR", "MotionTracking", "check_motion"]
@@ -44,8 +48,9 @@ def check_motion(task: Any, has_clip: bool) -> None:
 
 class MotionTracking:
     """``motion`` (in the robot file's joint order) for an environment whose public joints are ``joint_names`` and
-    bodies ``body_names``, stepping every ``policy_dt`` s; ``asset``: the robot (its file gives the anchor's reference
-    poses); ``anchor``: the anchor body (default :data:`DEFAULT_ANCHOR` where the robot has one, else its root)."""
+    bodies ``body_names``, stepping every ``policy_dt`` s; ``asset``: the robot (its file gives the reference poses of
+    the anchor and the tracked bodies); ``anchor``: the anchor body (default :data:`DEFAULT_ANCHOR` where the robot has
+    one, else its root); the tracked bodies: the file's (a tracking export's ``body_names``), else every body."""
 
     def __init__(self, motion: Motion, asset: Any, joint_names: Sequence[str], body_names: Sequence[str],
                  policy_dt: float, anchor: str | None = None) -> None:  # fmt: skip
@@ -54,18 +59,26 @@ class MotionTracking:
         anchor = anchor or motion.anchor  # the flag, else the file's own word
         if anchor is None:
             anchor = DEFAULT_ANCHOR if DEFAULT_ANCHOR in body_names else body_names[0]
-        if anchor not in body_names:
-            raise MotionError(f"--motion-anchor {anchor!r} is not a body of the robot; its bodies: "
-                              f"{', '.join(body_names[:12])}{', ...' if len(body_names) > 12 else ''}")  # fmt: skip
+        names = list(body_names)
+        for name, what in [(anchor, "--motion-anchor"), *((b, f"{motion.source}: body_names") for b in motion.bodies)]:
+            if name not in names:
+                raise MotionError(f"{what} {name!r} is not a body of the robot; its bodies: "
+                                  f"{', '.join(names[:12])}{', ...' if len(names) > 12 else ''}")  # fmt: skip
+        self.bodies = tuple(motion.bodies) or tuple(names)
+        """The tracked bodies (their position error is ``body_pos_error``)."""
         clip = motion.resampled(policy_dt)
         try:
-            self.anchor_pos, self.anchor_quat = reference_body_poses(
-                asset, clip.root_pos, clip.root_quat, clip.joint_names, clip.joint_pos, anchor
+            pos, quat = reference_body_poses(
+                asset, clip.root_pos, clip.root_quat, clip.joint_names, clip.joint_pos, [anchor, *self.bodies]
             )
         except ValueError as exc:
             raise MotionError(f"{motion.source}: {exc}") from None
+        self.anchor_pos, self.anchor_quat = pos[:, 0], quat[:, 0]
+        self.body_pos = pos[:, 1:]
+        """``(frames, bodies, 3)``: the tracked bodies' reference positions (the clip's world frame)."""
+        self.body_index = np.array([names.index(b) for b in self.bodies], np.int64)
         self.clip = clip.in_order(joint_names)
-        self.anchor, self.anchor_index = anchor, list(body_names).index(anchor)
+        self.anchor, self.anchor_index = anchor, names.index(anchor)
         self.frames = self.clip.frames
         self.steps = self.frames - 1
         """Policy steps from the first frame to the last: how long a run tracks the whole clip."""
@@ -109,12 +122,27 @@ class MotionTracking:
         return np.einsum("nji,nj->ni", rotation_matrices(body_quat_w), offset).astype(np.float32)
 
     def errors(
-        self, episode_steps: np.ndarray, joint_pos: np.ndarray, body_quat_w: np.ndarray
+        self, episode_steps: np.ndarray, joint_pos: np.ndarray, body_pos_w: np.ndarray, body_quat_w: np.ndarray
     ) -> dict[str, np.ndarray]:
-        """Per env, how far the robot is from the reference at its time (:meth:`now`): ``joint_pos_error`` (mean
-        absolute, rad) and ``anchor_ori_error`` (deg)."""
+        """Per env, how far the robot (``joint_pos``; every body's ``body_pos_w`` / ``body_quat_w``, public order) is
+        from the reference at its time (:meth:`now`): ``joint_pos_error`` (mean absolute, rad), ``anchor_ori_error``
+        (deg) and ``body_pos_error`` (the tracked bodies' mean distance, m, the reference carried to the robot's anchor
+        in x, y and yaw as mjlab's ``body_pos_relative_w``)."""
         f = self.now(episode_steps)
         joint = np.mean(np.abs(np.asarray(joint_pos, np.float64) - self.clip.joint_pos[f]), axis=1)
-        relative = self._relative(f, body_quat_w)
+        robot_anchor = np.asarray(body_quat_w, np.float64)[:, self.anchor_index]
+        relative = self._relative(f, robot_anchor)
         angle = 2.0 * np.degrees(np.arccos(np.clip(np.abs(relative[:, 3]), 0.0, 1.0)))
-        return {"joint_pos_error": joint, "anchor_ori_error": angle}
+        return {"joint_pos_error": joint, "anchor_ori_error": angle,
+                "body_pos_error": self._body_error(f, np.asarray(body_pos_w, np.float64), robot_anchor)}  # fmt: skip
+
+    def _body_error(self, frame: np.ndarray, body_pos_w: np.ndarray, robot_anchor_quat: np.ndarray) -> np.ndarray:
+        """The tracked bodies' mean distance from their reference moved onto the robot's anchor in x, y and yaw."""
+        reference_anchor = self.anchor_pos[frame] + self.origins  # (envs, 3)
+        shift = body_pos_w[:, self.anchor_index].copy()
+        shift[:, 2] = reference_anchor[:, 2]
+        heading = yaw(quat_mul(robot_anchor_quat, quat_conj(self.anchor_quat[frame])))
+        turn = quat_from_rpy(np.zeros_like(heading), np.zeros_like(heading), heading)[:, None, :]
+        offsets = self.body_pos[frame] + np.asarray(self.origins)[..., None, :] - reference_anchor[:, None, :]
+        reference = shift[:, None, :] + rotate(np.broadcast_to(turn, offsets.shape[:-1] + (4,)), offsets)
+        return np.linalg.norm(body_pos_w[:, self.body_index] - reference, axis=-1).mean(axis=1)

@@ -66,7 +66,7 @@ class BackendEntry:
         stands_in_for: Conventions of trainings no registered engine orders by natively that this one reproduces.
         default_target: Whether a sweep with no ``targets`` runs on it (MuJoCo does not: it steps a robot's own
             MJCF, which a USD robot does not have; list it where the robots have one).
-        kinematics: A module with ``body_poses(asset, root_pos, root_quat, joint_names, joint_pos, body)``: forward
+        kinematics: A module with ``body_poses(asset, root_pos, root_quat, joint_names, joint_pos, bodies)``: forward
             kinematics of a robot file (:func:`reference_body_poses`), or ``None``.
     """
 
@@ -214,10 +214,10 @@ def engine_orders(name: str, asset: Any, root: str | None = None) -> list[Engine
 
 
 def reference_body_poses(asset: Any, root_pos: Any, root_quat: Any, joint_names: Any, joint_pos: Any,
-                         body: str) -> tuple[Any, Any]:  # fmt: skip
-    """``(positions (T, 3), quaternions (T, 4) xyzw)`` of ``body`` of the robot ``asset`` at ``T`` states of its base
-    and joints: forward kinematics by the first engine that offers it (:attr:`BackendEntry.kinematics`: MuJoCo, on
-    the robot's file), as mjlab computes a clip's body poses. Raises ``ValueError`` naming a body or joint the robot
-    lacks."""
+                         bodies: Any) -> tuple[Any, Any]:  # fmt: skip
+    """``(positions (T, B, 3), quaternions (T, B, 4) xyzw)`` of the ``bodies`` of the robot ``asset`` at ``T`` states
+    of its base and joints: forward kinematics by the first engine that offers it (:attr:`BackendEntry.kinematics`:
+    MuJoCo, on the robot's file), as mjlab computes a clip's body poses. Raises ``ValueError`` naming a body or joint
+    the robot lacks."""
     name = next(name for name, entry in REGISTRY.items() if entry.kinematics is not None)
-    return _import(name, REGISTRY[name].kinematics).body_poses(asset, root_pos, root_quat, joint_names, joint_pos, body)
+    return _import(name, REGISTRY[name].kinematics).body_poses(asset, root_pos, root_quat, joint_names, joint_pos, bodies)

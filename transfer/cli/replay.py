@@ -119,9 +119,10 @@ def print_table(rows: list[dict[str, Any]], out: Any = None) -> None:
     tracked = [r for r in rows if r.get("tracking")]
     if tracked:
         print("tracking (the reference clip, every step each env stood):", file=out)
-        cells = [["run", "joint err rad", "anchor err deg", "completed"]] + [
+        cells = [["run", "joint err rad", "anchor err deg", "body err m", "completed"]] + [
             [r.get("label"), _cell("{:.3f}", r["tracking"].get("joint_pos_error")),
-             _cell("{:.1f}", r["tracking"].get("anchor_ori_error")), _cell("{:.0%}", r["tracking"].get("completed"))]
+             _cell("{:.1f}", r["tracking"].get("anchor_ori_error")), _cell("{:.3f}", r["tracking"].get("body_pos_error")),
+             _cell("{:.0%}", r["tracking"].get("completed"))]
             for r in tracked
         ]  # fmt: skip
         for line in aligned(cells, left=2):

@@ -185,7 +185,8 @@ def motion_from_onnx(path: str | Path, joint_names: Sequence[str], fps: float) -
 
     props = {p.key: p.value for p in onnx.load(str(path), load_external_data=False).metadata_props}
     return Motion(float(fps), tuple(joint_names), root_pos, np.concatenate([wxyz[:, 1:], wxyz[:, :1]], axis=1),
-                  joints, str(path), anchor=props.get("anchor_body_name") or None)  # fmt: skip
+                  joints, str(path), anchor=props.get("anchor_body_name") or None,
+                  bodies=tuple(n.strip() for n in props.get("body_names", "").split(",") if n.strip()))  # fmt: skip
 
 
 def _recurrent_state(path: Path, inputs: Sequence[Any], outputs: Sequence[Any]) -> list[tuple[int, int, int]]:

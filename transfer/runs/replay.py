@@ -92,7 +92,8 @@ class ReplayResult:
     @property
     def tracking(self) -> dict[str, Any] | None:
         """A motion tracker's summary (:func:`transfer.traces.metrics.tracking`): ``joint_pos_error`` (rad),
-        ``anchor_ori_error`` (deg), ``completed``; ``None`` for a run without a reference motion."""
+        ``anchor_ori_error`` (deg), ``body_pos_error`` (m), ``completed``; ``None`` for a run without a reference
+        motion."""
         return self.metrics.get("tracking")
 
     def to_dict(self, *, trace: bool = False) -> dict[str, Any]:

@@ -53,6 +53,8 @@ class Motion:
     """``(T, J)``: central differences of ``joint_pos`` at ``fps`` unless given."""
     anchor: str | None = None
     """The anchor body the file names (mjlab's tracking export: ``anchor_body_name``), else ``None``."""
+    bodies: tuple[str, ...] = ()
+    """The bodies the file says the policy tracks (mjlab's tracking export: ``body_names``), else none named."""
 
     def __post_init__(self) -> None:
         if self.joint_vel is None:

@@ -163,11 +163,13 @@ def metrics(rec: Recording, warmup: float = WARMUP) -> dict[str, Any]:
 
 
 def tracking(errors: np.ndarray, alive: np.ndarray) -> dict[str, float | None]:
-    """A tracker's summary from its recorded ``errors`` ``(steps, envs, 2)`` (joint position error rad, anchor
-    orientation error deg) and ``alive`` ``(steps, envs)``: each error's mean over the steps each env stood (the
-    whole clip counts: a tracker has no warm-up), and ``completed``, the share of envs standing at the last step."""
+    """A tracker's summary from its recorded ``errors`` ``(steps, envs, 3)`` (joint position error rad, anchor
+    orientation error deg, body position error m) and ``alive`` ``(steps, envs)``: each error's mean over the steps
+    each env stood (the whole clip counts: a tracker has no warm-up), and ``completed``, the share of envs standing at
+    the last step."""
     means = [_mean(errors[..., i][alive]) for i in range(errors.shape[-1])]
     return {"joint_pos_error": _number(means[0]), "anchor_ori_error": _number(means[1]),
+            "body_pos_error": _number(means[2]) if len(means) > 2 else None,
             "completed": float(alive[-1].mean()) if len(alive) else None}  # fmt: skip
 
 

@@ -33,7 +33,7 @@ from transfer.traces.metrics import contact_point_speed
 
 __all__ = ["CONTACT_HEIGHT", "FOOT_REACH", "TRACKING", "Recording", "Recorder", "feet_of"]
 
-TRACKING = ("joint_pos_error", "anchor_ori_error")
+TRACKING = ("joint_pos_error", "anchor_ori_error", "body_pos_error")
 """What a tracker's recording holds of its errors, per step and env (``tracking``): the mean absolute joint position
 error (rad) and the anchor orientation error (deg) against the reference at that time."""
 
@@ -188,7 +188,7 @@ class Recorder:
         if env.tracking is not None:
             tracking = env.tracking
             a["reference"][k] = tracking.clip.joint_pos[tracking.now(env.episode_steps)]
-            errors = tracking.errors(env.episode_steps, q, host(d.body_quat_w)[:, tracking.anchor_index])
+            errors = tracking.errors(env.episode_steps, q, host(d.body_pos_w), host(d.body_quat_w))
             a["tracking"][k] = np.stack([errors[key] for key in TRACKING], axis=1)
         self.time[k] = env.time
         self.k += 1

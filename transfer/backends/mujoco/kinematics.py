@@ -16,16 +16,17 @@ __all__ = ["body_poses"]
 
 
 def body_poses(asset: str | os.PathLike, root_pos: np.ndarray, root_quat: np.ndarray, joint_names: Sequence[str],
-               joint_pos: np.ndarray, body: str) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-    """``(positions (T, 3), quaternions (T, 4) xyzw)`` of the body ``body`` of the robot ``asset`` (its MJCF or URDF,
-    or the one a USD robot was converted from) at each of ``T`` states: the floating base at ``root_pos`` /
+               joint_pos: np.ndarray, bodies: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """``(positions (T, B, 3), quaternions (T, B, 4) xyzw)`` of the bodies ``bodies`` of the robot ``asset`` (its MJCF
+    or URDF, or the one a USD robot was converted from) at each of ``T`` states: the floating base at ``root_pos`` /
     ``root_quat`` (xyzw, world frame) and the joints ``joint_names`` at ``joint_pos`` ``(T, J)``. Raises
-    ``ValueError`` naming the body when the robot has none of that name, or a joint it lacks."""
+    ``ValueError`` naming a body the robot has none of, or a joint it lacks."""
     built = build_model(asset, SceneDescription(), drives=False)
     m = built.model
-    if body not in built.body_names:
-        raise ValueError(f"the anchor {body!r} is not a body of {built.source.name}; its bodies: "
-                         f"{', '.join(built.body_names[:12])}{', ...' if len(built.body_names) > 12 else ''}")  # fmt: skip
+    for body in bodies:
+        if body not in built.body_names:
+            raise ValueError(f"{body!r} is not a body of {built.source.name}; its bodies: "
+                             f"{', '.join(built.body_names[:12])}{', ...' if len(built.body_names) > 12 else ''}")  # fmt: skip
     missing = [n for n in joint_names if n not in built.joint_names]
     if missing:
         raise ValueError(f"{built.source.name} has no joints {missing[:6]}")
@@ -35,14 +36,14 @@ def body_poses(asset: str | os.PathLike, root_pos: np.ndarray, root_quat: np.nda
         )
     d = mujoco.MjData(m)
     qadr = np.array([m.joint(n).qposadr[0] for n in joint_names], np.int64)
-    b = m.body(body).id
+    b = np.array([m.body(body).id for body in bodies], np.int64)
     f = built.free_qpos
     quat_wxyz = np.concatenate([root_quat[:, 3:4], root_quat[:, :3]], axis=1)
-    pos_out, quat_out = np.zeros((len(root_pos), 3)), np.zeros((len(root_pos), 4))
+    pos_out, quat_out = np.zeros((len(root_pos), len(b), 3)), np.zeros((len(root_pos), len(b), 4))
     for k in range(len(root_pos)):
         d.qpos[f : f + 3], d.qpos[f + 3 : f + 7] = root_pos[k], quat_wxyz[k]
         d.qpos[qadr] = joint_pos[k]
         mujoco.mj_kinematics(m, d)
         pos_out[k] = d.xpos[b]
-        quat_out[k] = np.concatenate([d.xquat[b, 1:], d.xquat[b, :1]])
+        quat_out[k] = np.concatenate([d.xquat[b, 1:], d.xquat[b, :1]], axis=1)
     return pos_out, quat_out
