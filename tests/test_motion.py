@@ -262,6 +262,72 @@ def test_a_tracker_without_its_clip_or_with_a_body_it_lacks_is_refused(tmp_path,
     assert out["seconds"] == pytest.approx(9 / 30, abs=0.02) and out["tracking"]["completed"] == 1.0  # ends with it
 
 
+def _tracker(tmp_path: Path) -> tuple[Path, Path, Path, list[str]]:
+    """A tracker of the project's quadruped (MuJoCo, its own MJCF): ``(policy, task file, clip, joint names)``; the
+    policy a random linear layer over the motion terms and the velocity task's others."""
+    torch = pytest.importorskip("torch")
+    from transfer.assets import locate_asset
+    from transfer.assets.mjcf import mjcf_joint_names
+
+    xml = locate_asset("transfer:quadruped.xml")
+    names = list(mjcf_joint_names(xml))
+    task = Path("presets/tasks/quadruped_flat_velocity.yaml").read_text()
+    terms = "  - motion_command\n  - motion_anchor_ori_b\n  - motion_anchor_pos_b\n"
+    config = tmp_path / "track.yaml"
+    config.write_text(task.replace("  - base_lin_vel\n", terms, 1).replace("asset: transfer:quadruped", f"asset: {xml}"))
+    policy = tmp_path / "p.pt"
+    torch.manual_seed(0)
+    torch.jit.script(torch.nn.Linear(2 * 12 + 6 + 3 + 3 + 3 + 3 + 36, 12)).save(str(policy))
+    t = np.arange(60) / 30.0
+    joints = np.tile([0.0, 0.6, -1.2], 4) + 0.2 * np.sin(t)[:, None]
+    pos = np.stack([0.1 * t, 0 * t, 0.45 + 0 * t], axis=1)
+    clip = write_csv(tmp_path / "c.csv", pos, quat_from_rpy(0 * t, 0 * t, 0.3 * t), joints)
+    return policy, config, clip, names
+
+
+@pytest.mark.engines
+def test_verify_rederives_the_motion_terms_on_any_two_engines_and_catches_a_wrong_order(tmp_path):
+    """``verify --motion``: the motion terms of the same named state agree on MuJoCo and Newton and with verify's own
+    derivation (the clip on the policy's clock, both anchors by forward kinematics of the written state); one engine
+    opened in the reversed order fails ``motion_command`` by joint."""
+    pytest.importorskip("mujoco")
+    from transfer.runs.verify import verify
+
+    policy, config, clip, names = _tracker(tmp_path)
+    args = dict(config=config, source="mujoco", motion=clip, motion_fps=30, samples=3)
+    report = verify(policy, engines=("mujoco", "newton"), **args)
+    assert report.ok and report.backends == ("mujoco", "newton"), report.verdict
+    checked = {t.term: t for t in report.terms}
+    assert {"motion_command", "motion_anchor_ori_b", "motion_anchor_pos_b"} <= set(checked)
+    wrong = verify(policy, engines=("mujoco", "newton"), backend_orders={"newton": names[::-1]}, **args)
+    bad = {t.term: t for t in wrong.terms}["motion_command"]
+    assert not wrong.ok and not bad.ok and bad.across.difference > 0.1
+    with pytest.raises(ValueError, match=r"--engines mujoco mujoco: give two different engines of physx, newton"):
+        verify(policy, engines=("mujoco", "mujoco"), **args)
+
+
+def test_a_sweep_spec_carries_a_trackers_clip_into_its_cells(tmp_path):
+    """A spec entry's ``motion`` / ``motion_fps`` reach every cell (and its key); a cell runs the tracker to the
+    clip's end; a clip for a velocity policy, or a rate without a clip, is refused naming the entry."""
+    pytest.importorskip("mujoco")
+    from transfer.runs.sweep.cell import run_cell
+    from transfer.runs.sweep.spec import SpecError, load_spec
+
+    policy, config, clip, _ = _tracker(tmp_path)
+    entry = {"path": str(policy), "config": str(config), "source": "mujoco", "motion": str(clip), "motion_fps": 30}
+    spec = {"checkpoints": [entry], "targets": ["mujoco"], "seconds": 2.0}
+    plan = load_spec(spec)
+    assert all(c["motion"] == {"motion": str(clip), "motion_fps": 30.0, "motion_anchor": None} for c in plan.cells)
+    record = run_cell(plan.cells[0])
+    assert record["error"] is None and record["tracking"]["completed"] == 1.0
+    assert record["seconds"] == pytest.approx(59 / 30, abs=0.03)  # the clip's end, before the spec's 2 s
+    velocity = {"path": "checkpoints/quadruped_flat_physx/exported/policy.pt", "motion": str(clip), "motion_fps": 30}
+    with pytest.raises(SpecError, match=r"checkpoints\[0\] \(policy.pt\): motion: the policy's observation reads no"):
+        load_spec({**spec, "checkpoints": [velocity]})
+    with pytest.raises(SpecError, match=r"checkpoints\[0\].motion_fps: without motion"):
+        load_spec({**spec, "checkpoints": [{"path": str(policy), "config": str(config), "motion_fps": 30}]})
+
+
 @pytest.mark.engines
 def test_the_shared_g1_dance_tracks_natively_and_on_physx(shared, capsys):
     """Unitree's mjlab-trained G1 dance (its ONNX, deploy.yaml, clip and mjlab's G1 MJCF as the repository ships

@@ -61,7 +61,8 @@ class KnownTerm:
     of a few units round-trip an engine to ~1e-6; velocities rotated into the base frame get 1e-3; copied terms
     1e-6)."""
     components: tuple[str, ...] | None = None
-    """Entry labels of a term that indexes no joint."""
+    """Entry labels of a term that indexes no joint; of a joint term with several entries per joint, their parts
+    (``motion_command``: every joint's ``pos``, then every joint's ``vel``)."""
     params: Mapping[str, float | None] = field(default_factory=lambda: MappingProxyType({}))
     """The parameters the builder reads (``ObsTerm.params``), each with its default; ``None``: required."""
     per_joint: int = 1
@@ -160,6 +161,7 @@ OBS_TERMS: Mapping[str, KnownTerm] = MappingProxyType(
         "motion_command": KnownTerm(
             "joint", None, "the reference motion's joint positions, then joint velocities, at the frame the env is "
             "at (2 per joint)", _motion_command, mjlab=("motion_command",), tolerance=1e-6, per_joint=2, motion=True,
+            components=("pos", "vel"),
         ),
         "motion_anchor_ori_b": KnownTerm(
             "none", 6, "the reference anchor orientation in the robot anchor's frame: its rotation matrix's first two "

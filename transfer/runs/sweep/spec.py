@@ -44,10 +44,10 @@ __all__ = [
 SPEC_KEYS = (
     "checkpoints", "targets", "seeds", "num_envs", "seconds", "commands", "perturbations", "device", "record",
 )  # fmt: skip
-CHECKPOINT_KEYS = ("path", "source", "config", "asset", "settings", "name")
+CHECKPOINT_KEYS = ("path", "source", "config", "asset", "settings", "name", "motion", "motion_fps", "motion_anchor")
 KEY_FIELDS = (
     "checkpoint", "source", "config", "asset", "settings", "target", "seed", "num_envs", "seconds", "command",
-    "perturbation", "device",
+    "perturbation", "device", "motion",
 )  # fmt: skip
 """The parameters that name a cell (its label is only how it is shown)."""
 
@@ -75,6 +75,9 @@ class Checkpoint:
     inputs: dict[str, Any] = field(default_factory=dict, repr=False)
     """The inputs as resolved here, once (:meth:`transfer.runs.inputs.Inputs.to_dict`): every cell of the
     checkpoint carries them and loads only the policy file again."""
+    motion: dict[str, Any] | None = None
+    """A motion-tracking policy's clip: ``motion`` (the file), ``motion_fps``, ``motion_anchor``, as the replay
+    takes them; ``None`` for a policy that tracks none."""
 
 
 @dataclass
@@ -188,6 +191,7 @@ def load_spec(spec: str | Path | Mapping[str, Any]) -> Plan:
                         f"{MAX_CELLS}; split the spec")  # fmt: skip
     spec_out["checkpoints"] = [
         {k: getattr(c, k) for k in ("path", "source", "config", "asset", "settings")} | {"name": c.label}
+        | ({} if c.motion is None else c.motion)
         for c in checkpoints
     ]
     plan = Plan(spec_out, checkpoints)
@@ -296,7 +300,10 @@ def _device(value: Any, where: str) -> str:
     return value
 
 
-_FLAGS = (("--source", "source"), ("--config", "config"), ("--asset", "asset"), ("--set", "settings"))
+_FLAGS = (
+    ("--source", "source"), ("--config", "config"), ("--asset", "asset"), ("--set", "settings"),
+    ("--motion-fps", "motion_fps"), ("--motion-anchor", "motion_anchor"), ("--motion", "motion"),
+)  # fmt: skip
 
 
 def _spec_words(message: str) -> str:
@@ -339,14 +346,49 @@ def _checkpoints(value: Any, base: Path, source: str | None) -> list[Checkpoint]
         if name is not None and not name.isprintable():  # an escape sequence would reach every table and progress line
             raise SpecError(f"{at}.name: '{printable(name)}' holds control characters (escape sequences, line breaks); "
                             "give a label of printable characters")  # fmt: skip
+        motion = _motion(entry, base, at)
         for path in paths:
-            twin = next((c for c in out if same_file(c.path, path) and
-                         (c.source, c.config, c.asset, c.settings) == (order, config, asset, dict(settings))), None)  # fmt: skip
+            twin = next((c for c in out if same_file(c.path, path) and (c.source, c.config, c.asset, c.settings,
+                         c.motion) == (order, config, asset, dict(settings), motion)), None)  # fmt: skip
             if twin is not None:
                 raise SpecError(f"{at}.path: {path} is listed already, with the same inputs ({twin.path}): it would run "
                                 "twice and count double; list each checkpoint once")  # fmt: skip
-            out.append(_resolve(str(path), order, config, asset, dict(settings), name, at))
+            checkpoint = _resolve(str(path), order, config, asset, dict(settings), name, at)
+            out.append(_with_motion(checkpoint, motion, at))
     return _unique_labels(out)
+
+
+def _motion(entry: Mapping[str, Any], base: Path, at: str) -> dict[str, Any] | None:
+    """An entry's clip (``motion``, ``motion_fps``, ``motion_anchor``), its path made absolute; ``None`` without."""
+    if entry.get("motion") is None:
+        for key in ("motion_fps", "motion_anchor"):
+            if entry.get(key) is not None:
+                raise SpecError(f"{at}.{key}: without motion; give the clip it belongs to (motion: CLIP)")
+        return None
+    fps, anchor = entry.get("motion_fps"), entry.get("motion_anchor")
+    if fps is not None:
+        fps = _number(fps, f"{at}.motion_fps", low=0.0, high=10_000.0, above=True)
+    if anchor is not None and (not isinstance(anchor, str) or not anchor.isprintable()):
+        raise SpecError(f"{at}.motion_anchor: expected a body's name, got {anchor!r}")
+    clip = str(_path(entry["motion"], base, f"{at}.motion", "a motion clip (.csv or .npz)"))
+    return {"motion": clip, "motion_fps": fps, "motion_anchor": anchor}
+
+
+def _with_motion(checkpoint: Checkpoint, motion: dict[str, Any] | None, at: str) -> Checkpoint:
+    """The checkpoint with its clip, read once now as the replay reads it (a bad clip, a tracker without one or a
+    clip for a policy that tracks none is refused here, not in every cell)."""
+    import dataclasses
+
+    from transfer.runs.inputs import Inputs
+    from transfer.runs.replay import read_clip
+
+    inputs = Inputs.from_dict(checkpoint.inputs)
+    try:
+        read_clip(None if motion is None else motion["motion"], None if motion is None else motion["motion_fps"],
+                  inputs)  # fmt: skip
+    except ValueError as exc:
+        raise SpecError(f"{at} ({Path(checkpoint.path).name}): {_spec_words(str(exc))}") from None
+    return dataclasses.replace(checkpoint, motion=motion)
 
 
 def _names(value: Any) -> bool:
@@ -491,7 +533,8 @@ def canonical_cell(cell: Mapping[str, Any]) -> dict[str, Any]:
     """The parameters that name a cell (:data:`KEY_FIELDS`), in canonical types: integers where a field counts
     (seed, envs, delay), floats where it measures (``1`` and ``1.0`` are one cell), every perturbation present."""
     perturbation = {k: v + 0 for k, v in Perturbation.from_dict(cell.get("perturbation")).to_dict().items()}
-    return {
+    motion = {} if cell.get("motion") is None else {"motion": dict(cell["motion"])}  # a velocity cell's key as before
+    return motion | {
         "checkpoint": str(cell["checkpoint"]),
         "source": cell.get("source"),
         "config": cell.get("config"),
@@ -528,7 +571,7 @@ def expand(spec: Mapping[str, Any], checkpoints: Sequence[Checkpoint]) -> tuple[
         for seed, command in itertools.product(spec["seeds"], commands):
             base = {"checkpoint": c.path, "source": c.source, "config": c.config, "asset": c.asset,
                     "settings": c.settings, "seed": seed, "num_envs": spec["num_envs"], "seconds": spec["seconds"],
-                    "command": command, "device": spec["device"]}  # fmt: skip
+                    "command": command, "device": spec["device"], "motion": c.motion}  # fmt: skip
             for target, combo in itertools.product(spec["targets"], combos):
                 cells.append(_cell(base, target, combo, c.label, keys) | {"inputs": c.inputs})
             reference = _cell(base, c.native, {}, c.label, set()) | {"inputs": c.inputs}

@@ -66,6 +66,7 @@ __all__ = [
     "TermCheck",
     "TraceResult",
     "VerifyReport",
+    "check_engines",
     "check_sizes",
     "plot_trace",
     "verify",
@@ -103,18 +104,28 @@ def verify(
     backend_orders: Mapping[str, Any] | None = None,
     progress: bool | TextIO = False,
     inputs: Inputs | None = None,
+    engines: Sequence[str] | None = None,
+    motion: str | Path | None = None,
+    motion_fps: float | None = None,
+    motion_anchor: str | None = None,
 ) -> VerifyReport:
-    """Check ``checkpoint`` on ``asset`` on both backends (see the module docstring) and report.
+    """Check ``checkpoint`` on ``asset`` on two engines (see the module docstring) and report.
 
     ``source``, ``config``, ``asset``: as :func:`transfer.replay` takes them. ``samples`` random named states
     (seeded by ``seed``) for check 2; ``trace`` seconds of closed-loop divergence (0: no trace) and ``plot`` a PNG
     of it. ``tolerances``: per-term overrides of :data:`TOLERANCES` (key ``action`` for the actions).
     ``backend_orders``: ``{backend: order}`` opens that backend in another order than the checkpoint's (a
     convention, a name list, or ``None`` for the engine's own): the control experiment that shows check 2 catches
-    a wrong order. Raises ``ValueError`` / ``FileNotFoundError`` for inputs that do not fit together enough to
-    check (no config, no order, a missing file); a failed check is ``ok=False`` in the report.
+    a wrong order. ``engines``: the two registered engines held against each other (default :data:`BACKENDS`).
+    ``motion``, ``motion_fps``, ``motion_anchor``: a motion-tracking policy's clip, as :func:`transfer.replay` takes
+    them (its motion terms are re-derived from the clip and the written state). Raises ``ValueError`` /
+    ``FileNotFoundError`` for inputs that do not fit together enough to check (no config, no order, a missing
+    file); a failed check is ``ok=False`` in the report.
     """
     from transfer.env import PolicyEnv
+    from transfer.runs.replay import read_clip
+
+    engines = check_engines(engines)
 
     if samples < 1:
         raise ValueError(f"samples: expected at least one random state, got {samples}")
@@ -130,22 +141,24 @@ def verify(
     if pending is not None and sizes.ok:
         raise pending
     label = "unknown" if pending is not None else inputs.source_label
-    common = dict(checkpoint=str(inputs.policy.path), asset=str(inputs.asset_given), source=label, backends=BACKENDS,
+    common = dict(checkpoint=str(inputs.policy.path), asset=str(inputs.asset_given), source=label, backends=engines,
                   samples=samples, seed=seed, sizes=sizes, warnings=list(inputs.warnings))  # fmt: skip
     if not sizes.ok:
         return VerifyReport(ok=False, terms=[], orders={}, trace=None, verdict=_verdict(sizes, [], None), **common)
     _check_finite_actions(inputs.policy, seed)
+    clip = read_clip(motion, motion_fps, inputs)
     one_torch_thread()
     overrides = dict(backend_orders or {})
     envs: dict[str, Any] = {}
     try:
-        for name in BACKENDS:
+        for name in engines:
             ordering, task = inputs.source, inputs.task
             if name in overrides:
                 ordering, task = overrides[name], without_listed_order(task)
-            envs[name] = PolicyEnv(task, inputs.robot, name, ordering, seed=seed, init_noise=0.0)
+            envs[name] = PolicyEnv(task, inputs.robot, name, ordering, seed=seed, init_noise=0.0, motion=clip,
+                                   motion_anchor=motion_anchor)  # fmt: skip
         commands = {name: env.command.copy() for name, env in envs.items()}
-        terms = _compare(envs, inputs, sizes, samples, seed, tol)
+        terms = _compare(envs, inputs, sizes, samples, seed, tol, clip)
         for name, env in envs.items():
             env.command[:] = commands[name]
         traced = _trace(envs, inputs.policy, sizes.order, trace, progress) if trace > 0 else None
@@ -161,6 +174,21 @@ def verify(
     if plot is not None and traced is not None:
         plot_trace(report, plot)
     return report
+
+
+def check_engines(engines: Sequence[str] | None) -> tuple[str, str]:
+    """The two engines verify compares: two different registered names (default :data:`BACKENDS`)."""
+    from transfer.backends import backend_names
+
+    if engines is None:
+        return BACKENDS  # type: ignore[return-value]
+    known = backend_names()
+    engines = tuple(engines)
+    unknown = [e for e in engines if e not in known]
+    if unknown or len(engines) != 2 or engines[0] == engines[1]:
+        raise ValueError(f"--engines {' '.join(map(str, engines))}: give two different engines of "
+                         f"{', '.join(known)}")  # fmt: skip
+    return engines  # type: ignore[return-value]
 
 
 def _check_finite_actions(policy: Any, seed: int, count: int = 64) -> None:

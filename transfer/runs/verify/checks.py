@@ -58,7 +58,9 @@ backends (clamped to ``±unlimited_joint`` rad where unlimited); joint velocitie
 and angular velocities ``±root_lin_vel`` m/s and ``±root_ang_vel`` rad/s per axis; command ``±command`` per
 entry; last action ``±last_action``."""
 
-COMPONENTS: Mapping[str, tuple[str, ...]] = {n: t.components for n, t in OBS_TERMS.items() if t.components}
+COMPONENTS: Mapping[str, tuple[str, ...]] = {
+    n: t.components for n, t in OBS_TERMS.items() if t.components and t.axis != "joint"
+}
 """Entry labels of the observation terms that index no joint."""
 
 
@@ -209,6 +211,9 @@ REFERENCES: Mapping[str, Any] = {
         np.sin(2 * math.pi * (r.time / r.params["period"] + r.params["offset"])),
         np.cos(2 * math.pi * (r.time / r.params["period"] + r.params["offset"])),
     ]),
+    "motion_command": lambda r: r.motion["motion_command"],
+    "motion_anchor_ori_b": lambda r: r.motion["motion_anchor_ori_b"],
+    "motion_anchor_pos_b": lambda r: r.motion["motion_anchor_pos_b"],
 }  # fmt: skip
 """Verify's own derivation of every observation term from the named state written (independent of the builders of
 :data:`~transfer.task.terms.OBS_TERMS`; a test holds the two tables to the same names)."""
@@ -228,13 +233,15 @@ class _Reference:
     params: Mapping[str, float]
     com: np.ndarray
     """The root's centre of mass in its frame (what the written COM velocity is turned into the frame's with)."""
+    motion: Mapping[str, np.ndarray]
+    """A tracker's motion terms re-derived from the clip and the written states (:func:`_motion_terms`), else empty."""
 
     def to_body(self, v: Any) -> np.ndarray:
         return np.einsum("nij,nj->ni", self.rot_t, np.asarray(v, np.float64))
 
 
 def _expected(task: Any, st: _States, order: Sequence[str], action_joints: Sequence[str], gravity,
-              time: float = 0.0, com: Any = (0.0, 0.0, 0.0)) -> dict:  # fmt: skip
+              time: float = 0.0, com: Any = (0.0, 0.0, 0.0), motion: Mapping[str, Any] | None = None) -> dict:  # fmt: skip
     """Each term's value computed from the named state (float64), in the checkpoint's order; clip, scale and history
     applied (a written state fills a term's whole history with its value)."""
     rot_t = np.transpose(rotation_matrices(st.root_pose[:, 3:]), (0, 2, 1))
@@ -244,12 +251,9 @@ def _expected(task: Any, st: _States, order: Sequence[str], action_joints: Seque
     for term in task.observation:
         reference = REFERENCES.get(term.name)
         if reference is None:
-            if OBS_TERMS[term.name].motion:
-                raise ValueError(f"verify does not check a motion-tracking policy (its observation reads "
-                                 f"{term.name}); replay it with --motion CLIP, whose report holds its tracking errors")  # fmt: skip
             raise ValueError(f"verify has no reference for the observation term {term.name!r}: add one to REFERENCES")
         value = reference(_Reference(st, order, action_joints, default, gravity, times, rot_t, term.params,
-                                     np.asarray(com, np.float64)))  # fmt: skip
+                                     np.asarray(com, np.float64), motion or {}))  # fmt: skip
         if term.clip is not None:
             value = np.clip(value, *term.clip)
         out[term.name] = np.tile(value * np.asarray(term.scale, np.float64), (1, term.steps))
@@ -268,7 +272,8 @@ def _labels(term: Any, order: Sequence[str], action_joints: Sequence[str], start
     if term.name == "last_action":
         labels = list(action_joints)
     elif term.axis == "joint":
-        labels = list(order)
+        parts = OBS_TERMS[term.name].components or ("",)
+        labels = [f"{name} {part}".strip() for part in parts for name in order]
     else:
         labels = list(COMPONENTS.get(term.name, [str(i) for i in range((stop - start) // term.steps)]))
     if term.steps == 1:
@@ -276,9 +281,40 @@ def _labels(term: Any, order: Sequence[str], action_joints: Sequence[str], start
     return [f"{label} (t-{k})" if k else f"{label} (t)" for k in range(term.steps - 1, -1, -1) for label in labels]
 
 
+def _motion_terms(env: Any, motion: Any, st: _States, order: Sequence[str], asset: Any) -> dict[str, np.ndarray]:
+    """A tracker's motion terms for the written states, re-derived here: the clip put on the policy's clock in the
+    checkpoint's order, the frame mjlab's count gives (observation k reads frame k + 1), the reference anchor's and
+    the robot anchor's poses by forward kinematics of the robot's file (the robot's from the named state written,
+    not from an engine)."""
+    from transfer._rotations import quat_conj, quat_mul
+    from transfer.backends import reference_body_poses
+
+    if motion is None:
+        return {}
+    tracking, n = env.tracking, len(st.command)
+    clip = motion.resampled(env.policy_dt)
+    frame = min(int(env.episode_steps[0]) + 1, clip.frames - 1)
+    public = clip.in_order(order)
+    command = np.concatenate([public.joint_pos[frame], public.joint_vel[frame]])
+    anchor = [tracking.anchor]
+    sl = slice(frame, frame + 1)
+    ref_pos, ref_quat = reference_body_poses(asset, clip.root_pos[sl], clip.root_quat[sl], clip.joint_names,
+                                             clip.joint_pos[sl], anchor)  # fmt: skip
+    pose = st.root_pose.astype(np.float64)
+    pos, quat = reference_body_poses(asset, pose[:, :3], pose[:, 3:], order, _joint_block(st.joint_pos, order), anchor)
+    relative = rotation_matrices(quat_mul(quat_conj(quat[:, 0]), np.tile(ref_quat[0, 0], (n, 1))))
+    offset = ref_pos[0, 0] + np.asarray(tracking.origins, np.float64).reshape(-1, 3)[0] - pos[:, 0]
+    return {
+        "motion_command": np.tile(command, (n, 1)),
+        "motion_anchor_ori_b": relative[..., :2].reshape(n, 6),
+        "motion_anchor_pos_b": np.einsum("nji,nj->ni", rotation_matrices(quat[:, 0]), offset),
+    }
+
+
 def _compare(
-    envs: Mapping[str, Any], inputs: Inputs, sizes: SizeCheck, samples: int, seed: int, tolerances: Mapping[str, float]
-) -> list[TermCheck]:
+    envs: Mapping[str, Any], inputs: Inputs, sizes: SizeCheck, samples: int, seed: int, tolerances: Mapping[str, float],
+    motion: Any = None,
+) -> list[TermCheck]:  # fmt: skip
     policy = inputs.policy
     order, action_joints = sizes.order, sizes.action_joints
     task = inputs.task.with_joint_names(order)
@@ -293,13 +329,13 @@ def _compare(
                 last_action={n: v[k] for n, v in st.last_action.items()}, command=st.command[k],
             ).copy())  # fmt: skip
         obs[b] = np.concatenate(rows, axis=0)
-    gravity = getattr(envs[BACKENDS[0]].art.backend, "gravity_dir", (0.0, 0.0, -1.0))
-    first = envs[BACKENDS[0]]
+    (a, b), slices = tuple(envs), {t["name"]: (t["start"], t["stop"]) for t in sizes.terms}
+    first = envs[a]
+    gravity = getattr(first.art.backend, "gravity_dir", (0.0, 0.0, -1.0))
     com = first.art.root_com_offset()[0] if any(t.name == "base_link_lin_vel" for t in task.observation) else None
     expected = _expected(task, st, order, action_joints, gravity, float(first.episode_time[0]),
-                         (0.0, 0.0, 0.0) if com is None else com)  # fmt: skip
+                         (0.0, 0.0, 0.0) if com is None else com, _motion_terms(first, motion, st, order, inputs.robot.given))  # fmt: skip
     checks = []
-    (a, b), slices = BACKENDS, {t["name"]: (t["start"], t["stop"]) for t in sizes.terms}
     for term in task.observation:
         start, stop = slices[term.name]
         labels = _labels(term, order, action_joints, start, stop)

@@ -64,7 +64,7 @@ class TermCheck:
     stop: int | None
     tolerance: float
     across: Largest
-    """physx vs newton."""
+    """The first engine vs the second."""
     expected: dict[str, Largest | None]
     """backend -> its largest difference from the named state."""
     ok: bool

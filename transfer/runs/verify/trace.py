@@ -9,7 +9,6 @@ from typing import Any
 import numpy as np
 
 from transfer._console import progress_bar
-from transfer.runs.verify.checks import BACKENDS
 from transfer.runs.verify.report import TraceResult
 
 DRIFT_THRESHOLD = 0.1
@@ -43,7 +42,7 @@ def _trace(envs: Mapping[str, Any], policy: Any, order: Sequence[str], seconds: 
             if fell[name] is None and fallen(env.fall_causes())[0]:
                 fell[name] = env.time
         q[name], height[name], xy[name] = np.array(rows), heights, pos[0, :2].astype(np.float64)
-    a, b = BACKENDS
+    a, b = tuple(envs)
     div = np.abs(q[a] - q[b])
     div = np.where(np.isnan(div), np.inf, div)
     worst = div.max(axis=1)
