@@ -352,6 +352,11 @@ def test_the_shared_g1_dance_tracks_natively_and_on_physx(shared, capsys):
     assert (
         naive["fall_fraction"] > 0 or naive["tracking"]["joint_pos_error"] >= 2 * native["tracking"]["joint_pos_error"]
     )
+    assert 0 < native["tracking"]["body_pos_error"] < 0.1  # every body of the G1 within 10 cm of the dance
+    verify = ["verify", *args[1:12], "--engines", "physx", "mujoco", "--json"]
+    assert main(verify) == 0, capsys.readouterr().out  # the motion terms re-derived from the clip: the same on both
+    terms = {t["term"] for t in json.loads(capsys.readouterr().out)["terms"]}
+    assert {"motion_command", "motion_anchor_ori_b"} <= terms
 
 
 def test_the_motion_command_is_read_from_isaac_lab_and_mjlab_files():
@@ -409,3 +414,13 @@ def test_diagnose_takes_a_trackers_clip_and_finds_its_wrong_gains(shared, capsys
     assert found["native"]["tracking"]["joint_pos_error"] <= 0.2 and found["target"]["fall_fraction"] == 1.0
     assert found["gap"] == pytest.approx(1.0) and found["suggestion"]["factor"] == "actuators"
     assert found["suggestion"]["label"] == "as the native run" and found["suggestion"]["fall_fraction"] == 0.0
+
+
+@pytest.mark.parametrize("name", ["robot_body_pos_b", "robot_body_ori_b"])
+def test_a_critics_tracking_term_in_a_policys_observation_says_what_it_is(name):
+    from transfer.task import ObsTerm
+    from transfer.task._checks import TaskError
+
+    with pytest.raises(TaskError, match=rf"'{name}': a critic's term of mjlab's and BeyondMimic's tracking tasks .* "
+                                        r"read the policy group of the config \(observations.policy\)"):  # fmt: skip
+        ObsTerm(name)

@@ -32,6 +32,15 @@ MAX_HISTORY = 1000
 """The longest observation history a term may stack (policy steps): Isaac Lab's locomotion tasks stack 3-10."""
 
 
+CRITIC_TERMS = {
+    name: "a critic's term of mjlab's and BeyondMimic's tracking tasks (the tracked bodies' "
+    f"{what} in the robot anchor's frame), which their policies do not observe; transfer builds the policy's "
+    "observation only: read the policy group of the config (observations.policy), not the critic's"
+    for name, what in (("robot_body_pos_b", "positions"), ("robot_body_ori_b", "orientations"))
+}
+"""Terms only a critic reads: a policy's observation naming one is refused with what it is."""
+
+
 @dataclass(frozen=True)
 class ObsTerm:
     """One observation term, in the order the checkpoint reads them.
@@ -57,6 +66,8 @@ class ObsTerm:
 
     def __post_init__(self) -> None:
         known = OBS_TERMS.get(self.name) if isinstance(self.name, str) else None
+        if known is None and self.name in CRITIC_TERMS:
+            raise TaskError(f"observation term {self.name!r}: {CRITIC_TERMS[self.name]}")
         if known is None:
             raise TaskError(
                 f"unknown observation term {self.name!r}; known terms: {_known_terms()}; " + alias_hint(str(self.name))

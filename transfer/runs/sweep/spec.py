@@ -47,9 +47,10 @@ SPEC_KEYS = (
 CHECKPOINT_KEYS = ("path", "source", "config", "asset", "settings", "name", "motion", "motion_fps", "motion_anchor")
 KEY_FIELDS = (
     "checkpoint", "source", "config", "asset", "settings", "target", "seed", "num_envs", "seconds", "command",
-    "perturbation", "device", "motion",
+    "perturbation", "device",
 )  # fmt: skip
-"""The parameters that name a cell (its label is only how it is shown)."""
+"""The parameters that name a cell (its label is only how it is shown); a tracker's cell adds ``motion``, its clip
+(a velocity cell's key stays what it was)."""
 
 MAX_ENVS, MAX_SECONDS, MAX_SEED, MAX_VELOCITY, MAX_CELLS = 65_536, 86_400.0, 2**32 - 1, 100.0, 100_000
 

@@ -122,7 +122,6 @@ def verify(
     ``FileNotFoundError`` for inputs that do not fit together enough to check (no config, no order, a missing
     file); a failed check is ``ok=False`` in the report.
     """
-    from transfer.env import PolicyEnv
     from transfer.runs.replay import read_clip
 
     engines = check_engines(engines)
@@ -148,7 +147,22 @@ def verify(
     _check_finite_actions(inputs.policy, seed)
     clip = read_clip(motion, motion_fps, inputs)
     one_torch_thread()
-    overrides = dict(backend_orders or {})
+    engines_opened = _open(inputs, engines, dict(backend_orders or {}), seed, clip, motion_anchor)
+    terms, traced, orders = _check_on(engines_opened, inputs, sizes, samples, seed, tol, clip, trace, progress)
+    ok = all(t.ok for t in terms)
+    verdict = _verdict(sizes, terms, traced, orders)
+    report = VerifyReport(ok=ok, terms=terms, orders=orders, trace=traced, verdict=verdict, **common)
+    if plot is not None and traced is not None:
+        plot_trace(report, plot)
+    return report
+
+
+def _open(inputs: Inputs, engines: Sequence[str], overrides: Mapping[str, Any], seed: int, clip: Any,
+          anchor: str | None) -> dict[str, Any]:  # fmt: skip
+    """One environment per engine, in the checkpoint's order (or the order ``overrides`` gives an engine); those
+    opened are closed when one fails to open."""
+    from transfer.env import PolicyEnv
+
     envs: dict[str, Any] = {}
     try:
         for name in engines:
@@ -156,7 +170,18 @@ def verify(
             if name in overrides:
                 ordering, task = overrides[name], without_listed_order(task)
             envs[name] = PolicyEnv(task, inputs.robot, name, ordering, seed=seed, init_noise=0.0, motion=clip,
-                                   motion_anchor=motion_anchor)  # fmt: skip
+                                   motion_anchor=anchor)  # fmt: skip
+    except BaseException:
+        for env in envs.values():
+            env.close()
+        raise
+    return envs
+
+
+def _check_on(envs: dict[str, Any], inputs: Inputs, sizes: SizeCheck, samples: int, seed: int, tol: Mapping[str, float],
+              clip: Any, trace: float, progress: Any) -> tuple[list[TermCheck], TraceResult | None, dict]:  # fmt: skip
+    """Checks 2 and 3 on the opened environments (closed after): the terms, the trace, each engine's orders."""
+    try:
         commands = {name: env.command.copy() for name, env in envs.items()}
         terms = _compare(envs, inputs, sizes, samples, seed, tol, clip)
         for name, env in envs.items():
@@ -168,12 +193,7 @@ def verify(
     finally:
         for env in envs.values():
             env.close()
-    ok = all(t.ok for t in terms)
-    verdict = _verdict(sizes, terms, traced, orders)
-    report = VerifyReport(ok=ok, terms=terms, orders=orders, trace=traced, verdict=verdict, **common)
-    if plot is not None and traced is not None:
-        plot_trace(report, plot)
-    return report
+    return terms, traced, orders
 
 
 def check_engines(engines: Sequence[str] | None) -> tuple[str, str]:
