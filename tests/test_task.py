@@ -283,7 +283,8 @@ def test_with_joint_names_names_the_missing_joint_and_the_file(tmp_path):
 # ------------------------------------------------------------------------------------------------ dict round trip
 
 FLOATS = st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False)
-NONZERO = st.floats(-100.0, 100.0, allow_nan=False).filter(bool)  # a scale of 0, or over 100, is refused
+NONZERO = st.floats(0.0, 100.0, allow_nan=False).filter(bool)  # a scale of 0, negative or over 100, is refused
+PHYSICAL = st.floats(-100.0, 100.0, allow_nan=False)  # a default pose or a command no robot has is refused
 JOINTS = st.lists(st.sampled_from(MJW + ("a.b", "x[1]")), min_size=1, max_size=6, unique=True)
 
 
@@ -305,7 +306,7 @@ def terms(draw):
 @st.composite
 def actions(draw, keys):
     default = draw(st.booleans())
-    bounds = st.tuples(FLOATS, FLOATS).map(sorted).map(tuple)
+    bounds = st.tuples(FLOATS, FLOATS).filter(lambda b: b[0] != b[1]).map(sorted).map(tuple)  # [x, x] moves nothing
     return ActionTerm(
         scale=draw(NONZERO | st.dictionaries(keys, NONZERO, min_size=1, max_size=3)), use_default_offset=default,
         joints=draw(st.none() | JOINTS.map(tuple)),
@@ -318,8 +319,8 @@ def actions(draw, keys):
 @st.composite
 def tasks(draw):
     keys = st.sampled_from(MJW + (".*", "(LF|RF)_.*"))
-    values = st.dictionaries(keys, FLOATS, max_size=4)
-    gains = st.dictionaries(keys, st.floats(0, 1e6), max_size=4)
+    values = st.dictionaries(keys, PHYSICAL, max_size=4)
+    gains = st.dictionaries(keys, st.floats(0, 1e3), max_size=4)
     limits = st.dictionaries(keys, st.floats(1e-3, 1e6), max_size=4)
     groups = st.lists(
         st.builds(
@@ -352,7 +353,7 @@ def tasks(draw):
         engines={"physx": draw(st.fixed_dictionaries({}, optional={"solver_position_iterations": st.integers(1, 255), "solver_velocity_iterations": st.integers(0, 255)})),
         "newton": draw(st.fixed_dictionaries({}, optional={"solver": st.sampled_from(["mujoco_cpu", "mujoco_warp"]), "solver_options": st.dictionaries(st.sampled_from(["iterations", "ls_iterations"]), st.integers(1, 50)) | st.dictionaries(st.just("use_mujoco_contacts"), st.booleans())}))},
         spawn_height=draw(st.none() | st.floats(1e-3, 10.0)),
-        command=draw(st.tuples(FLOATS, FLOATS, FLOATS)),
+        command=draw(st.tuples(PHYSICAL, PHYSICAL, PHYSICAL)),
         asset=draw(st.none() | st.sampled_from(["newton:ant", "/robots/a.usda"])),
         trained_on=draw(st.none() | st.sampled_from(["physx", "newton"])),
         joint_names_by_convention=draw(st.dictionaries(st.sampled_from(["physx", "mjwarp"]), JOINTS.map(tuple), max_size=2)),

@@ -56,6 +56,12 @@ class ActionTerm:
                 "robots: 0.25 or 0.5)"
             )
         values = scale.values() if isinstance(scale, Mapping) else (scale,)
+        if any(v < 0 for v in values):
+            raise TaskError(
+                f"action.scale: {dict(scale) if isinstance(scale, Mapping) else scale} is negative: every action would "
+                "drive its joint the other way (target = offset + scale x action); give the scale the policy was "
+                "trained with, >= 0 (Isaac Lab's legged robots: 0.25 or 0.5)"
+            )
         if any(abs(v) > MAX_ACTION_SCALE for v in values):
             raise TaskError(
                 f"action.scale: {dict(scale) if isinstance(scale, Mapping) else scale} is more than {MAX_ACTION_SCALE:g} "
@@ -163,5 +169,13 @@ def _action_clip(value: Any) -> Any:
     if isinstance(value, Mapping):
         if not value:
             raise TaskError("action.clip: an empty mapping; give [low, high], {joint or pattern: [low, high]} or null")
-        return MappingProxyType({_text(k, "action.clip key"): _bounds(v, f"action.clip[{k!r}]") for k, v in value.items()})
-    return _bounds(value, "action.clip")
+        out = MappingProxyType({_text(k, "action.clip key"): _bounds(v, f"action.clip[{k!r}]") for k, v in value.items()})
+        if all(lo == hi for lo, hi in out.values()):
+            raise TaskError(f"action.clip: {dict(out)} holds every target it names at one value: the policy would "
+                            "move nothing; give [low, high] with low < high, or null")  # fmt: skip
+        return out
+    lo, hi = _bounds(value, "action.clip")
+    if lo == hi:
+        raise TaskError(f"action.clip: [{lo:g}, {hi:g}] holds every joint's target at {lo:g}: the policy would move "
+                        "nothing; give [low, high] with low < high, or null")  # fmt: skip
+    return lo, hi

@@ -33,7 +33,7 @@ from typing import Any
 
 from transfer.actuators.spec import ActuatorGroup
 from transfer.backends import native_backend, training_settings
-from transfer.ordering import OrderingConvention
+from transfer.ordering import MAX_NAMES, OrderingConvention
 from transfer.task._checks import TaskError, _integer, _number
 from transfer.task.model import ActionTerm, ObsTerm, Task
 from transfer.task.terms import (
@@ -151,6 +151,8 @@ def _ints(value: Any, where: str) -> list[int]:
 def _floats(value: Any, where: str, n: int | None = None, each: str = "joint of the policy") -> list[float]:
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
         raise TaskError(f"{where}: expected a list of numbers, got {value!r}")
+    if len(value) > MAX_NAMES:  # before a million entries are each checked
+        raise TaskError(f"{where}: {len(value)} entries, more than any robot has joints (at most {MAX_NAMES})")
     out = [_number(v, f"{where}[{i}]") for i, v in enumerate(value)]
     if n is not None and len(out) != n:
         raise TaskError(f"{where}: {len(out)} entries, expected {n} (one per {each})")

@@ -66,6 +66,18 @@ FLAT_VELOCITY_OBSERVATION: tuple[ObsTerm, ...] = tuple(
 
 _MAPPING_FIELDS = ("default_joint_pos", "stiffness", "damping", "armature", "friction")
 _NON_NEGATIVE = ("stiffness", "damping", "armature", "friction")
+PHYSICAL_BOUNDS: Mapping[str, tuple[float, str]] = MappingProxyType({
+    "default_joint_pos": (100.0, "rad or m: 16 turns, or 100 m of travel"),
+    "stiffness": (1e8, "N·m/rad or N/m: a robot's joints hold 10 to 1e5; 1e12 makes efforts of 1e11 N·m"),
+    "damping": (1e7, "N·m·s/rad or N·s/m: a robot's joints take 0.1 to 1e4"),
+    "armature": (1e3, "kg·m² or kg: a motor's reflected inertia is 0.001 to 1"),
+    "friction": (1e5, "N·m or N"),
+})  # fmt: skip
+"""The largest magnitude each per-joint field may hold, and why: what a robot can be. A larger value is a unit or
+typing slip (a default pose of 1e6 rad killed PhysX natively), refused naming the field and the joint before any
+engine starts."""
+MAX_COMMAND = 100.0
+"""The largest velocity command component (m/s or rad/s)."""
 _LIMITS = {"effort_limit": "an effort limit is > 0 (N·m or N)",
            "velocity_limit": "a velocity limit is > 0 (rad/s or m/s)"}  # fmt: skip
 """The optional per-joint limits (``None``: the asset's), each positive."""
@@ -79,6 +91,25 @@ MAX_POLICY_DT = 1.0
 """The longest policy step (``sim_dt * decimation``, s) a task may ask for: 1 Hz; legged robots act at 50 Hz."""
 MAX_SPAWN_HEIGHT = 10.0
 """The highest base a task may spawn (m): a robot dropped from higher lands on its back, not its feet."""
+
+
+def _bounded(values: Mapping[str, float], name: str) -> Mapping[str, float]:
+    """``values`` when each is within :data:`PHYSICAL_BOUNDS` for ``name``; else one line naming the joint."""
+    bound, why = PHYSICAL_BOUNDS[name]
+    over = {k: v for k, v in values.items() if abs(v) > bound}
+    if over:
+        key, value = next(iter(over.items()))
+        raise TaskError(f"{name}[{key!r}]: {value:g} is beyond what a robot's joint takes (at most {bound:g} {why}); "
+                        "a unit or typing slip? give the value the policy was trained with")  # fmt: skip
+    return values
+
+
+def _command(value: Any, where: str) -> float:
+    out = _number(value, where)
+    if abs(out) > MAX_COMMAND:
+        raise TaskError(f"{where}: {out:g} is faster than any robot moves (at most {MAX_COMMAND:g} m/s or rad/s); "
+                        "give the velocity command in m/s and rad/s")  # fmt: skip
+    return out
 
 
 @dataclass(frozen=True)
@@ -159,7 +190,7 @@ class Task:
             put(self, "joint_names", _names(self.joint_names, "joint_names"))
         put(self, "convention", _convention(self.convention, "convention"))
         for name in _MAPPING_FIELDS:
-            put(self, name, _values(getattr(self, name), name))
+            put(self, name, _bounded(_values(getattr(self, name), name), name))
         for name in _NON_NEGATIVE:
             negative = {k: v for k, v in getattr(self, name).items() if v < 0}
             if negative:
@@ -200,7 +231,7 @@ class Task:
         cmd = self.command
         if isinstance(cmd, (str, bytes)) or not isinstance(cmd, Sequence) or len(cmd) != 3:
             raise TaskError(f"command: expected [vx, vy, wz], got {cmd!r}")
-        put(self, "command", tuple(_number(c, f"command[{i}]") for i, c in enumerate(cmd)))
+        put(self, "command", tuple(_command(c, f"command[{i}]") for i, c in enumerate(cmd)))
         for name in ("asset", "trained_on", "source"):
             if getattr(self, name) is not None:
                 _text(getattr(self, name), name)

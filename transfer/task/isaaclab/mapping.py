@@ -5,6 +5,8 @@ training engine's solver and the fixed replay command (:func:`fixed_command`).
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -22,7 +24,7 @@ from transfer.task.isaaclab.terms import (
     expand_joint_values,
 )
 from transfer.task.isaaclab.yaml_safe import IsaacLabError
-from transfer.task.model import Task
+from transfer.task.model import MAX_COMMAND, Task
 from transfer.task.terms import check_aliases
 
 _EXPLICIT_EFFORT = ("effort_limit", "effort_limit_sim")
@@ -44,7 +46,12 @@ def fixed_command(ranges: Mapping[str, Any] | None) -> tuple[float, float, float
             return None
         if isinstance(value, (str, bytes)) or not isinstance(value, Sequence) or len(value) != 2:
             raise IsaacLabError(f"commands ranges.{key}: expected (low, high), got {value!r}")
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+            raise IsaacLabError(f"commands ranges.{key}: expected two numbers (low, high), got {value!r}")
         lo, hi = (float(v) for v in value)
+        if not (math.isfinite(lo) and math.isfinite(hi)) or max(abs(lo), abs(hi)) > MAX_COMMAND or lo > hi:
+            raise IsaacLabError(f"commands ranges.{key}: ({lo:g}, {hi:g}) is no velocity range a robot trains on "
+                                f"(finite, low <= high, within ±{MAX_COMMAND:g} m/s or rad/s)")  # fmt: skip
         return lo, hi
 
     def nearest_zero(key: str) -> float:
