@@ -107,3 +107,15 @@ def test_a_deploy_yaml_default_pose_of_a_million_radians_is_refused_before_the_e
     err = capsys.readouterr().err
     assert "default_joint_pos['left_hip_pitch_joint']: 1e+06 is beyond what a robot's joint takes" in err
     assert err.count("\n") == 1 and "Warp" not in err  # one line, no engine's start-up output
+
+
+def test_a_delayed_pd_actuator_delayed_past_the_run_is_refused_like_the_perturbation():
+    """A ``delayed_pd`` group whose shortest delay outlasts the run (100,000 physics steps in a 1 s run): no action
+    would reach its joints; refused before any engine starts, as ``--perturb action_delay`` of the same length is."""
+    from transfer.runs.inputs import ReplayError
+    from transfer.runs.replay import replay
+
+    group = {"name": "legs", "model": "delayed_pd", "joints": [".*"], "min_delay": 100_000, "max_delay": 100_000}
+    with pytest.raises(ReplayError, match=r"^actuators.legs: min_delay 100000 physics steps, but the run has 200: no "):
+        replay(ROOT / "checkpoints/quadruped_flat_physx/exported/policy.pt", "mujoco", asset="transfer:quadruped.xml",
+               seconds=1.0, settings={"actuators": [group]}, progress=False)  # fmt: skip

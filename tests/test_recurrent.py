@@ -235,3 +235,64 @@ def test_a_module_that_fails_on_zeros_says_so_in_one_line(tmp_path):
     with pytest.raises(PolicyError, match="probing the module") as err:
         load_policy(_export(Broken(), tmp_path / "b.pt"))
     assert "\n" not in str(err.value)
+
+
+class _RaisesInScript(torch.nn.Module):
+    """A recurrent module that refuses a batch in its own TorchScript code (``torch.jit.Error``, no RuntimeError)."""
+
+    def __init__(self):
+        super().__init__()
+        self.rnn = torch.nn.GRU(4, 3)
+        self.head = torch.nn.Linear(3, 2)
+        self.register_buffer("hidden_state", torch.zeros(1, 1, 3))
+
+    def forward(self, x):
+        if x.shape[0] != 1:
+            raise ValueError("one env at a time")
+        y, h = self.rnn(x.view(1, 1, 4), self.hidden_state)
+        self.hidden_state[:] = h
+        return self.head(y.view(1, 3))
+
+
+class _Cell(torch.nn.Module):
+    """A GRUCell actor with a 2-D hidden state ``(1, hidden)``: the batch is its first axis."""
+
+    def __init__(self):
+        super().__init__()
+        self.cell = torch.nn.GRUCell(4, 3)
+        self.head = torch.nn.Linear(3, 2)
+        self.register_buffer("hidden_state", torch.zeros(1, 3))
+
+    def forward(self, x):
+        h = self.cell(x, self.hidden_state)
+        self.hidden_state = h
+        return self.head(h)
+
+
+def test_a_module_that_raises_in_its_own_script_falls_back_to_one_env_at_a_time(tmp_path):
+    path = _export(_RaisesInScript(), tmp_path / "raises.pt")
+    policy = load_policy(path)
+    obs = np.random.default_rng(1).normal(size=(2, 4)).astype(np.float32)
+    with pytest.warns(UserWarning, match="one env at a time"):
+        got = [policy(obs), policy(obs)]
+    assert policy.per_env
+    np.testing.assert_allclose(np.stack(got), _one_env_at_a_time(path, [obs, obs], {}), atol=1e-6, rtol=0)
+
+
+def test_a_cell_with_a_two_dimensional_state_runs_batched_with_one_state_per_env(tmp_path):
+    import warnings
+
+    path = _export(_Cell(), tmp_path / "cell.pt")
+    policy = load_policy(path)
+    rng = np.random.default_rng(2)
+    steps = [rng.normal(size=(3, 4)).astype(np.float32) for _ in range(3)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # batched: no fallback said
+        got = [policy(obs) for obs in steps]
+    assert not policy.per_env
+    np.testing.assert_allclose(np.stack(got), _one_env_at_a_time(path, steps, {}), atol=1e-6, rtol=0)
+    policy.reset([1])
+    again = policy(steps[0])
+    fresh = _one_env_at_a_time(path, [steps[0]], {})[0]
+    np.testing.assert_allclose(again[1], fresh[1], atol=1e-6, rtol=0)  # env 1 started over, the others did not
+    assert not np.allclose(again[0], fresh[0], atol=1e-4)

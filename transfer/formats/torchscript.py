@@ -48,7 +48,13 @@ def detect(names: Sequence[str]) -> bool:
 
 _STATE_BUFFERS = ("hidden_state", "cell_state")
 """Buffer names of the recurrent state the exporters keep in the module (rsl_rl's and Isaac Lab's
-``_TorchPolicyExporter``, legged_gym's ``PolicyExporterLSTM``): ``(num_layers, 1, hidden_size)`` each."""
+``_TorchPolicyExporter``, legged_gym's ``PolicyExporterLSTM``): ``(num_layers, 1, hidden_size)`` each, or
+``(1, hidden_size)`` for a cell (``GRUCell`` / ``LSTMCell``): the batch is the middle axis, or the first."""
+
+
+def _batch_axis(state: Any) -> int:
+    """The axis of a recurrent state buffer that holds the envs: ``(layers, envs, hidden)`` or ``(envs, hidden)``."""
+    return 1 if state.dim() == 3 else 0
 
 
 def _input_size(module: Any, path: Path) -> int:
@@ -102,7 +108,7 @@ class TorchScriptPolicy(Policy):
         input_size = _input_size(module, path)
         self.module = module
         buffers = dict(module.named_buffers())
-        self._state_names = [n for n in _STATE_BUFFERS if n in buffers and buffers[n].dim() == 3]
+        self._state_names = [n for n in _STATE_BUFFERS if n in buffers and buffers[n].dim() in (2, 3)]
         self._initial = {n: buffers[n].clone() for n in self._state_names}
         self._has_reset = hasattr(module, "reset") or hasattr(module, "reset_memory")
         self.per_env = False
@@ -146,19 +152,21 @@ class TorchScriptPolicy(Policy):
             if env_ids is None:
                 tensor.zero_()
             else:
-                tensor[:, list(env_ids)] = 0.0
+                tensor.index_fill_(_batch_axis(tensor), _index(env_ids, tensor.device), 0.0)
 
     def _batch(self, n: int) -> None:
         """Resize the state buffers to ``n`` envs (zeros), once per batch size."""
         import torch
 
         state = self._state()
-        if not state or next(iter(state.values())).shape[1] == n:
+        if not state or all(v.shape[_batch_axis(v)] == n for v in state.values()):
             return
-        self._set_state({k: torch.zeros((v.shape[0], n, v.shape[2]), dtype=v.dtype, device=v.device)
-                         for k, v in state.items()})  # fmt: skip
+        shaped = lambda v: [n if axis == _batch_axis(v) else size for axis, size in enumerate(v.shape)]  # noqa: E731
+        self._set_state({k: torch.zeros(shaped(v), dtype=v.dtype, device=v.device) for k, v in state.items()})
 
     def _forward(self, x: Any) -> Any:
+        import torch
+
         if not self._state_names:
             return self._run(x)
         n = int(x.shape[0])
@@ -166,7 +174,7 @@ class TorchScriptPolicy(Policy):
             self._batch(n)
             try:
                 return self.module(x)
-            except RuntimeError:
+            except (RuntimeError, torch.jit.Error):  # a shape error in eager ops, or one TorchScript raised
                 if n == 1:
                     raise
                 self._per_env(n)
@@ -191,6 +199,12 @@ class TorchScriptPolicy(Policy):
             out.append(self.module(x[i : i + 1]))
             self._states[i] = {k: v.clone() for k, v in self._state().items()}
         return torch.cat(out, dim=0)
+
+
+def _index(env_ids: Any, device: Any) -> Any:
+    import torch
+
+    return torch.as_tensor([int(i) for i in env_ids], dtype=torch.long, device=device)
 
 
 # ---------------------------------------------------------------------------------------------------- metadata

@@ -211,6 +211,11 @@ def _check_run(perturbation: Any, task: Any, seconds: float, robot: Any) -> None
     """Each perturbation against the run (a delay longer than it, ...) and the robot (a base lighter than the mass
     taken off), before any engine starts (the env asks again when the run begins)."""
     steps = max(1, round(seconds / task.policy_dt))  # as _run counts them
+    for group in task.actuators:
+        if group.model == "delayed_pd" and group.min_delay >= steps * task.decimation:
+            raise ReplayError(f"actuators.{group.name}: min_delay {group.min_delay} physics steps, but the run has "
+                              f"{steps * task.decimation}: no action would ever reach its joints; give the delay the "
+                              "policy was trained with (Isaac Lab's: 0 to a few steps) or a longer run")  # fmt: skip
     for kind, value in perturbation.active():
         try:
             kind.check_run(value, task, steps)
@@ -223,8 +228,10 @@ def check_sizes_before_run(inputs: Inputs) -> None:
     """The checkpoint's input and output sizes against the task on the robot (its patterns expanded on the robot's
     joints), before any engine starts (the same check runs on the env once it is up: an engine's log must not bury
     the one line that says it); a sweep's spec asks it of each checkpoint before any cell."""
+    from transfer.assets.mjcf_checks import refuse_welded_walker
     from transfer.runs.verify.checks import check_sizes
 
+    refuse_welded_walker(inputs.asset_file, [t.name for t in inputs.task.observation])  # an MJCF welded to the world
     names = inputs.task.joint_names or inputs.robot.order(inputs.source).joints
     inputs.task.with_joint_names(list(names))  # every per-joint field fits the joints (TaskError naming the field)
     sizes, policy = check_sizes(inputs), inputs.policy
@@ -448,12 +455,19 @@ def _plot_tracking(ax: Any, results: Sequence[ReplayResult]) -> None:
 
 def plot(results: Sequence[ReplayResult], path: str | Path) -> Path:
     """Commanded vs measured forward velocity and base height over time, one line per run, as a PNG at ``path``."""
-    from transfer._figures import pyplot, save
+    from transfer._figures import save
 
-    plt = pyplot()
+    return save(_plot_figure(results), path)
+
+
+def _plot_figure(results: Sequence[ReplayResult]) -> Any:
+    """:func:`plot`'s figure: the robot and its engines in the title, the warm-up named above the data (no line
+    crosses it)."""
+    from transfer._figures import pyplot
+    from transfer.env import Measure
 
     tracked = [r for r in results if r.tracking and r.recording is not None]
-    fig, axes = plt.subplots(3 if tracked else 2, 1, figsize=(9, 8.5 if tracked else 6), sharex=True)
+    fig, axes = pyplot().subplots(3 if tracked else 2, 1, figsize=(9, 8.5 if tracked else 6), sharex=True)
     ax_v, ax_h = axes[:2]
     for r in results:
         t = r.trace["time"]
@@ -462,20 +476,38 @@ def plot(results: Sequence[ReplayResult], path: str | Path) -> Path:
             speed += f", {r.fall_fraction:.0%} fell"
         ax_v.plot(t, r.trace["forward"], label=f"{r.label}: {speed}")
         ax_h.plot(t, r.trace["height"], label=r.label)
-    for ax in (ax_v, ax_h):
-        ax.axvspan(0.0, 1.0, color="0.92", zorder=0)
-    ax_v.text(0.5, 0.02, "warm-up\n(not counted)", transform=ax_v.get_xaxis_transform(), ha="center", fontsize=7)
+    for ax in axes:
+        ax.axvspan(0.0, Measure.warmup, color="0.92", zorder=0)
+    # in the margin above the data, from the start of the span it names: no line can cross it
+    ax_v.annotate(f"shaded: warm-up, the first {Measure.warmup:g} s, not counted", (0.0, 1.0),
+                  xycoords=ax_v.get_xaxis_transform(), xytext=(0, 2), textcoords="offset points", ha="left",
+                  va="bottom", fontsize=7.5, color="0.3", gid="warm-up")  # fmt: skip
     if results:
         commanded = float(np.linalg.norm(results[0].command[:2]))
         ax_v.axhline(commanded, color="k", linestyle="--", linewidth=1, label=f"commanded {commanded:.2f} m/s")
     ax_v.set_ylabel("forward velocity (m/s)\n(yaw frame, standing envs)")
     ax_h.set_ylabel("base height (m)")
     ax_h.set_xlabel("" if tracked else "time (s)")
-    ax_v.legend(fontsize=8, loc="lower right")
-    ax_h.legend(fontsize=8, loc="lower right")
+    ax_v.legend(fontsize=8, loc="best")
+    ax_h.legend(fontsize=8, loc="best")
     if tracked:  # a tracker: how far each run's joints are from the reference clip, step by step
         _plot_tracking(axes[2], tracked)
-    name = Path(results[0].checkpoint).name if results else ""
-    fig.suptitle(f"transfer replay {name}: commanded vs measured")
+    fig.suptitle(_plot_title(results))
     fig.tight_layout()
-    return save(fig, path)
+    return fig
+
+
+def _plot_title(results: Sequence[ReplayResult]) -> str:
+    """``quadruped: trained on physx, replayed on newton`` (the robot file's name, the training engine, the engines
+    replayed on), then the checkpoint's file name."""
+    if not results:
+        return "transfer replay: no runs"
+    first = results[0]
+    robot = Path(first.asset).name.split(".")[0] or "robot"
+    trained = next((r.target for r in results if r.label.startswith("native")), None)
+    if trained is None and first.recording is not None:  # one replay: the task says, where it was told
+        trained = (first.recording.meta.get("task") or {}).get("trained_on")
+    trained_on = f"trained on {trained}" if trained else f"trained in the {first.source} order"
+    others = list(dict.fromkeys(r.target for r in results if r.target != trained)) or [first.target]
+    return (f"{robot}: {trained_on}, replayed on {', '.join(others)}\n"
+            f"transfer replay {Path(first.checkpoint).name}: commanded vs measured")  # fmt: skip
