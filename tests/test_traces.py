@@ -390,6 +390,28 @@ def test_mujoco_and_physx_traces_hold_the_engines_foot_forces_and_a_metrics_run_
         assert force[touching].mean() > 5 * max(force[~touching].mean(), 1e-3)  # force where contact
     metrics_only = replay(DEMO, "physx", num_envs=1, seconds=0.5, progress=False)
     assert np.isnan(metrics_only.recording.arrays["contact_force"]).all()
+    masses = [read_trace(file)[1]["robot_mass"] for file in (path, physx_path)]
+    assert masses[0] == pytest.approx(14.0, rel=1e-3) and masses[1] == pytest.approx(14.0, rel=1e-3)
+    assert compare_traces(physx_path, path).rows  # one robot, two files (USD, MJCF) and engines: compared
+
+
+@pytest.mark.engines
+def test_traces_of_two_robots_whose_joints_share_names_are_refused(physx_trace, tmp_path, capsys):
+    """A trace of another robot with the same joint names (ANYmal C and D; here the quadruped's trace relabelled 20 %
+    heavier): refused in one line naming both robots and their masses, not compared joint by joint."""
+    from transfer.cli import main
+    from transfer.traces.parquet import META_KEY
+
+    _, path = physx_trace
+    table = pq.read_table(path)
+    meta = json.loads(table.schema.metadata[META_KEY])
+    heavier = {**meta, "robot_mass": meta["robot_mass"] * 1.2, "asset": "/robots/other_quadruped.usda"}
+    other = tmp_path / "other.parquet"
+    pq.write_table(table.replace_schema_metadata({META_KEY: json.dumps(heavier).encode()}), other)
+    assert main(["traces", str(path), str(other)]) == 2
+    err = capsys.readouterr().err
+    assert "are of different robots (quadruped.usda: 14.00 kg; other_quadruped.usda: 16.80 kg)" in err
+    assert err.count("\n") == 1
 
 
 @pytest.mark.engines

@@ -163,6 +163,24 @@ def _not_finite(a: Mapping[str, np.ndarray], b: Mapping[str, np.ndarray], ia: np
     return {side: sorted(columns) for side, columns in out.items() if columns}
 
 
+MASS_TOLERANCE = 0.02
+"""How far two traces' robot masses may differ (relative) and still be one robot (the same robot through two engines
+or two file formats weighs the same to 1e-6; ANYmal C and D, whose joints share names, differ by more)."""
+
+
+def _check_same_robot(a: Any, b: Any, meta_a: Mapping[str, Any], meta_b: Mapping[str, Any]) -> None:
+    """Refuse two traces whose robots weigh differently (:data:`MASS_TOLERANCE`): two robots whose joints share names
+    would otherwise be compared joint by joint."""
+    ma, mb = meta_a.get("robot_mass"), meta_b.get("robot_mass")
+    if not all(isinstance(m, (int, float)) and math.isfinite(m) and m > 0 for m in (ma, mb)):
+        return  # a trace written before robots were weighed, or by an engine that does not say
+    if abs(ma - mb) > MASS_TOLERANCE * max(ma, mb):
+        robot = lambda meta: Path(str(meta.get("asset") or "?")).name  # noqa: E731
+        raise TraceError(f"traces {a} and {b} are of different robots ({robot(meta_a)}: {ma:.2f} kg; "
+                         f"{robot(meta_b)}: {mb:.2f} kg), though their joints share names; compare two traces of "
+                         "the same robot")  # fmt: skip
+
+
 def compare_traces(a: str | Path, b: str | Path, thresholds: Mapping[str, float] | None = None) -> TraceComparison:
     """Line up the trace files ``a`` and ``b`` by env and time and compare every quantity both hold by name.
 
@@ -177,6 +195,7 @@ def compare_traces(a: str | Path, b: str | Path, thresholds: Mapping[str, float]
         raise TraceError(f"traces {a} and {b} share no joint (A: {_shown(sorted(joints_a)) or 'none'}; B: "
                          f"{_shown(sorted(joints_b)) or 'none'}): they are of different robots; compare two traces "
                          "of the same robot")  # fmt: skip
+    _check_same_robot(a, b, meta_a, meta_b)
     ia, ib, _ = _aligned(cols_a, cols_b)
     if not len(ia):
         raise TraceError(f"traces {a} and {b} share no sample (env and time): were they recorded with the same "

@@ -194,8 +194,13 @@ class Recorder:
         self.k += 1
 
     def finish(self, meta: dict[str, Any] | None = None) -> Recording:
-        """The recording of the steps sampled so far."""
+        """The recording of the steps sampled so far; its metadata adds the robot's mass (``robot_mass``, kg, the
+        engine's: what tells two robots with the same joint names apart)."""
         env, art, k = self.env, self.art, self.k
+        try:
+            meta = {"robot_mass": float(art.body_masses()[0].sum()), **(meta or {})}
+        except NotImplementedError:  # an engine that does not report link masses
+            pass
         names = list(art.joint_names)
         obs_names = [f"{term}.{i}" for term, s in env.slices.items() for i in range(s.stop - s.start)]
         return Recording(
