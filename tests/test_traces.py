@@ -305,6 +305,20 @@ def test_traces_finds_the_joint_and_time_two_traces_part(physx_trace, tmp_path, 
     assert f"first parted: position.{knee} at 1.02 s" in capsys.readouterr().out
 
 
+def test_a_trace_is_written_and_read_in_a_folder_whose_name_is_no_utf8(tmp_path):
+    """A folder name of bytes that are no UTF-8 (Linux allows them; ``--record t.parquet`` run from inside it): the
+    trace is written after the run and read back, not lost to pyarrow's path handling."""
+    from transfer.traces.parquet import write_trace
+
+    folder = Path(os.fsdecode(os.fsencode(tmp_path) + b"/caf\xe9"))
+    folder.mkdir()
+    rec = recording(5, 2, position=np.arange(20, dtype=np.float32).reshape(5, 2, 2))
+    path = write_trace(rec, folder / "t.parquet")
+    table, meta = read_trace(path)
+    assert table.num_rows == 10 and meta["joint_names"] == ["a", "b"]
+    assert write_trace(rec, path) == path  # an earlier trace there is recognised and replaced
+
+
 def test_traces_refuses_files_that_are_no_trace(tmp_path, capsys):
     from transfer.cli import main
 

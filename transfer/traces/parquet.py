@@ -85,7 +85,8 @@ def check_destination(path: str | Path) -> Path:
         raise TraceError(f"--record {path}: not a regular file (a FIFO, a device or a socket); give a file name")
     if path.exists():
         try:
-            meta = (pq.read_schema(path).metadata or {}).get(META_KEY)
+            with open(path, "rb") as file:  # a Python file: whatever bytes the folder's name holds
+                meta = (pq.read_schema(file).metadata or {}).get(META_KEY)
         except (pa.ArrowException, OSError):
             meta = None
         if meta is None:
@@ -109,7 +110,14 @@ def write_trace(rec: Recording, path: str | Path) -> Path:
     table = pa.table(cols).replace_schema_metadata({META_KEY: json.dumps(meta, default=str).encode()})
     from transfer.checkpoint import atomic_write
 
-    return atomic_write(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
+    return atomic_write(path, lambda tmp: _write_table(pq, table, tmp))
+
+
+def _write_table(pq: Any, table: Any, path: Any) -> None:
+    """Parquet written through a Python file: a folder name that is no UTF-8 (bytes the file system allows) would
+    stop pyarrow's own path handling after the run."""
+    with open(path, "wb") as out:
+        pq.write_table(table, out, compression="zstd")
 
 
 def read_trace(path: str | Path) -> tuple[Any, dict[str, Any]]:
@@ -124,7 +132,8 @@ def read_trace(path: str | Path) -> tuple[Any, dict[str, Any]]:
     if not path.is_file():
         raise TraceError(f"trace {path}: no such file (write one with transfer replay ... --record {path})")
     try:
-        table = pq.read_table(path)
+        with open(path, "rb") as file:
+            table = pq.read_table(file)
     except (pa.ArrowException, OSError) as exc:
         raise TraceError(f"trace {path}: not a Parquet file ({exc})") from None
     meta = _metadata(path, (table.schema.metadata or {}).get(META_KEY))
