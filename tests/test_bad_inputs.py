@@ -210,6 +210,12 @@ def test_verify_refuses_a_policy_writing_nan_before_the_engines_start(nan_policy
     assert "engine output" not in err
 
 
+def test_diagnose_refuses_a_policy_writing_nan_instead_of_blaming_a_setting(nan_policy, capsys):
+    err = refused(capsys, "diagnose", nan_policy, "--target", "newton", "--seconds", "2")
+    assert "nan.pt: the policy writes non-finite actions" in err and "No engine setting changes that" in err
+    assert "engine output" not in err  # before any run
+
+
 def test_replay_table_names_non_finite_actions():
     import io
 

@@ -67,6 +67,7 @@ __all__ = [
     "TraceResult",
     "VerifyReport",
     "check_engines",
+    "check_finite_actions",
     "check_sizes",
     "plot_trace",
     "verify",
@@ -144,7 +145,7 @@ def verify(
                   samples=samples, seed=seed, sizes=sizes, warnings=list(inputs.warnings))  # fmt: skip
     if not sizes.ok:
         return VerifyReport(ok=False, terms=[], orders={}, trace=None, verdict=_verdict(sizes, [], None), **common)
-    _check_finite_actions(inputs.policy, seed)
+    check_finite_actions(inputs.policy, seed)
     clip = read_clip(motion, motion_fps, inputs)
     one_torch_thread()
     engines_opened = _open(inputs, engines, dict(backend_orders or {}), seed, clip, motion_anchor)
@@ -211,7 +212,7 @@ def check_engines(engines: Sequence[str] | None) -> tuple[str, str]:
     return engines  # type: ignore[return-value]
 
 
-def _check_finite_actions(policy: Any, seed: int, count: int = 64) -> None:
+def check_finite_actions(policy: Any, seed: int, count: int = 64) -> None:
     """Refuse, before the engines start, a policy that writes NaN or inf on ordinary observations (zeros and
     standard-normal draws): NaN equals nothing, so check 2 could only report an infinite difference."""
     import numpy as np
@@ -226,5 +227,5 @@ def _check_finite_actions(policy: Any, seed: int, count: int = 64) -> None:
         raise ValueError(
             f"{policy.path.name}: the policy writes non-finite actions (NaN or inf) on {int(bad.sum())} of {count} "
             "ordinary observations (zeros and standard-normal draws): its weights or normalizer hold NaN or inf. "
-            "Nothing to verify; retrain or re-export the checkpoint."
+            "No engine setting changes that: retrain or re-export the checkpoint."
         )
