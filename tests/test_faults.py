@@ -274,6 +274,29 @@ def test_sigterm_is_a_stop_on_request_not_a_crash(monkeypatch, capsys):
     assert "sweep" not in err  # a replay has no cells to resume
 
 
+def test_a_sigterm_a_child_answers_by_exiting_with_its_number_is_a_stop_too(monkeypatch, capsys):
+    """Ray's driver handler answers SIGTERM with ``sys.exit(15)`` (after printing a raw dump, 1 stop in 4): exit 15
+    passed through with the dump above it. A child that exits with the signal's number after the stop was asked is
+    stopped on request: the one line, exit 143; the sweep's stop handler silences the child's stderr first."""
+    import signal
+    import sys
+
+    import transfer.cli as cli
+
+    monkeypatch.delenv("TRANSFER_CHILD_PROCESS", raising=False)
+    child = ("import os, signal, sys, time\n"
+             "from transfer.runs.sweep.run import _quiet_stop\n"
+             "signal.signal(signal.SIGTERM, lambda *a: (print('*** SIGTERM received', file=sys.stderr, flush=True), "
+             "sys.exit(15)))\n"
+             "_quiet_stop(); print('up', flush=True); time.sleep(60)")  # fmt: skip
+    monkeypatch.setattr(cli, "_CHILD_COMMAND", [sys.executable, "-c", child])
+    monkeypatch.setattr(sys, "argv", ["transfer", "sweep"])
+    code = _entry_signalled(signal.SIGTERM, after=8.0)  # the child's imports done and its handler set
+    err = capsys.readouterr().err
+    assert code == 143 and err.count("\n") == 1 and "SIGTERM received" not in err, err
+    assert "transfer sweep stopped by SIGTERM" in err
+
+
 def test_an_actuator_network_of_another_shape_is_one_line_at_start(tmp_path):
     """A wrong-shaped actuator network printed a TorchScript traceback at the first step; it is refused when the
     actuators are built, naming the file and the input it was fed."""

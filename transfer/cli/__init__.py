@@ -180,9 +180,9 @@ def _supervise(env: dict[str, str]) -> int:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    if code >= 0:
-        return code
-    sig = signal.Signals(-code)
+    if code >= 0 and not (received and code in (received[0], 128 + received[0])):
+        return code  # a child stopped on request may exit with the signal's number (Ray's handler: sys.exit(15))
+    sig = signal.Signals(-code if code < 0 else received[0])
     if received and received[0] != signal.SIGINT:  # stopped on request: however the engines took it, not a crash
         asked = signal.Signals(received[0])
         command = sys.argv[1] if len(sys.argv) > 1 else ""

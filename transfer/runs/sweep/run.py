@@ -435,6 +435,31 @@ def _reachable(address: str) -> str | None:
     return None
 
 
+def _quiet_stop() -> None:
+    """On SIGTERM or SIGHUP (a stop asked of the sweep), silence this process's stderr before Ray's own handler
+    shuts it down: Ray's core printed a raw dump of the signal there ("*** SIGTERM received ...", 1 stop in 4),
+    under the one line the command says (:func:`transfer.cli._supervise`). Only in the main thread."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        previous = signal.getsignal(sig)
+        if previous is signal.SIG_IGN:  # ignored by whoever started the sweep: it stays so
+            continue
+
+        def stop(number: int, frame: Any, previous: Any = previous) -> None:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 2)
+            if callable(previous):
+                previous(number, frame)  # Ray's: exits, its shutdown runs
+            signal.signal(number, signal.SIG_DFL)
+            os.kill(os.getpid(), number)
+
+        signal.signal(sig, stop)
+
+
 def _start_ray(workers: int, address: str | None) -> bool:
     """A local cluster of ``workers`` CPU slots (quiet: no dashboard, worker output kept in Ray's logs), or the
     cluster at ``address``. Workers import this very ``transfer`` (its folder is put on their PYTHONPATH). Returns
@@ -470,6 +495,7 @@ def _start_ray(workers: int, address: str | None) -> bool:
             _system_config={"enable_metrics_collection": False},  # nothing to export them to without the dashboard
             **quiet,
         )  # fmt: skip
+        _quiet_stop()
         return True
     except Exception as exc:  # noqa: BLE001 - any reason Ray cannot start is one message
         where = f"join the Ray cluster at {address}" if address else f"start a local Ray cluster of {workers} CPU(s)"
