@@ -54,6 +54,11 @@ EXPLICIT_EFFORT_LIMIT = 1.0e9
 """The engine's effort limit on joints driven by explicit actuators (N·m or N): the model clips, not the engine
 (Isaac Lab's default ``effort_limit_sim`` for explicit actuators)."""
 
+def _nanmean(values: np.ndarray) -> float:
+    """``np.nanmean``, nan (and no "Mean of empty slice" warning) where every value is nan: no env to average."""
+    return float(np.nanmean(values)) if not np.isnan(values).all() else float("nan")
+
+
 @dataclass
 class Measure:
     """Per-env measurements over a run, updated once per policy step (``record``)."""
@@ -102,8 +107,8 @@ class Measure:
             for key, value in (("forward", forward), ("lateral", lateral), ("yaw_rate", ang_w[:, 2])):
                 self.sums[key] += np.where(alive, value, 0.0)
         self.trace["time"].append(t)
-        self.trace["forward"].append(float(np.nanmean(np.where(alive, forward, np.nan))) if alive.any() else np.nan)
-        self.trace["height"].append(float(np.nanmean(pos[:, 2])))
+        self.trace["forward"].append(_nanmean(np.where(alive, forward, np.nan)))
+        self.trace["height"].append(_nanmean(pos[:, 2]))
 
     def causes(self) -> dict[str, int]:
         """How many envs fell of each cause (only the causes that happened)."""

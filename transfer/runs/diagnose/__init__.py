@@ -189,10 +189,12 @@ def diagnose(
     from transfer.perturbations import Perturbation
     from transfer.runs.inputs import aliases_in, native_backend, resolve_inputs
     from transfer.runs.replay import baseline_failure, replay
+    from transfer.runs.verify import check_finite_actions
 
     check_seconds(seconds)
     aliases = {**aliases_in(native_settings), **aliases_in(settings)}
     inputs = resolve_inputs(checkpoint, source=source, config=config, asset=asset, aliases=aliases)
+    check_finite_actions(inputs.policy, 0)  # a policy that writes NaN has no setting to find: said before any run
     native_inputs, target_inputs = _with_settings(inputs, native_settings, "--native-set"), \
         _with_settings(inputs, settings, "--set")  # fmt: skip
     perturb = dict(Perturbation.from_dict(perturbation or {}))
@@ -279,29 +281,66 @@ def _run_candidates(plan: list[Candidate], inputs: Any, target: str, perturb: Ma
 
 
 def plot(d: Diagnosis, path: str | Path) -> Path:
-    """A PNG at ``path``: per factor, the share of the gap each value closed (the best one labelled), best first."""
-    from transfer._figures import pyplot, save
+    """A PNG at ``path``: per factor, the share of the gap each value closed (a grey dot each, labelled with the value
+    tried; a bar to the best one, named at the right), best first."""
+    from transfer._figures import save
 
-    plt = pyplot()
+    return save(_plot_figure(d), path)
+
+
+_DRAWN_MIN = -1.0
+"""A value's share of the gap is drawn at this at least (it can widen the gap without bound)."""
+
+
+def _plot_figure(d: Diagnosis) -> Any:
+    """:func:`plot`'s figure. The x axis covers what is drawn: from 0 (or the lowest value, where one widened the
+    gap) to 1 (as native)."""
+    from transfer._figures import pyplot
 
     order = [r.factor for r in d.ranking] + sorted({t.factor for t in d.tried} - {r.factor for r in d.ranking})
-    fig, ax = plt.subplots(figsize=(9, 0.5 * len(order) + 1.6))
-    for y, factor in enumerate(order):
-        values = [t for t in d.tried if t.factor == factor and t.error is None]
-        xs = [max(min(t.closes, 1.0), -1.0) for t in values]
-        ax.scatter(xs, [y] * len(xs), color="0.6", s=18, zorder=2)
+    rows = [[t for t in d.tried if t.factor == factor and t.error is None] for factor in order]
+    drawn = lambda t: max(min(t.closes, 1.0), _DRAWN_MIN)  # noqa: E731
+    lo = min([0.0] + [drawn(t) for values in rows for t in values])
+    pad = 0.04 * (1.0 - lo)
+    fig, ax = pyplot().subplots(figsize=(9, 0.75 * len(order) + 1.9))
+    ax.set_xlim(lo - pad, 1.0 + pad)
+    for y, values in enumerate(rows):
+        xs = [drawn(t) for t in values]
+        ax.scatter(xs, [y] * len(xs), color="0.45", s=18, zorder=3)
         if values:
             best = max(values, key=lambda t: t.closes)
-            ax.barh(y, max(min(best.closes, 1.0), -1.0), color="tab:green" if best.closes > 0 else "tab:red",
-                    alpha=0.6, zorder=1)  # fmt: skip
-            ax.text(1.02, y, best.label, va="center", fontsize=7, transform=ax.get_yaxis_transform())
+            ax.barh(y, drawn(best), color="tab:green" if best.closes > 0 else "tab:red", alpha=0.45, zorder=1)
+            ax.text(1.02, y, f"best: {best.label}", va="center", fontsize=7, transform=ax.get_yaxis_transform())
     ax.set_yticks(range(len(order)), order)
-    ax.invert_yaxis()
-    ax.set_xlim(-1.0, 1.0)
+    ax.set_ylim(len(order) - 0.5, -0.5)  # best first, each row's labels inside the axes
     ax.axvline(0, color="k", linewidth=0.8)
-    ax.set_xlabel("share of the gap to native closed (1: walks as natively; values below -1 drawn at -1)")
+    below = "; below 0: widened it" if lo < 0 else ""
+    below += f"; values below {_DRAWN_MIN:g} drawn at {_DRAWN_MIN:g}" if lo <= _DRAWN_MIN else ""
+    ax.set_xlabel(f"share of the gap to native closed (1: walks as natively{below})\ngrey dot: one value tried, "
+                  "labelled with it and its share; bar: the factor's best value", fontsize=8)  # fmt: skip
     n, t = d.native, d.target
     ax.set_title(f"transfer diagnose {Path(d.checkpoint).name}: {t['label']} at {d.gap:.0%} gap from "
                  f"{n['label']}", fontsize=9)  # fmt: skip
     fig.tight_layout()
-    return save(fig, path)
+    for y, values in enumerate(rows):  # where the axes stand now: how wide a label is in x
+        _plot_value_labels(ax, y, values, [drawn(t) for t in values])
+    return fig
+
+
+def _plot_value_labels(ax: Any, y: int, values: Sequence[Tried], xs: Sequence[float]) -> None:
+    """Each dot of row ``y`` labelled with the value tried, above or below it: a label goes to the first of four
+    tiers (above, below, higher, lower) where it overlaps no label already placed in the row."""
+    left, right = ax.get_xlim()
+    width_px = ax.figure.get_figwidth() * ax.figure.dpi * ax.get_position().width / (right - left)  # px per x unit
+    placed: list[list[tuple[float, float]]] = [[], [], [], []]
+    offsets = (7, -7, 15, -15)
+    for i in sorted(range(len(values)), key=lambda i: xs[i]):
+        x, text = xs[i], f"{values[i].label} ({values[i].closes:+.0%})"
+        span = (len(text) * 3.6 + 4) * ax.figure.dpi / 72 / width_px  # 6.5 pt text: about 3.6 pt a character
+        ha = "left" if x - span / 2 < left else "right" if x + span / 2 > right else "center"
+        a = {"left": x, "right": x - span, "center": x - span / 2}[ha]
+        tier = next((k for k, spans in enumerate(placed) if all(a + span <= s or a >= e for s, e in spans)), 0)
+        placed[tier].append((a, a + span))
+        nudge = {"left": 3, "right": -3, "center": 0}[ha]  # clear of the axis and the zero line
+        ax.annotate(text, (x, y), xytext=(nudge, offsets[tier]), textcoords="offset points", ha=ha, va="center",
+                    fontsize=6.5, color="0.25", gid="value-label", zorder=4)  # fmt: skip
