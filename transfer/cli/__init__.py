@@ -73,6 +73,13 @@ def _commands() -> tuple[dict[str, Any], dict[type, Any]]:
     return subcommands, runners
 
 
+DESCRIPTION = (
+    "Run a policy trained on one physics backend on another, every vector matched by name. "
+    "`transfer COMMAND --help` shows a command's flags, examples to run from the repository root and the page of "
+    "docs/ to read; docs/index.md is where to start."
+)
+"""What ``transfer --help`` says above the list of commands."""
+
 _CHILD = "TRANSFER_CHILD_PROCESS"
 _PARENT = "TRANSFER_PARENT_PID"
 _CHILD_COMMAND = [sys.executable, "-m", "transfer.cli"]
@@ -233,18 +240,16 @@ def main(argv: list[str] | None = None) -> int:
 
         from transfer._console import ctrl_c_survives_usd_imports
         from transfer.cli._checks import UsageError, check_command
+        from transfer.cli._help import readable_docstrings, subcommand_union
 
         ctrl_c_survives_usd_imports()
 
         subcommands, runners = _commands()
-        cmd = tyro.extras.subcommand_cli_from_dict(
-            subcommands,
-            args=argv,
-            prog="transfer",
-            description="Run a policy trained on one physics backend on another, every vector matched by name.",
-        )
+        readable_docstrings()
+        given = sys.argv[1:] if argv is None else list(argv)
+        cmd = tyro.cli(subcommand_union(subcommands, given), args=argv, prog="transfer", description=DESCRIPTION)
         try:
-            check_command(cmd, sys.argv[1:] if argv is None else list(argv))
+            check_command(cmd, given)
         except UsageError as exc:
             return _error(str(exc))
         code = runners[type(cmd)](cmd)

@@ -19,10 +19,18 @@ USD_OUT = OutputFile((".usd", ".usda", ".usdc"), "USD file")
 
 @dataclass(frozen=True)
 class Import:
-    """Convert ROBOT (MJCF .xml or URDF .urdf) to USD with the official converter (mujoco-usd-converter,
-    urdf-usd-converter; run in an environment of their own, created on first use) and write it to -o. Every command
-    also takes ROBOT.xml / ROBOT.urdf as --asset directly, converting through the same cache; import keeps a copy
-    (docs/import.md). Exit 2 on bad input."""
+    """Convert ROBOT (MJCF .xml or URDF .urdf) to USD with the official converter and write it to -o.
+
+    The converters (mujoco-usd-converter, urdf-usd-converter) run in an environment of their own, created with pip
+    on first use. Every command also takes ROBOT.xml / ROBOT.urdf as --asset directly, converting through the same
+    cache; import keeps a copy. Exit 2 on bad input.
+
+    Examples, from the repository root:
+      transfer import transfer:quadruped.xml -o quadruped.usd
+      transfer import newton:quadruped.urdf -o quadruped_urdf.usda --json
+      transfer inspect quadruped.usd --truth
+
+    Read docs/import.md."""
 
     source: Annotated[
         tyro.conf.Positional[Path],

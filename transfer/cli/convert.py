@@ -17,11 +17,20 @@ from transfer.cli._inputs import CheckpointInputs
 
 @dataclass(frozen=True, kw_only=True)
 class Convert(CheckpointInputs):
-    """Write a copy of CHECKPOINT whose joint vectors follow --to instead of --source: the first layer's
-    columns, the observation normalizer, the action layer's rows and the action std are permuted by joint name
+    """Write a copy of CHECKPOINT whose joint vectors follow --to instead of --source.
+
+    The first layer's columns, the observation normalizer, the action layer's rows and the action std are permuted
+    by joint name
     (the critic and optimizer too for RSL-RL checkpoints), checked on random observations, and saved with
     metadata naming the new order, the task and the asset. --to equal to --source stores the metadata only.
-    The input is never written; OUT is written atomically."""
+    The input is never written; OUT is written atomically.
+
+    Examples, from the repository root:
+      transfer convert checkpoints/quadruped_flat_physx/exported/policy.pt --to mjwarp -o policy_mjwarp.pt
+      transfer convert checkpoints/quadruped_flat_physx/model_999.pt --to mjwarp -o model_mjwarp.pt --json
+      transfer replay policy_mjwarp.pt --target newton
+
+    Read docs/checkpoints.md."""
 
     to: Annotated[str, tyro.conf.arg(metavar="CONVENTION"), ORDER]
     """The new joint order: physx, mjwarp, robot_schema, mujoco, or a file listing joint names."""

@@ -12,6 +12,7 @@ import tyro
 
 from transfer._console import aligned, engine_output, print_error, shown
 from transfer.cli._checks import BACKEND_METAVAR, DURATION, ENVS, PLOT, SEED, VELOCITY, WORKERS, Backend
+from transfer.cli._help import DEFAULT_IN_TEXT
 from transfer.cli._inputs import CheckpointInputs, MotionInputs
 from transfer.perturbations import KINDS
 from transfer.runs.diagnose.factors import FACTORS
@@ -19,11 +20,19 @@ from transfer.runs.diagnose.factors import FACTORS
 
 @dataclass(frozen=True, kw_only=True)
 class Diagnose(CheckpointInputs, MotionInputs):
-    """Run CHECKPOINT natively and on --target under the target's conditions (--set, --perturb: the target only),
-    say where the two part (first joint and time, open loop from the same start and closed loop), then vary one
-    factor at a time on the target (--factor lists them; docs/diagnose.md), one measured replay per value, and rank
-    the factors by how much of the gap to native each closes. Ends with the --set / --perturb lines that close it
-    best."""
+    """Find why CHECKPOINT behaves differently on --target: where the two runs part, and the factor that closes
+    the gap.
+
+    It runs CHECKPOINT natively and on --target under the target's conditions (--set, --perturb: the target only),
+    says where the two part (first joint and time, open loop from the same start and closed loop), then varies one
+    factor at a time on the target (--factor lists them), one measured replay per value, and ranks the factors by
+    how much of the gap to native each closes. Ends with the --set / --perturb lines that close it best.
+
+    Examples, from the repository root (the quadruped policy with its stiffness set wrong; an action delay):
+      transfer diagnose checkpoints/quadruped_flat_physx/exported/policy.pt --target physx --set 'stiffness={".*": 5}' --seconds 4
+      transfer diagnose checkpoints/quadruped_flat_physx/exported/policy.pt --target newton --perturb action_delay=12 --factor action_delay --factor actuators --plot diagnose.png
+
+    Read docs/diagnose.md (each factor and the values it tries)."""
 
     target: Annotated[Backend, tyro.conf.arg(metavar=BACKEND_METAVAR)]  # type: ignore[valid-type]
     """The backend the checkpoint misbehaves on."""
@@ -31,7 +40,8 @@ class Diagnose(CheckpointInputs, MotionInputs):
     """Environments per replay."""
     seconds: Annotated[float, DURATION] = 5.0
     """Simulated seconds per replay: over the 1 s warm-up before velocities count (a shorter run is refused)."""
-    command: Annotated[tuple[float, float, float] | None, tyro.conf.arg(metavar="VX VY WZ"), VELOCITY] = None
+    command: Annotated[tuple[float, float, float] | None, tyro.conf.arg(metavar="VX VY WZ"), VELOCITY,
+                       DEFAULT_IN_TEXT] = None  # fmt: skip
     """Velocity command (m/s, m/s, rad/s); default: the task's."""
     seed: Annotated[int, SEED] = 0
     """Seeds the initial joint-position noise (the same in every replay)."""

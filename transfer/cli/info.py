@@ -14,12 +14,21 @@ from transfer.cli._inputs import CheckpointInputs
 @dataclass(frozen=True, kw_only=True)
 class Info(CheckpointInputs):
     """Print CHECKPOINT's format, its input and output sizes, and the metadata it carries (joint order, task,
-    asset, history); without metadata, say how `transfer convert` adds it. For an Isaac Lab run folder (RUN_DIR,
+    asset, history).
+
+    Without metadata, say how `transfer convert` adds it. For an Isaac Lab run folder (RUN_DIR,
     with params/env.yaml), print the metadata derived from the run: its checkpoint (the newest model_<iter>.pt,
     else exported/policy.pt or .onnx), the joint order of the engine that trained it, the task on --asset. With
     --config (a task file or a deploy config the checkpoint ships with: Unitree's deploy.yaml, legged_gym's
     deploy_mujoco config), show the task as replay reads it, each part with the file it came from. The inputs are
-    resolved as replay resolves them."""
+    resolved as replay resolves them.
+
+    Examples, from the repository root:
+      transfer info checkpoints/quadruped_flat_physx/exported/policy.pt
+      transfer info checkpoints/quadruped_flat_physx/model_999.pt --json
+      transfer info checkpoints/quadruped_flat_physx/exported/policy.pt --config presets/tasks/quadruped_flat_velocity.yaml
+
+    Read docs/checkpoints.md (and docs/isaaclab.md for run folders)."""
 
     json: bool = False
     """Print one JSON object: checkpoint, format, input_size, output_size, observation_size, metadata, notes (and

@@ -12,24 +12,42 @@ import tyro
 
 from transfer._console import engine_output, print_error
 from transfer.cli._checks import ROBOT
-from transfer.ordering import OrderingConvention
+from transfer.cli._help import DEFAULT_IN_TEXT
 
-CONVENTIONS = tuple(c.value for c in OrderingConvention if c is not OrderingConvention.MUJOCO)
-"""The conventions a USD stage is inspected in (MuJoCo's is the MJCF's, not the converted USD's)."""
-FILE_ORDER = OrderingConvention.MUJOCO.value
-"""The convention an MJCF/URDF robot is also inspected in: MuJoCo's order of the file itself."""
+
+def usd_conventions() -> tuple[str, ...]:
+    """The conventions a USD stage is inspected in: every registered one the USD keeps."""
+    from transfer.orders import conventions
+
+    return tuple(c.name for c in conventions() if c.from_usd)
+
+
+def file_conventions() -> tuple[str, ...]:
+    """The conventions an MJCF/URDF robot is also inspected in: those read from the file itself (MuJoCo's)."""
+    from transfer.orders import conventions
+
+    return tuple(c.name for c in conventions() if not c.from_usd)
 
 
 @dataclass(frozen=True)
 class Inspect:
-    """Print each articulation's elected root, base type, loop joints and the joint and body orders of
-    every convention side by side. Without ASSET, inspects the Ant shipped inside the installed newton
-    package."""
+    """Print each articulation's elected root, base type, loop joints and the joint and body orders of every
+    convention side by side.
 
-    asset: Annotated[tyro.conf.Positional[Path | None], tyro.conf.arg(metavar="ASSET"), ROBOT] = None
+    Without ASSET, inspects the Ant shipped inside the installed newton package. --truth also asks the real engines
+    and says, per engine, whether the order it gives is the one emulated.
+
+    Examples, from the repository root (transfer:quadruped.usda is the project's own quadruped):
+      transfer inspect transfer:quadruped.usda
+      transfer inspect transfer:quadruped.usda --truth
+      transfer inspect --json
+
+    Read docs/conventions.md (how each engine orders an articulation) and docs/concepts.md."""
+
+    asset: Annotated[tyro.conf.Positional[Path | None], tyro.conf.arg(metavar="ASSET"), ROBOT, DEFAULT_IN_TEXT] = None
     """USD file to inspect, or an MJCF (.xml) or URDF (.urdf) file (converted; docs/import.md). Default: newton's
     bundled Ant."""
-    root: Annotated[str | None, tyro.conf.arg(metavar="PRIM")] = None
+    root: Annotated[str | None, tyro.conf.arg(metavar="PRIM"), DEFAULT_IN_TEXT] = None
     """Path of the prim carrying PhysicsArticulationRootAPI (default: every articulation)."""
     json: bool = False
     """Print one JSON object instead of tables."""
@@ -57,11 +75,10 @@ def default_asset() -> Path:
 
 
 def _convention_block(graph: Any, convention: str) -> dict[str, Any] | None:
-    from transfer.orders import OrderingError, mjwarp_order, physx_order, robot_schema_order
+    from transfer.orders import OrderingError, get_convention
 
-    fn = dict(zip(CONVENTIONS, (physx_order, mjwarp_order, robot_schema_order), strict=True))[convention]
     try:
-        order = fn(graph)
+        order = get_convention(convention).order(graph)
     except OrderingError as exc:
         return {"error": str(exc)}
     if order is None:
@@ -93,7 +110,7 @@ def inspect_asset(asset: Path, root: str | None = None, truth: bool = False, ver
         with engine_output(verbose):  # engines print to the C streams; keep stdout clean for --json
             engines = _truth(asset, root)
             if source is not None and len(topo) == 1:
-                engines[FILE_ORDER] = {topo.roots[0]: _file_engine(source)}
+                engines.update({name: {topo.roots[0]: _file_engine(source, name)} for name in _engine_file_orders()})
     out = []
     for graph in topo:
         entry: dict[str, Any] = {"root": graph.root}
@@ -106,10 +123,10 @@ def inspect_asset(asset: Path, root: str | None = None, truth: bool = False, ver
         except OrderingError:
             entry["root_body"], entry["fixed_base"], entry["loop_joints"] = None, None, []
             entry["held_by_world"] = None
-        for convention in CONVENTIONS:
+        for convention in usd_conventions():
             entry[convention] = _convention_block(graph, convention)
         if source is not None and len(topo) == 1:  # MuJoCo's order is the MJCF's or URDF's, not the USD's
-            entry[FILE_ORDER] = _mujoco_block(source)
+            entry.update({name: _file_block(source, name) for name in file_conventions()})
         if truth:
             entry["truth"] = {name: _engine_entry(result, graph.root) for name, result in engines.items()}
             entry["truth"]["match"] = {name: _matches(entry[name], entry["truth"][name]) for name in engines}
@@ -120,29 +137,36 @@ def inspect_asset(asset: Path, root: str | None = None, truth: bool = False, ver
     return {**report, "articulations": out}
 
 
-def _mujoco_block(source: Path) -> dict[str, Any]:
-    """MuJoCo's order of the robot file ``source`` read from the file alone: its DoFs, and for an MJCF its bodies
-    (a URDF's bodies are MuJoCo's compiler's to merge: ``bodies`` is ``None`` then)."""
-    from transfer.assets import source_format
-    from transfer.assets.mjcf import mjcf_body_names, mujoco_joint_names
+def _file_block(source: Path, convention: str) -> dict[str, Any]:
+    """The ``convention`` order of the robot file ``source`` read from the file alone: its DoFs, and its bodies where
+    the convention reads them (MuJoCo's of an MJCF; a URDF's bodies are MuJoCo's compiler's to merge: ``None``)."""
     from transfer.assets.sources import AssetError
+    from transfer.orders import get_convention
 
+    conv = get_convention(convention)
     try:
-        joints = list(mujoco_joint_names(source))
-        bodies = list(mjcf_body_names(source)) if source_format(source) == "mjcf" else None
+        joints = list(conv.names_from_source(source))
+        bodies = conv.bodies_from_source(source) if conv.bodies_from_source is not None else None
     except AssetError as exc:
         return {"error": str(exc)}
-    return {"joints": joints, "bodies": bodies}
+    return {"joints": joints, "bodies": None if bodies is None else list(bodies)}
 
 
-def _file_engine(source: Path) -> dict[str, Any]:
-    """The order of ``source`` (``{"joints", "bodies"}``) as the engine that orders by :data:`FILE_ORDER` compiles it
+def _engine_file_orders() -> tuple[str, ...]:
+    """The file conventions an engine orders by (``--truth`` asks it)."""
+    from transfer.backends import native_backend
+
+    return tuple(name for name in file_conventions() if native_backend(name) is not None)
+
+
+def _file_engine(source: Path, convention: str) -> dict[str, Any]:
+    """The order of ``source`` (``{"joints", "bodies"}``) as the engine that orders by ``convention`` compiles it
     (MuJoCo's model), or ``{"error": reason}``."""
     from transfer.backends import engine_orders, native_backend
     from transfer.backends.base import EngineRefusal
 
     try:
-        (order,) = engine_orders(native_backend(FILE_ORDER), source)
+        (order,) = engine_orders(native_backend(convention), source)
     except EngineRefusal as exc:
         return {"error": exc.reason}
     except ImportError as exc:
@@ -158,7 +182,8 @@ def _truth(asset: Path, root: str | None) -> dict[str, dict[str, Any]]:
     from transfer.errors import MissingPackageError
 
     results: dict[str, dict[str, Any]] = {}
-    for name, backend in ((native_convention(b), b) for b in backend_names() if native_convention(b) in CONVENTIONS):
+    usd = usd_conventions()
+    for name, backend in ((native_convention(b), b) for b in backend_names() if native_convention(b) in usd):
         try:
             orders = engine_orders(backend, asset, root)
             results[name] = {o.root: {"joints": list(o.joints), "bodies": list(o.bodies)} for o in orders}
@@ -195,7 +220,7 @@ def _print_report(report: dict[str, Any]) -> None:
         print(f"\narticulation root: {art['root']}")
         print(f"  elected root link (physx): {art['root_body']}   base: {base}")
         print(f"  loop joints left out: {', '.join(art['loop_joints']) or 'none'}")
-        columns = [(c, art[c]) for c in (*CONVENTIONS, FILE_ORDER) if c in art]
+        columns = [(c, art[c]) for c in (*usd_conventions(), *file_conventions()) if c in art]
         if "truth" in art:
             columns += [(f"{c} (engine)", art["truth"][c]) for c in art["truth"]["match"]]
         for kind in ("joints", "bodies"):

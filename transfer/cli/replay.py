@@ -22,15 +22,26 @@ from transfer.cli._checks import (
     Backend,
     OutputFile,
 )
+from transfer.cli._help import DEFAULT_IN_TEXT
 from transfer.cli._inputs import CheckpointInputs, MotionInputs
 from transfer.perturbations import KINDS
 
 
 @dataclass(frozen=True, kw_only=True)
 class Replay(CheckpointInputs, MotionInputs):
-    """Run CHECKPOINT closed-loop on --target in the checkpoint's own joint order (found by name on the asset)
-    and report how it walks: forward velocity along the command, falls, survival, throughput. --compare runs
-    three replays (native on the training backend, reordered and naive on the target) and prints one table."""
+    """Run CHECKPOINT closed-loop on --target in the checkpoint's own joint order and report how it walks.
+
+    The order is found by name on the asset. The report: forward velocity along the command, falls, survival,
+    throughput (env-steps/s), then the control and gait metrics (tracking, effort, saturation, duty, stride, slip;
+    docs/traces.md). --compare runs three replays (native on the training backend, reordered and naive on the
+    target) and prints both tables with a row for each.
+
+    Examples, from the repository root (the project's own quadruped policy, trained on PhysX):
+      transfer replay checkpoints/quadruped_flat_physx/exported/policy.pt --target newton --compare --num-envs 4 --plot replay.png
+      transfer replay checkpoints/quadruped_flat_physx/exported/policy.pt --target mujoco --asset transfer:quadruped.xml --compare --seconds 4
+      transfer replay checkpoints/quadruped_flat_physx/exported/policy.pt --target newton --perturb push=0.5 --json
+
+    Read docs/replay.md (community checkpoints, deploy configs, motion trackers)."""
 
     target: Annotated[Backend, tyro.conf.arg(metavar=BACKEND_METAVAR)]  # type: ignore[valid-type]
     """The backend to run on."""
@@ -38,14 +49,15 @@ class Replay(CheckpointInputs, MotionInputs):
     """Environments run at once."""
     seconds: Annotated[float, DURATION] = 10.0
     """Simulated seconds per replay."""
-    command: Annotated[tuple[float, float, float] | None, tyro.conf.arg(metavar="VX VY WZ"), VELOCITY] = None
+    command: Annotated[tuple[float, float, float] | None, tyro.conf.arg(metavar="VX VY WZ"), VELOCITY,
+                       DEFAULT_IN_TEXT] = None  # fmt: skip
     """Velocity command (m/s, m/s, rad/s); default: the task's."""
     seed: Annotated[int, SEED] = 0
     """Seeds the small initial joint-position noise that makes environments differ."""
     no_reorder: bool = False
     """The control experiment: feed the checkpoint the target's own joint order, as a naive user would."""
     compare: bool = False
-    """Run native, reordered and naive replays and print one table with the ratio to native."""
+    """Run native, reordered and naive replays and print them side by side, with the speed as a ratio of native."""
     json: bool = False
     """Print one JSON object on stdout (with --compare: {"runs": [...]})."""
     plot: Annotated[Path | None, tyro.conf.arg(metavar="FILE.png"), PLOT] = None

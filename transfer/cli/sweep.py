@@ -19,9 +19,18 @@ from transfer.cli._checks import WORKERS, InputFile, OutputDir
 class Sweep:
     """Replay every cell of SPEC.yaml (checkpoints x targets x seeds x commands x perturbation values) on Ray and
     report, per checkpoint and target, the mean and worst forward speed as a ratio of native and the fall rate.
+
     Each finished cell is appended to OUT/cells.jsonl at once; OUT/summary.json and OUT/heatmap.png come at the
     end. The spec is checked in full before anything runs (docs/sweep.md). Exit status: 0 when every cell ran, 1
-    when any cell failed (recorded with its error: --resume runs it again), 2 for a bad spec or output folder."""
+    when any cell failed (recorded with its error: --resume runs it again), 2 for a bad spec or output folder.
+
+    Examples, from the repository root (presets/sweeps/quadruped_push.yaml: the project's quadruped policy on PhysX
+    and Newton, pushed and not: 4 cells):
+      transfer sweep presets/sweeps/quadruped_push.yaml -o out/sweep-quadruped --workers 2
+      transfer sweep presets/sweeps/quadruped_push.yaml -o out/sweep-quadruped --resume
+      transfer sweep presets/sweeps/quadruped_push.yaml -o out/sweep-here --in-process --json
+
+    Read docs/sweep.md (the spec's keys, the perturbations, a Ray cluster)."""
 
     spec: Annotated[
         tyro.conf.Positional[Path], tyro.conf.arg(metavar="SPEC.yaml"), InputFile("a sweep spec (docs/sweep.md)")

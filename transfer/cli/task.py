@@ -17,15 +17,23 @@ TASK_OUT = OutputFile((".yaml", ".yml"), "task file")
 
 @dataclass(frozen=True)
 class TaskFile:
-    """Write a starting task file (format transfer-task/1) for ASSET: every joint in both engines' orders, defaults
-    from the authored pose or drive targets, gains from the drives (per radian), Isaac Lab's flat-velocity
-    observation and action sized for the robot, the simulation settings in effect, and '# DECIDE:' comments where a
-    human must choose. Exit 2 on bad input or sizes that disagree with --checkpoint."""
+    """Write a starting task file (format transfer-task/1) for ASSET, with '# DECIDE:' comments where a human
+    must choose.
+
+    It holds every joint in both engines' orders, defaults from the authored pose or drive targets, gains from the
+    drives (per radian), Isaac Lab's flat-velocity observation and action sized for the robot and the simulation
+    settings in effect. Exit 2 on bad input or sizes that disagree with --checkpoint.
+
+    Examples, from the repository root:
+      transfer task transfer:quadruped.usda -o quadruped_task.yaml
+      transfer task transfer:quadruped.usda -o quadruped_task.yaml --checkpoint checkpoints/quadruped_flat_physx/exported/policy.pt --source physx --force
+
+    Read docs/task.md (and presets/tasks/README.md for the format)."""
 
     asset: Annotated[tyro.conf.Positional[Path], tyro.conf.arg(metavar="ASSET"), ROBOT]
     """The robot's USD file, or its MJCF (.xml) or URDF (.urdf) file (converted; docs/import.md). Read only."""
     output: Annotated[Path, tyro.conf.arg(name="output", aliases=("-o",), metavar="TASK.yaml"), TASK_OUT]
-    """The task file to write (refused when it exists, unless --force). (required)"""
+    """The task file to write (refused when it exists, unless --force)."""
     checkpoint: Annotated[Path | None, tyro.conf.arg(metavar="CKPT"), Reads("checkpoint")] = None
     """A policy (.pt, .onnx, RSL-RL checkpoint): its input and output sizes are checked against the task's."""
     source: Annotated[str | None, tyro.conf.arg(metavar="CONVENTION")] = None

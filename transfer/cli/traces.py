@@ -18,11 +18,20 @@ TRACE = InputFile("a trace (FILE.parquet) written by transfer replay --record")
 
 @dataclass(frozen=True)
 class Traces:
-    """Line up two traces written by transfer replay --record (same checkpoint on two engines, or two settings) by
-    env and time and say, per joint and for the base, how far they part and when each first passed its threshold
+    """Line up two traces written by transfer replay --record (same checkpoint on two engines, or two settings)
+    and say, per joint and for the base, how far they part and when.
+
+    The traces are lined up by env and time; each quantity is reported with the time it first passed its threshold
     (position 0.1 rad, velocity 2 rad/s, effort 5 N·m, base height 0.05 m, ...). Columns only one holds, or with no
     finite value where both stand, are listed, not compared. Two traces sharing no joint (two robots), or no joint
-    column with finite values, are refused (exit 2)."""
+    column with finite values, are refused (exit 2).
+
+    Examples, from the repository root (the replay writes trace.native-physx.parquet and two more):
+      transfer replay checkpoints/quadruped_flat_physx/exported/policy.pt --target newton --compare --seconds 4 --record trace.parquet
+      transfer traces trace.native-physx.parquet trace.reordered-newton.parquet --plot traces.png
+      transfer traces trace.native-physx.parquet trace.naive-newton.parquet --json
+
+    Read docs/traces.md (the trace schema and the metrics)."""
 
     a: Annotated[Path, tyro.conf.Positional, tyro.conf.arg(metavar="A.parquet"), TRACE]
     """The first trace (the reference: usually the native run)."""

@@ -18,13 +18,21 @@ from transfer.cli._checks import PLOT, ROBOT
 
 @dataclass(frozen=True)
 class Validate:
-    """Check that ASSET is genuinely articulated on each engine (at least one joint moves its child relative to its
-    parent: >= 1.0 deg or >= 2.0 % of the child's bounding-box diagonal), that every joint moving on both engines
-    moves the same child body, and report the robot profile findings (each with a severity: error, warning, info).
+    """Check that ASSET is articulated on each engine, that every joint moves the same child body on both, and
+    report the robot profile findings.
+
+    Articulated: at least one joint moves its child relative to its parent (>= 1.0 deg or >= 2.0 % of the child's
+    bounding-box diagonal). Each profile finding has a severity: error, warning, info.
     An engine that goes non-finite, carries a joint beyond its authored limits or reports errors fails its verdict.
     Exit 1 when joint_movement fails on a backend asked for, when the engines disagree (verdicts, a joint moving on
     one only, or a driven joint moving another way or reaching elsewhere), or, with --strict, when there are error or
-    warning findings; 2 on bad input (a missing file, an empty stage)."""
+    warning findings; 2 on bad input (a missing file, an empty stage).
+
+    Examples, from the repository root:
+      transfer validate transfer:quadruped.usda --plot validate.png
+      transfer validate transfer:quadruped.usda --backend physx --json
+
+    Read docs/validate.md."""
 
     asset: Annotated[tyro.conf.Positional[Path], tyro.conf.arg(metavar="ASSET"), ROBOT]
     """The USD file, or an MJCF (.xml) or URDF (.urdf) file (converted; docs/import.md). Never written: every change

@@ -14,19 +14,28 @@ import tyro
 
 from transfer._console import aligned, engine_output, print_error
 from transfer.cli._checks import PLOT, SAMPLES, SEED, TRACE, UsageError
+from transfer.cli._help import DEFAULT_IN_TEXT
 from transfer.cli._inputs import CheckpointInputs, MotionInputs
 
 
 @dataclass(frozen=True, kw_only=True)
 class Verify(CheckpointInputs, MotionInputs):
-    """Check that CHECKPOINT sees the same thing on two engines (PhysX and Newton unless --engines names others):
-    (1) its input/output sizes match the config on the asset and every joint the config names exists there; (2) the
-    same named states (random joint configurations, root poses and velocities) written into both give the same
-    observation term by term and the same action per joint; (3) with --trace, how far the two closed-loop
-    trajectories drift apart by joint. Exit 0 when 1-2 hold, 1 when not, 2 for bad input."""
+    """Check that CHECKPOINT sees the same thing on two engines (PhysX and Newton unless --engines names others).
 
-    engines: Annotated[tuple[str, str] | None, tyro.conf.arg(metavar="ENGINE ENGINE")] = None
-    """The two engines held against each other (any two registered: physx, newton, mujoco; default physx newton)."""
+    The checks: (1) its input/output sizes match the config on the asset and every joint the config names exists
+    there; (2) the same named states (random joint configurations, root poses and velocities) written into both give
+    the same observation term by term and the same action per joint; (3) with --trace, how far the two closed-loop
+    trajectories drift apart by joint. Exit 0 when 1-2 hold, 1 when not, 2 for bad input.
+
+    Examples, from the repository root:
+      transfer verify checkpoints/quadruped_flat_physx/exported/policy.pt
+      transfer verify checkpoints/quadruped_flat_physx/exported/policy.pt --trace 2 --plot verify.png
+      transfer verify checkpoints/quadruped_flat_physx/exported/policy.pt --engines physx mujoco --asset transfer:quadruped.xml --json
+
+    Read docs/verify.md."""
+
+    engines: Annotated[tuple[str, str] | None, tyro.conf.arg(metavar="ENGINE ENGINE"), DEFAULT_IN_TEXT] = None
+    """The two engines held against each other (any two registered: physx, newton, mujoco; default: physx newton)."""
     json: bool = False
     """Print one JSON object on stdout ({"ok": ..., "largest": ..., ...}) instead of the report."""
     trace: Annotated[float, tyro.conf.arg(metavar="SECONDS"), TRACE] = 0.0
