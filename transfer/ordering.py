@@ -14,10 +14,11 @@ An ordering is either a convention, an explicit sequence of names, or ``None`` (
 
 from __future__ import annotations
 
+import importlib
 from collections import Counter
-from collections.abc import Sequence
-from enum import Enum
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "MAX_NAMES",
@@ -35,16 +36,94 @@ MAX_NAMES = 10_000
 ``joint_names``)."""
 
 
-class OrderingConvention(str, Enum):
-    """A named articulation ordering convention."""
+_REGISTRY_READY = False
+REGISTRY_MODULE = "transfer.orders.conventions"
+"""Where the conventions are registered (a floor up: their orders read the robot's graph). Named here as data, as
+the backends registry names its engines' modules: a plug-in's name is known only once the registry has loaded."""
 
-    PHYSX = "physx"
-    MJWARP = "mjwarp"
-    ROBOT_SCHEMA = "robot_schema"
-    MUJOCO = "mujoco"
 
-    def __str__(self) -> str:  # "physx", not "OrderingConvention.PHYSX"
+def _ensure_registry() -> None:
+    """Load the conventions registry once (:data:`REGISTRY_MODULE`: the built-ins and the plug-ins installed under
+    the ``transfer.conventions`` entry points), so that every name is known."""
+    global _REGISTRY_READY
+    if not _REGISTRY_READY:
+        _REGISTRY_READY = True
+        importlib.import_module(REGISTRY_MODULE).load()
+
+
+class _Registered(type):
+    """Iterating the class gives every registered convention, in registration order (as an Enum's members)."""
+
+    def __iter__(cls) -> Iterator[OrderingConvention]:
+        _ensure_registry()
+        return iter(list(cls._names.values()))
+
+    def __len__(cls) -> int:
+        _ensure_registry()
+        return len(cls._names)
+
+    def __contains__(cls, value: object) -> bool:
+        _ensure_registry()
+        return isinstance(value, str) and value in cls._names
+
+
+class OrderingConvention(str, metaclass=_Registered):
+    """A named articulation ordering convention: one per name (``OrderingConvention("physx") is
+    OrderingConvention.PHYSX``), compared by identity or as its name. The built-in four are members; a convention
+    plugged in (:func:`transfer.orders.conventions.register`) is one too, by the name it registers."""
+
+    _names: dict[str, OrderingConvention] = {}
+    PHYSX: OrderingConvention
+    MJWARP: OrderingConvention
+    ROBOT_SCHEMA: OrderingConvention
+    MUJOCO: OrderingConvention
+
+    def __new__(cls, name: object) -> OrderingConvention:
+        if isinstance(name, OrderingConvention):
+            return name
+        if isinstance(name, str) and name not in cls._names:
+            _ensure_registry()  # a plug-in's name
+        found = cls._names.get(name) if isinstance(name, str) else None
+        if found is None:
+            raise ValueError(f"{name!r} is not an ordering convention ({_valid_values()})")
+        return found
+
+    @classmethod
+    def _add(cls, name: str) -> OrderingConvention:
+        """The convention named ``name``, made once (:func:`transfer.orders.conventions.register` calls it)."""
+        if name not in cls._names:
+            made = str.__new__(cls, name)
+            cls._names[name] = made
+        return cls._names[name]
+
+    @property
+    def value(self) -> str:
+        """Its name (``"physx"``), as an Enum's value."""
+        return str.__str__(self)
+
+    @property
+    def name(self) -> str:
+        """Its name in capitals (``"PHYSX"``), as an Enum member's."""
+        return self.value.upper()
+
+    def __str__(self) -> str:  # "physx", not "OrderingConvention('physx')"
         return self.value
+
+    def __repr__(self) -> str:
+        return f"<OrderingConvention.{self.name}>"
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:  # unpickled as the one convention of its name
+        return OrderingConvention, (self.value,)
+
+    def __hash__(self) -> int:
+        return str.__hash__(self)
+
+    def __eq__(self, other: object) -> bool:
+        return str.__eq__(self, other)
+
+
+for _builtin in ("physx", "mjwarp", "robot_schema", "mujoco"):
+    setattr(OrderingConvention, _builtin.upper(), OrderingConvention._add(_builtin))
 
 
 Ordering = OrderingConvention | tuple[str, ...] | None
@@ -68,6 +147,7 @@ def parse_ordering(value: object) -> Ordering:
         return value
     if isinstance(value, str):
         key = value.strip().lower().replace("-", "_")
+        _ensure_registry()  # a plug-in that cannot be registered says so, not "unknown convention"
         try:
             return OrderingConvention(key)
         except ValueError:

@@ -110,9 +110,7 @@ class AddedBaseMass(PerturbationKind):
     meaning = "kg added to the base (root link); its inertia scales with its mass"
 
     def check_robot(self, value: float, robot: Robot) -> None:
-        from transfer.ordering import OrderingConvention
-
-        root = robot.order(OrderingConvention.PHYSX).root_body  # the base: the root link the articulation elects
+        root = robot.members().root_body  # the base: the root link the articulation elects
         mass = robot.base_mass(root)
         if mass is not None and mass + value <= 0:
             raise ValueError(_too_light(value, root.rsplit("/", 1)[-1], mass))

@@ -12,7 +12,6 @@ from pathlib import Path
 import numpy as np
 
 from transfer._rotations import rotation_matrices
-from transfer.ordering import OrderingConvention
 from transfer.orders.robot import Robot
 from transfer.task import Task
 
@@ -31,7 +30,7 @@ def spawn_heights(task: Task, asset: str | Path | Robot, fixed_base: bool | None
     would blame the policy for it. ``fixed_base``: whether the base is held to the world (:func:`training_base`);
     ``None``: as PhysX's articulation says."""
     robot = Robot.of(asset)
-    order = robot.order(OrderingConvention.PHYSX)
+    order = robot.members()
     fixed = order.fixed_base if fixed_base is None else fixed_base
     root_z, lowest_z = robot.spawn_geometry(order.root_body)
     if lowest_z is None and not fixed:
@@ -68,7 +67,7 @@ def default_pose(task: Task, asset: str | Path | Robot) -> dict[str, float]:
     from transfer.task import TaskError, expand_joint_values
 
     try:
-        names = Robot.of(asset).order(OrderingConvention.PHYSX).joints
+        names = Robot.of(asset).members().joints
         return expand_joint_values(task.default_joint_pos, names, field="default_joint_pos", require_all=False)
     except (OrderingError, TaskError):
         return {}  # the environment names the problem when it expands the task on the articulation

@@ -1,4 +1,5 @@
-"""Resolve articulation orders from USD alone: the ``physx``, ``mjwarp`` and ``robot_schema`` conventions."""
+"""Resolve articulation orders from USD alone, by the registered conventions (:mod:`transfer.orders.conventions`:
+``physx``, ``mjwarp``, ``robot_schema``; ``mujoco`` is read from the robot's source file)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from transfer.ordering import OrderingConvention, parse_ordering
+from transfer.orders.conventions import Convention, conventions, every_member
+from transfer.orders.conventions import get as get_convention
 from transfer.orders.graph import (
     ArticulationGraph,
     Body,
@@ -18,12 +21,13 @@ from transfer.orders.graph import (
     graph_from_edges,
 )
 from transfer.orders.mjwarp import MjwarpRefusal, mjwarp_order
-from transfer.orders.physx import physx_holds_base, physx_order
+from transfer.orders.physx import physx_order
 from transfer.orders.robot_schema import robot_schema_order
 
 __all__ = [
     "ArticulationGraph",
     "Body",
+    "Convention",
     "Joint",
     "JointType",
     "MjwarpRefusal",
@@ -31,6 +35,9 @@ __all__ = [
     "ResolvedOrder",
     "RobotSchema",
     "Topology",
+    "conventions",
+    "every_member",
+    "get_convention",
     "graph_from_edges",
     "holds_base",
     "mjwarp_order",
@@ -109,18 +116,15 @@ def holds_base(asset: Any, convention: Any, root: str | None = None) -> bool:
     Newton: its articulation's first joint is a fixed joint from the world (``ResolvedOrder.fixed_base``). PhysX:
     a fixed-base articulation, or a floating one whose root link an enabled fixed joint from the world holds as a
     constraint (:func:`~transfer.orders.physx.physx_holds_base`), so that a robot held in place on both engines
-    counts as fixed on both (docs/import.md, "The base"). Raises :class:`OrderingError` as
-    :func:`resolve_ordering`, and :class:`ValueError` for a convention that is no engine's.
+    counts as fixed on both (docs/import.md, "The base"). MuJoCo on the MJCF: a root with a free joint floats, one
+    without is welded to the world. Raises :class:`OrderingError` as :func:`resolve_ordering`, and
+    :class:`ValueError` for a convention that is no engine's (:attr:`Convention.holds_base`).
     """
-    parsed = _parse(convention)
-    g = _one_graph(asset, root)
-    if parsed is OrderingConvention.PHYSX:
-        return physx_holds_base(g)
-    if parsed in (OrderingConvention.MJWARP, OrderingConvention.MUJOCO):
-        # MuJoCo on the MJCF: a root with a free joint floats, one without is welded to the world; the converted USD
-        # says the same as Newton reads it (a FREE or a FIXED root joint)
-        return mjwarp_order(g).fixed_base
-    raise ValueError(f"holds_base: {convention!r} is no engine's convention; expected physx, mjwarp or mujoco")
+    conv = get_convention(_parse(convention))
+    if conv.holds_base is None:
+        engines = ", ".join(c.name for c in conventions() if c.holds_base is not None)
+        raise ValueError(f"holds_base: {convention!r} is no engine's convention; expected one of {engines}")
+    return conv.holds_base(_one_graph(asset, root))
 
 
 def _parse(convention: Any):
@@ -131,31 +135,25 @@ def _parse(convention: Any):
 
 
 def _resolve(g: ArticulationGraph, parsed) -> ResolvedOrder:
-    if parsed is OrderingConvention.PHYSX:
-        return physx_order(g)
-    if parsed is OrderingConvention.MJWARP:
-        return mjwarp_order(g)
-    if parsed is OrderingConvention.ROBOT_SCHEMA:
-        order = robot_schema_order(g)
-        if order is None:
-            raise OrderingError(
-                f"The asset holding {g.root} authors no robot schema (isaac:physics:robotJoints / robotLinks on "
-                "the asset prim or the articulation root). Use physx, mjwarp or an explicit list instead."
-            )
-        return order
-    if parsed is OrderingConvention.MUJOCO:
+    if not isinstance(parsed, OrderingConvention):
+        return _explicit(g, parsed)
+    conv = get_convention(parsed)
+    if conv.order is None:
         raise OrderingError(
-            f"The mujoco order is the one MuJoCo gives the robot's MJCF file, which a USD file ({g.source or g.root}) "
-            "does not keep: give the MJCF (--asset robot.xml; transfer.assets.mjcf.mjcf_joint_names reads it), or "
-            "an explicit list of names."
+            f"The {conv.name} order is {conv.no_order}, which a USD file ({g.source or g.root}) does not keep: give "
+            "the robot's own file (--asset robot.xml), or an explicit list of names."
         )
-    return _explicit(g, parsed)
+    order = conv.order(g)
+    if order is None:
+        engines = ", ".join(c.name for c in conventions() if c.holds_base is not None and c.from_usd)
+        raise OrderingError(f"The asset holding {g.root} {conv.absent}. Use {engines} or an explicit list instead.")
+    return order
 
 
 def _explicit(g: ArticulationGraph, names: tuple[str, ...]) -> ResolvedOrder:
     from transfer.name_map import build_name_map
 
-    ref = physx_order(g)
+    ref = every_member(g)
     errors = {}
     for kind, reference in (("joint", ref.joints), ("body", ref.bodies)):
         try:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from transfer.ordering import dof_names
+from transfer.orders.conventions import Convention
 from transfer.orders.graph import (
     AXES,
     ArticulationGraph,
@@ -199,3 +200,17 @@ def mjwarp_order(g: ArticulationGraph) -> ResolvedOrder:
         root_body=body_paths[root],
         loop_joints=tuple(sorted(p for p in (j.path for j in g.joints) if p not in tree)),
     )
+
+
+def _mjwarp_holds_base(g: ArticulationGraph) -> bool:
+    """Newton holds the root to the world: its first joint is a fixed joint from the world."""
+    return mjwarp_order(g).fixed_base
+
+
+CONVENTION = Convention(
+    "mjwarp",
+    "Newton / MuJoCo-Warp: depth-first (ModelBuilder.add_usd and ArticulationView)",
+    order=mjwarp_order,
+    holds_base=_mjwarp_holds_base,
+)
+"""The ``mjwarp`` convention (:mod:`transfer.orders.conventions`)."""

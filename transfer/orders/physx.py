@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import deque
 
+from transfer.orders.conventions import Convention
 from transfer.orders.graph import (
     ArticulationGraph,
     Joint,
@@ -247,3 +248,12 @@ def physx_holds_base(g: ArticulationGraph) -> bool:
     free joint; measured on ovphysx, the root link does not move under gravity (docs/import.md)."""
     order = physx_order(g)
     return order.fixed_base or bool(world_joints(g, order.root_body))
+
+
+CONVENTION = Convention(
+    "physx",
+    "PhysX (ovphysx): breadth-first from the root link PhysX elects",
+    order=physx_order,
+    holds_base=physx_holds_base,
+)
+"""The ``physx`` convention (:mod:`transfer.orders.conventions`)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 
+from transfer.orders.conventions import Convention
 from transfer.orders.graph import ArticulationGraph, Joint, JointType, OrderingError, ResolvedOrder, leaf
 from transfer.orders.physx import dedup, joint_priority, physx_dof_names, physx_order
 
@@ -123,3 +124,12 @@ def robot_schema_order(
         joint_labels=tuple(joint_labels),
         body_labels=tuple(body_labels),
     )
+
+
+CONVENTION = Convention(
+    "robot_schema",
+    "the order the asset authors (isaac:physics:robotJoints / robotLinks)",
+    order=robot_schema_order,
+    absent="authors no robot schema (isaac:physics:robotJoints / robotLinks on the asset prim or the articulation root)",
+)
+"""The ``robot_schema`` convention (:mod:`transfer.orders.conventions`): no engine's, so it holds no base."""

@@ -21,6 +21,7 @@ from typing import Any
 
 from transfer.backends import native_backend as convention_backend
 from transfer.ordering import OrderingConvention, parse_ordering
+from transfer.orders import get_convention
 from transfer.orders.robot import Robot
 
 __all__ = [
@@ -268,19 +269,17 @@ def _resolve(checkpoint: str | Path, source: Any, config: Any, asset: Any, load:
 
 
 def checkpoint_order(parsed: Any, source_file: Path | None, flag: str = "--source") -> Any:
-    """The order the floors below take for the checkpoint's ``parsed`` order: as it is, except ``mujoco``, which is
-    read from the robot's MJCF or URDF file (a converted USD does not keep it) into the explicit list of its names.
-    ``flag``: the option that gave it, as the refusal names it."""
-    if parsed is not OrderingConvention.MUJOCO:
+    """The order the floors below take for the checkpoint's ``parsed`` order: as it is, except a convention read
+    from the robot's own file (``mujoco``: a converted USD does not keep it), which becomes the explicit list of the
+    names that file gives. ``flag``: the option that gave it, as the refusal names it."""
+    if not isinstance(parsed, OrderingConvention) or get_convention(parsed).from_usd:
         return parsed
-    from transfer.assets.mjcf import mujoco_joint_names
-
     if source_file is None:
         raise ReplayError(
-            f"{flag} mujoco is the joint order MuJoCo gives the robot's MJCF (or URDF), and the robot is a USD file: "
-            f"pass --asset with the robot's MJCF (.xml) or URDF, or {flag} with a file listing the joint names"
+            f"{flag} {parsed} is {get_convention(parsed).no_order}, and the robot is a USD file: pass --asset with the "
+            f"robot's MJCF (.xml) or URDF, or {flag} with a file listing the joint names"
         )
-    return mujoco_joint_names(source_file)
+    return get_convention(parsed).names_from_source(source_file)
 
 
 def _inputs_from_deploy(policy: Any, config: Any, parsed: Any, asset: Any, aliases: Any) -> Inputs:
@@ -304,7 +303,7 @@ def _inputs_from_deploy(policy: Any, config: Any, parsed: Any, asset: Any, alias
     order = checkpoint_order(parsed, robot.file)
     names = robot.order(order).joints
     task = config.task(names, aliases)  # its joint_names: the resolved order (mujoco's stays an explicit list)
-    if isinstance(parsed, OrderingConvention) and parsed is not OrderingConvention.MUJOCO:
+    if isinstance(parsed, OrderingConvention) and get_convention(parsed).from_usd:
         task = dataclasses.replace(task, joint_names=None, convention=parsed.value)
     label = parsed.value if isinstance(parsed, OrderingConvention) else "explicit list"
     return Inputs(policy, task, robot, order, label)
@@ -384,7 +383,7 @@ def _inputs_from_metadata(
     resolved = robot.order(order).joints
     if resolved != task.joint_names:
         raise ReplayError(
-            f"{name}'s metadata lists its joints in {label} order as {list(task.joint_names)}, but {robot.usd.name} resolves "
+            f"{name}'s metadata lists its joints in {label} order as {list(task.joint_names)}, but {robot.given.name} resolves "
             f"that order to {list(resolved)}. Is this the checkpoint's robot? (--asset)"
         )
     if source is not None:
@@ -394,7 +393,7 @@ def _inputs_from_metadata(
             shown = parsed.value if isinstance(parsed, OrderingConvention) else source
             raise ReplayError(
                 f"--source {shown} contradicts {name}'s metadata: the checkpoint's joint order is {label} "
-                f"{list(task.joint_names)}; --source {shown} gives {list(given)} on {robot.usd.name}. Drop --source: the "
+                f"{list(task.joint_names)}; --source {shown} gives {list(given)} on {robot.given.name}. Drop --source: the "
                 "checkpoint says its order."
             )
     return Inputs(policy, task, robot, order, label, _asset_drift(meta, robot.file, name))

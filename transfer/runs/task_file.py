@@ -29,7 +29,7 @@ from typing import Any
 
 from transfer._files import same_file
 from transfer.backends import backend_names, native_backend, starting_settings
-from transfer.ordering import OrderingConvention
+from transfer.orders.conventions import MEMBERS
 
 __all__ = ["DECIDE", "StartingTask", "TaskFileError", "render", "starting_task", "write_task_file"]
 
@@ -61,15 +61,16 @@ def _number(x: float) -> float:
 
 
 def _orders(asset: str) -> dict[str, tuple[str, ...]]:
-    from transfer.orders import OrderingError, resolve_ordering
+    from transfer.orders import OrderingError, conventions, resolve_ordering
 
     out = {}
-    for convention in (c for c in OrderingConvention if c is not OrderingConvention.MUJOCO):  # a USD's conventions
+    for conv in (c for c in conventions() if c.from_usd):  # the orders a USD keeps
+        convention = conv.name
         try:
             order = resolve_ordering(asset, convention)
         except OrderingError:
-            if convention != "robot_schema":
-                raise
+            if conv.holds_base is not None:  # an engine's order: its refusal is the task's; one no engine's (the
+                raise  # robot schema) may just not be authored
             continue
         if order is not None:
             out[convention] = tuple(order.joints)
@@ -123,7 +124,7 @@ def starting_task(
     settings = read_asset_settings(usd)
     _refuse_repeated_names(asset, orders)
     convention = _source_convention(source, orders)
-    joints = list(orders[OrderingConvention.PHYSX.value])
+    joints = list(orders[MEMBERS])
     drives = {n: settings.joints.get(n) for n in joints}
     draft = _Draft()
     defaults = _default_pose(joints, drives, draft)
@@ -175,12 +176,14 @@ def _source_convention(source: str | None, orders: dict[str, tuple[str, ...]]) -
     """The convention ``--source`` names (``None`` without one); refused when unknown or when the asset authors no
     order of it."""
     from transfer.ordering import OrderingConvention, parse_ordering
+    from transfer.orders import conventions, get_convention
 
     if source is None:
         return None
     parsed = parse_ordering(source)
-    if not isinstance(parsed, OrderingConvention):
-        raise TaskFileError(f"--source {source!r}: expected one of physx, mjwarp, robot_schema")
+    if not isinstance(parsed, OrderingConvention) or not get_convention(parsed).from_usd:
+        usd = ", ".join(c.name for c in conventions() if c.from_usd)
+        raise TaskFileError(f"--source {source!r}: expected one of {usd} (an order the robot's USD keeps)")
     convention = parsed.value
     if convention not in orders:
         raise TaskFileError(f"--source {convention}: the asset authors no {convention} order (IsaacRobotAPI)")
@@ -236,7 +239,7 @@ def _drive_gains(joints: list[str], drives: dict[str, Any], draft: _Draft) -> di
 
 def _note_orders_and_velocities(orders: dict[str, tuple[str, ...]], drives: dict[str, Any], draft: _Draft) -> None:
     """Note the orders that list other joints than physx's, and the fastest authored velocity limit."""
-    physx_joints = orders[OrderingConvention.PHYSX.value]
+    physx_joints = orders[MEMBERS]
     only = {c: sorted(set(v) - set(physx_joints)) for c, v in orders.items() if set(v) != set(physx_joints)}
     for convention, names in only.items():
         draft.notes.append(

@@ -10,10 +10,12 @@ from typing import Any
 
 from transfer.ordering import MAX_NAMES, OrderingConvention
 
-__all__ = ["CONVENTIONS", "TaskError"]
+__all__ = ["TaskError", "convention_names"]
 
-CONVENTIONS: tuple[str, ...] = tuple(c.value for c in OrderingConvention)
-"""The joint-order conventions a task may name."""
+
+def convention_names() -> list[str]:
+    """The joint-order conventions a task may name: every registered one (:mod:`transfer.orders.conventions`)."""
+    return [c.value for c in OrderingConvention]
 
 _REGEX_CHARS = frozenset(".^$*+?{}[]\\|()")
 
@@ -80,8 +82,8 @@ def _values(value: Any, where: str) -> Mapping[str, float]:
 def _convention(value: Any, where: str) -> str | None:
     if value is None:
         return None
-    if not isinstance(value, str) or value not in CONVENTIONS:
-        raise TaskError(f"{where}: expected one of {list(CONVENTIONS)} or null, got {value!r}")
+    if not isinstance(value, str) or value not in OrderingConvention:
+        raise TaskError(f"{where}: expected one of {convention_names()} or null, got {value!r}")
     return value
 
 

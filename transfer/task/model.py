@@ -18,7 +18,6 @@ from transfer.backends import backend_names, check_settings
 from transfer.backends.scene import DEFAULT_GROUND, GroundMaterial, SceneDescription
 from transfer.ordering import OrderingConvention, parse_ordering
 from transfer.task._checks import (
-    CONVENTIONS,
     TaskError,
     _convention,
     _freeze,
@@ -28,6 +27,7 @@ from transfer.task._checks import (
     _number,
     _text,
     _values,
+    convention_names,
 )
 from transfer.task.action import ACTION_KINDS, ActionTerm
 from transfer.task.names import check_listed_order, expand_joint_values
@@ -301,7 +301,7 @@ class Task:
         """This task for a checkpoint trained in ``convention`` order (takes the list the source gives for it)."""
         parsed = parse_ordering(convention)
         if not isinstance(parsed, OrderingConvention):
-            raise TaskError(f"with_convention: expected one of {list(CONVENTIONS)}, got {convention!r}")
+            raise TaskError(f"with_convention: expected one of {convention_names()}, got {convention!r}")
         listed = self.joint_names_by_convention.get(parsed.value, self.joint_names)
         return dataclasses.replace(self, convention=parsed.value, joint_names=listed)
 

@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from transfer.ordering import OrderingConvention
+from transfer.orders.conventions import MEMBERS
 from transfer.runs.inputs import Inputs, ReplayError, one_torch_thread, resolve_inputs, without_listed_order
 from transfer.runs.verify.checks import (
     ACTION_TOLERANCE,
@@ -86,7 +86,7 @@ def _resolve(checkpoint, source, config, asset) -> tuple[Inputs, Exception | Non
         if source is not None:
             raise
         try:  # is the order the only thing missing? names can be checked in any order
-            return resolve_inputs(checkpoint, source=OrderingConvention.PHYSX, config=config, asset=asset), exc
+            return resolve_inputs(checkpoint, source=MEMBERS, config=config, asset=asset), exc
         except Exception:
             raise exc from None
 

@@ -18,7 +18,6 @@ import numpy as np
 from transfer._patterns import PatternError, full_matches
 from transfer._rotations import quat_from_rpy, rotation_matrices
 from transfer.backends import backend_names
-from transfer.ordering import OrderingConvention
 from transfer.runs.inputs import Inputs
 from transfer.runs.verify.report import Largest, SizeCheck, TermCheck
 from transfer.task.terms import OBS_TERMS
@@ -109,8 +108,8 @@ def check_sizes(inputs: Inputs) -> SizeCheck:
     from transfer.orders import OrderingError
 
     policy, task = inputs.policy, inputs.task
-    physx = inputs.robot.order(OrderingConvention.PHYSX)  # every joint and body, in some order
-    asset_joints = list(physx.joints)
+    members = inputs.robot.members()  # every joint and body, in some order
+    asset_joints = list(members.joints)
     missing = _unmatched(_config_names(inputs), asset_joints)
     problems: list[str] = []
     order: list[str] = []
@@ -125,7 +124,7 @@ def check_sizes(inputs: Inputs) -> SizeCheck:
     terms: list[dict[str, Any]] = []
     obs_size = act_size = None
     try:
-        slices = (expanded or task).term_slices(num_joints, len(physx.bodies))
+        slices = (expanded or task).term_slices(num_joints, len(members.bodies))
         terms = [
             {"name": t.name, "axis": t.axis, "start": slices[t.name].start, "stop": slices[t.name].stop}
             for t in task.observation

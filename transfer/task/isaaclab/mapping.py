@@ -6,7 +6,6 @@ training engine's solver and the fixed replay command (:func:`fixed_command`).
 from __future__ import annotations
 
 import math
-
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any

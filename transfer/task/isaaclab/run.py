@@ -13,7 +13,7 @@ from typing import Any
 
 from transfer.backends import native_backend
 from transfer.ordering import OrderingConvention
-from transfer.task._checks import CONVENTIONS
+from transfer.task._checks import convention_names
 from transfer.task.isaaclab.yaml_safe import IsaacLabError, load_isaaclab_yaml
 
 ENV_YAML = Path("params/env.yaml")
@@ -134,7 +134,7 @@ def read_isaaclab_run(path: str | Path, *, checkpoint: str | Path | None = None)
     trained_on = native_backend(native) or native.value
     robot = _robot(env, where)
     order = _joint_ordering(robot, native, where)
-    if native is OrderingConvention.MJWARP and solver != "mujoco_warp":
+    if native == TRAINS_IN["Newton"] and solver != "mujoco_warp":
         notes.append(f"trained on Newton with the {solver or 'default'} solver; replays on Newton use MuJoCo-Warp")
     spawn = robot.get("spawn")
     usd = spawn.get("usd_path") if isinstance(spawn, Mapping) else None
@@ -148,6 +148,10 @@ def read_isaaclab_run(path: str | Path, *, checkpoint: str | Path | None = None)
 
 
 # ---------------------------------------------------------------------------------------------------- engine, order
+
+
+TRAINS_IN = {"PhysX": OrderingConvention.PHYSX, "Newton": OrderingConvention.MJWARP}
+"""The order each of Isaac Lab's physics (its PhysX and Newton managers) trains a robot in."""
 
 
 def training_engine(env: Mapping[str, Any], where: str = "env.yaml") -> tuple[OrderingConvention, str | None]:
@@ -168,9 +172,9 @@ def training_engine(env: Mapping[str, Any], where: str = "env.yaml") -> tuple[Or
         if "newton" in low or "mjwarp" in low or "mujoco" in low or isinstance(solver_cfg, Mapping):
             if solver is None and ("mjwarp" in low or "mujoco" in low):
                 solver = "mujoco_warp"
-            return OrderingConvention.MJWARP, solver if isinstance(solver, str) else None
+            return TRAINS_IN["Newton"], solver if isinstance(solver, str) else None
         if "physx" in low or physics.get("isaacsim_physx") is not None or physics.get("ovphysx") is not None:
-            return OrderingConvention.PHYSX, None
+            return TRAINS_IN["PhysX"], None
         raise IsaacLabError(
             f"{where}: sim.physics.class_type {kind!r} is not a physics backend transfer knows (a PhysX manager "
             "trains in physx order, a Newton manager with the MuJoCo-Warp solver in mjwarp order). Pass --source "
@@ -180,9 +184,9 @@ def training_engine(env: Mapping[str, Any], where: str = "env.yaml") -> tuple[Or
     if isinstance(newton, Mapping):
         solver_cfg = newton.get("solver_cfg")
         solver = solver_cfg.get("solver_type") if isinstance(solver_cfg, Mapping) else "mujoco_warp"
-        return OrderingConvention.MJWARP, solver if isinstance(solver, str) else None
+        return TRAINS_IN["Newton"], solver if isinstance(solver, str) else None
     if isinstance(sim.get("physx"), Mapping):
-        return OrderingConvention.PHYSX, None
+        return TRAINS_IN["PhysX"], None
     raise IsaacLabError(
         f"{where}: sim names no physics backend (no sim.physics, sim.newton_cfg or sim.physx): cannot tell which "
         "engine trained the checkpoint. Pass --source with its joint order."
@@ -202,9 +206,9 @@ def _joint_ordering(robot: Mapping[str, Any], native: OrderingConvention, where:
     if value is None:
         return native.value
     if isinstance(value, str):
-        if value not in CONVENTIONS:
+        if value not in convention_names():
             raise IsaacLabError(
-                f"{where}: scene.robot.joint_ordering {value!r}: expected one of {list(CONVENTIONS)}, a list of "
+                f"{where}: scene.robot.joint_ordering {value!r}: expected one of {convention_names()}, a list of "
                 "joint names, or null"
             )
         return value
