@@ -158,3 +158,24 @@ def test_diagnose_explains_h1_2_on_newton_by_its_foot_colliders(shared, capsys):
     found = json.loads(capsys.readouterr().out)
     assert found["gap"] > 0.3, found["target"]
     assert found["suggestion"]["factor"] == "collision" and found["suggestion"]["closes"] > 0.7
+
+
+def test_the_suggested_replay_line_keeps_the_inputs_and_conditions_diagnosed_and_runs(capsys):
+    """diagnose's suggested line dropped --source/--config/--asset (as printed it failed, or replayed the USD instead
+    of the MJCF diagnosed) and the target's other conditions: it repeats them now, the best value's flags replacing
+    the one it changes, and it runs as printed."""
+    pytest.importorskip("mujoco")
+    from transfer.cli import main
+    from transfer.runs.diagnose import Diagnosis, Tried
+
+    best = Tried("actuators", "as the native run", ["--set 'stiffness={.*: 40.0}'"], 0.5, 0.0, 1.0, 1.0)
+    given = {"target": "mujoco", "source": "physx", "config": "presets/tasks/quadruped_flat_velocity.yaml",
+             "asset": "transfer:quadruped.xml", "settings": {"stiffness": {".*": 5}, "spawn_height": 0.45},
+             "perturbation": {"push": 0.2}}  # fmt: skip
+    d = Diagnosis(str(DEMO), {}, {}, 0.8, None, None, [best], [best], given=given)
+    line = d.replay_command()
+    assert line.startswith(f"transfer replay {DEMO} --target mujoco --source physx --config presets/")
+    assert "--asset transfer:quadruped.xml" in line and "--set spawn_height=0.45" in line and "push=0.2" in line
+    assert "{.*: 5}" not in line and line.endswith("--set 'stiffness={.*: 40.0}'")  # the fix replaces the wrong gains
+    assert main([*shlex.split(line)[1:], "--seconds", "1.5", "--json"]) == 0  # as printed, after "transfer"
+    assert json.loads(capsys.readouterr().out)["fall_fraction"] == 0.0

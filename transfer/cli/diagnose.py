@@ -144,6 +144,6 @@ def print_diagnosis(d, out=None) -> None:
         print(f"the target already walks within {d.gap:.0%} of native: nothing much to close", file=out)
     if best:
         print(f"suggested ({best.factor}: {best.label}, closes {best.closes:.0%} of the gap):", file=out)
-        print(f"  transfer replay {d.checkpoint} --target {d.target['target']} " + " ".join(best.lines), file=out)
+        print(f"  {d.replay_command()}", file=out)
     for w in d.warnings:
         print(f"warning: {shown(w)}", file=out)

@@ -20,7 +20,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from transfer.runs.diagnose.factors import FACTORS, Candidate, candidates
+from transfer.runs.diagnose.factors import FACTORS, Candidate, candidates, flag_lines
 
 __all__ = ["FACTORS", "SMALL_GAP", "SPEED_SCALE", "YAW_SCALE", "Diagnosis", "check_seconds", "diagnose", "plot", "quality"]
 
@@ -112,6 +112,28 @@ class Diagnosis:
     """Why the native run is no baseline, else ``None``; then no factor is varied (there is nothing to close a gap
     to), ``tried`` and ``ranking`` are empty."""
     warnings: list[str] = field(default_factory=list)
+    given: dict[str, Any] = field(default_factory=dict)
+    """What the diagnosis was given, as a replay takes it: ``target``, ``source``, ``config``, ``asset``, the motion
+    flags, the target's ``settings`` and ``perturbation`` (:meth:`replay_command` repeats them)."""
+
+    def replay_command(self) -> str | None:
+        """The ``transfer replay`` line that runs the suggestion (:meth:`suggestion`) as diagnosed: the same inputs
+        and target conditions, the best value's flags replacing the conditions it changes; ``None`` without one."""
+        import shlex
+
+        best = self.suggestion()
+        if best is None:
+            return None
+        g = self.given
+        words = ["transfer replay", shlex.quote(self.checkpoint), "--target", str(g.get("target"))]
+        for flag in ("source", "config", "asset", "motion", "motion_fps", "motion_anchor"):
+            value = g.get(flag)
+            if value is not None and not isinstance(value, (list, tuple)):
+                words += [f"--{flag.replace('_', '-')}", shlex.quote(str(value))]
+        changed = {line.split("=", 1)[0] for line in best.lines}  # "--set FIELD" / "--perturb KIND"
+        kept = [line for line in flag_lines(g.get("settings") or {}, g.get("perturbation") or {})
+                if line.split("=", 1)[0].replace("'", "") not in {c.replace("'", "") for c in changed}]  # fmt: skip
+        return " ".join([*words, *kept, *best.lines])
 
     def suggestion(self) -> Tried | None:
         """The best factor's best value, when it closes some of a gap worth closing (:data:`SMALL_GAP` or more: a
@@ -220,6 +242,8 @@ def diagnose(
         parted_closed_loop=_parted(native.recording, moved.recording),
         tried=tried, ranking=_rank(tried), baseline=baseline,
         warnings=list(dict.fromkeys([*native.warnings, *moved.warnings])),
+        given={"target": target, "source": source, "config": config, "asset": asset, **motion,
+               "settings": dict(settings or {}), "perturbation": dict(perturbation or {})},
     )  # fmt: skip
 
 

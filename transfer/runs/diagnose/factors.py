@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-__all__ = ["FACTORS", "Candidate", "candidates"]
+__all__ = ["FACTORS", "Candidate", "candidates", "flag_lines"]
 
 AS_NATIVE = "as the native run"
 
@@ -50,15 +50,19 @@ class Candidate:
 
     def lines(self) -> list[str]:
         """The command-line flags that set this candidate: ``--set FIELD=VALUE`` (YAML) and ``--perturb K=V``."""
-        import yaml
+        return flag_lines(self.settings, self.perturbation)
 
-        out = []
-        for key, value in self.settings.items():
-            text = yaml.safe_dump(_plain(value), default_flow_style=True, width=10_000).strip()
-            text = text.removesuffix("\n...").removesuffix("...").strip()
-            out.append(f"--set '{key}={text}'" if any(c in text for c in " {}[]*,:") else f"--set {key}={text}")
-        out += [f"--perturb {k}={v}" for k, v in self.perturbation.items()]
-        return out
+
+def flag_lines(settings: Mapping[str, Any], perturbation: Mapping[str, Any]) -> list[str]:
+    """``--set FIELD=VALUE`` (YAML, quoted for a shell where it must be) and ``--perturb K=V`` flags."""
+    import yaml
+
+    out = []
+    for key, value in settings.items():
+        text = yaml.safe_dump(_plain(value), default_flow_style=True, width=10_000).strip()
+        text = text.removesuffix("\n...").removesuffix("...").strip()
+        out.append(f"--set '{key}={text}'" if any(c in text for c in " {}[]*,:'\"") else f"--set {key}={text}")
+    return out + [f"--perturb {k}={v}" for k, v in perturbation.items()]
 
 
 def _plain(value: Any) -> Any:
