@@ -35,7 +35,7 @@ def spawn_heights(task: Task, asset: str | Path | Robot, fixed_base: bool | None
     root_z, lowest_z = robot.spawn_geometry(order.root_body)
     if lowest_z is None and not fixed:
         errors = tuple(e for articulation in robot.topology for e in articulation.composition_errors)
-        raise ValueError(_no_colliders(robot.usd, order.root_body, errors))
+        raise ValueError(_no_colliders(robot.given, order.root_body, errors))
     if task.spawn_height is not None:
         return task.spawn_height, root_z
     return root_z - (root_z if lowest_z is None else lowest_z) + SPAWN_MARGIN, root_z
@@ -78,10 +78,14 @@ def _no_colliders(asset: str | Path, root_body: str, composition_errors: tuple[s
     if composition_errors:
         why = f" The stage has composition errors, which may be why: {composition_errors[0]}"
         why += f" (+{len(composition_errors) - 1} more)." if len(composition_errors) > 1 else ""
+    fix = ("Apply PhysicsCollisionAPI to geometry under its links (the feet at least), or make the mesh files its "
+           "collision prims reference available")  # fmt: skip
+    if str(asset).lower().endswith(".xml"):  # an MJCF robot: said in its own terms
+        fix = "Give its bodies geoms that collide (contype or conaffinity not 0; the feet at least)"
+        root_body = f"body {root_body.rsplit('/', 1)[-1]!r}"
     return (
         f"{asset}: no link of this floating-base robot (root {root_body}) has collision geometry, so it would fall "
-        f"through the ground.{why} Apply PhysicsCollisionAPI to geometry under its links (the feet at least), or "
-        "make the mesh files its collision prims reference available; `transfer validate ASSET` lists the links."
+        f"through the ground.{why} {fix}; `transfer validate ASSET` lists the links."
     )
 
 

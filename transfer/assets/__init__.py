@@ -162,6 +162,10 @@ def convert_source(source: str | os.PathLike, stream: Any = None) -> Conversion:
     converter = CONVERTERS[fmt]
     for ref in references(source, fmt):  # before anything is hashed, created or run
         check_reference(source, ref)
+    if fmt == "mjcf":  # NaN, ranges upside down, names USD would rename: in the MJCF's terms, before any cache
+        from transfer.assets.mjcf_checks import check_mjcf
+
+        check_mjcf(source, converting=True)
     key = content_key(source, converter.label, fmt)
     entry = _cache_dir() / key
     record = _read_record(entry)
@@ -283,15 +287,21 @@ def _left_out(refs: list[Any]) -> str:
 
 def conversion_warnings(source: str | os.PathLike | None) -> tuple[str, ...]:
     """What the conversion of the MJCF/URDF ``source`` left out that a run should say (visual meshes its repository
-    does not ship), from the cache's record; ``()`` for a USD asset."""
+    does not ship, from the cache's record; an MJCF's activation dynamics, which the USD's drives do not keep:
+    :func:`~transfer.assets.mjcf_checks.mjcf_warnings`); ``()`` for a USD asset."""
     if source is None or source_format(source) is None:
         return ()
     conversion = convert_source(source)
     left = conversion.record.get("left_out_visuals") or []
-    if not left:
-        return ()
-    return (f"{Path(source).name}: the meshes {', '.join(left[:5])}{', ...' if len(left) > 5 else ''} do not exist "
-            "and only visual geometry uses them: the robot was converted without them (the physics is unchanged)",)
+    out: tuple[str, ...] = ()
+    if left:
+        out = (f"{Path(source).name}: the meshes {', '.join(left[:5])}{', ...' if len(left) > 5 else ''} do not exist "
+               "and only visual geometry uses them: the robot was converted without them (the physics is unchanged)",)
+    if conversion.format == "mjcf":  # what the converted USD's drives cannot keep (activation dynamics)
+        from transfer.assets.mjcf_checks import mjcf_warnings
+
+        out += mjcf_warnings(conversion.source)
+    return out
 
 
 def resolve_asset(asset: str | os.PathLike) -> Path:

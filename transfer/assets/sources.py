@@ -74,6 +74,9 @@ of their own."""
 
 MAX_LINKS = 2000
 """The most links (URDF) or bodies (MJCF) a robot file may hold: a humanoid has ~40, a hand ~30."""
+MAX_GEOMS = 10000
+"""The most geoms an MJCF file may hold (``<replicate>`` counted out): a robot has tens to hundreds; the converter
+takes ~1.6 ms a geom."""
 
 
 def _parse(path: Path) -> ET.Element:
@@ -89,11 +92,36 @@ def _parse(path: Path) -> ET.Element:
         raise AssetError(f"{path}: not well-formed XML ({exc}); fix the file or give a USD file") from None
     except UnicodeDecodeError:
         raise AssetError(f"{path}: not a text (XML) file") from None
-    links = sum(1 for e in root.iter() if e.tag in ("link", "body"))
+    links, geoms, repeated = _count(root)
+    why = f" ({repeated} repeats what it holds)" if repeated else ""
     if links > MAX_LINKS:
-        raise AssetError(f"{path}: {links} links or bodies, more than the {MAX_LINKS} a robot is read with (the "
+        raise AssetError(f"{path}: {links} links or bodies{why}, more than the {MAX_LINKS} a robot is read with (the "
                          "converter and the engines would take hours); is it a scene rather than a robot?")  # fmt: skip
+    if geoms > MAX_GEOMS:
+        raise AssetError(f"{path}: {geoms} geoms{why}, more than the {MAX_GEOMS} a robot is read with (the converter "
+                         "takes ~1.6 ms a geom); is it a scene rather than a robot?")  # fmt: skip
     return root
+
+
+def _count(root: ET.Element) -> tuple[int, int, str]:
+    """``(links or bodies, geoms, the <replicate> repeating most)`` in ``root``, each ``<replicate count>`` (MJCF)
+    counted out as MuJoCo expands it (``<replicate count="100000">`` is 100,000 copies of what it holds)."""
+    links = geoms = largest = 0
+    replicate = ""
+    stack = [(root, 1)]
+    while stack:  # not recursive: a file of thousands of nested bodies is counted, then refused
+        node, times = stack.pop()
+        for child in node:
+            each = times
+            if child.tag == "replicate":
+                count = child.get("count", "1").strip()
+                each = times * (int(count) if count.isdigit() else 1)
+                if each > largest:
+                    replicate, largest = f'<replicate count="{count}">', each
+            links += each if child.tag in ("link", "body") else 0
+            geoms += each if child.tag == "geom" else 0
+            stack.append((child, each))
+    return links, geoms, replicate
 
 
 def source_format(path: str | Path) -> str | None:

@@ -183,6 +183,8 @@ def _placeholder(path: Path, text: Any, field: str, roots: Sequence[str | Path])
         raise TaskError(f"{field}: expected a path, got {text!r}")
     if PLACEHOLDER not in text:
         found = (path.parent / text).resolve()
+        if found.is_dir():
+            return None, _folder(field, text, found)
         return (found, None) if found.is_file() else (None, f"{field}: {text!r} resolves to {found}, which does not "
                                                              "exist; pass --asset")  # fmt: skip
     env = os.environ.get("LEGGED_GYM_ROOT_DIR")
@@ -191,11 +193,22 @@ def _placeholder(path: Path, text: Any, field: str, roots: Sequence[str | Path])
         found = Path(text.replace(PLACEHOLDER, str(root)))
         if found.is_file():
             return found.resolve(), None
+        if found.is_dir():  # the placeholder was found: what it names is the wrong kind of thing
+            return None, _folder(field, text, found.resolve())
     tried = ", ".join(str(c) for c in candidates[:4]) + (", ..." if len(candidates) > 4 else "")
     return None, (
         f"{field}: {text!r}: no folder stands for {PLACEHOLDER} (tried $LEGGED_GYM_ROOT_DIR, then {tried}). Set "
         "LEGGED_GYM_ROOT_DIR to the unitree_rl_gym / legged_gym checkout, or pass --asset with the robot's MJCF"
     )
+
+
+def _folder(field: str, text: str, found: Path) -> str:
+    """What a path naming a folder where a file belongs says: the folder, and for ``xml_path`` the robot files in it."""
+    if field != "xml_path":
+        return f"{field}: {text!r} is the folder {found}, not a file: give the file in it"
+    files = sorted(p.name for p in found.glob("*") if p.suffix.lower() in (".xml", ".urdf") and p.is_file())
+    inside = f" ({', '.join(files[:6])}{', ...' if len(files) > 6 else ''})" if files else ""
+    return f"{field}: {text!r} is the folder {found}, not a file: give the robot's XML file in it{inside}, or --asset"
 
 
 # ---------------------------------------------------------------------------------------------------- Unitree

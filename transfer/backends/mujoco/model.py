@@ -166,6 +166,7 @@ def _drives(spec: Any, joints: list[str], source: Path, notes: list[str]) -> str
     for name in joints:
         act = by_joint[name][0]
         position = act.biastype == mujoco.mjtBias.mjBIAS_AFFINE and act.gaintype == mujoco.mjtGain.mjGAIN_FIXED
+        _refuse_kind(act, position, source)
         if position:
             continue
         if act.biastype != mujoco.mjtBias.mjBIAS_NONE or act.gaintype != mujoco.mjtGain.mjGAIN_FIXED:
@@ -186,17 +187,43 @@ def _drives(spec: Any, joints: list[str], source: Path, notes: list[str]) -> str
     return None
 
 
+def _refuse_kind(act: Any, position: bool, source: Path) -> None:
+    """Refuse, naming it, an actuator whose control is no position target: a velocity actuator (a gain on the control
+    with no position feedback: ``<velocity>``), an integrator (``<intvelocity>``), a motor with activation dynamics
+    (the position actuator replacing it would filter the target, not the torque). A position actuator's filter
+    (``timeconst``, ``dyntype="filter"``) is stepped as authored."""
+    label = f"{source}: actuator {act.name!r} (joint {act.target!r})"
+    dyn = act.dyntype.name.removeprefix("mjDYN_").lower()
+    if position and act.gainprm[0] != 0 and act.biasprm[1] == 0:
+        raise ValueError(f"{label} is a velocity actuator (<velocity>: its control is a joint velocity); the MuJoCo "
+                         "backend drives joints by position targets: make it a <position> actuator or a <motor>")  # fmt: skip
+    if position and act.dyntype == mujoco.mjtDyn.mjDYN_INTEGRATOR:
+        raise ValueError(f'{label} has activation dynamics (dyntype="{dyn}": its control is integrated, a joint '
+                         "velocity, as <intvelocity>'s); the MuJoCo backend drives joints by position targets: make "
+                         "it a <position> actuator")  # fmt: skip
+    if not position and act.dyntype != mujoco.mjtDyn.mjDYN_NONE:
+        raise ValueError(f'{label} has activation dynamics (dyntype="{dyn}") on a motor; the MuJoCo backend drives a '
+                         "motor's joint by a position actuator of its force range, which would filter the target, "
+                         'not the torque: remove dyntype, or make it a <position> actuator (timeconst="..." keeps a '
+                         "filter)")  # fmt: skip
+
+
 def build_model(asset: str | os.PathLike, scene: SceneDescription, *, drives: bool = True) -> MujocoModel:
     """Read ``asset``'s robot file with ``MjSpec``, apply ``scene`` and compile it. ``drives=False``: as authored
     (no actuator checked or replaced, ball joints allowed): what the engine's own order is read from."""
     source = robot_file(asset)
+    from transfer.assets import source_format
+    from transfer.backends.mujoco.from_usd import is_export
+
+    if source_format(source) == "mjcf" and not is_export(source):  # its size, NaN, ranges: before MuJoCo reads it
+        from transfer.assets.mjcf_checks import check_mjcf
+
+        check_mjcf(source)
     try:
         spec = mujoco.MjSpec.from_file(str(source))
     except Exception as exc:  # MuJoCo's parser: ValueError with its own message
         raise ValueError(f"{source}: MuJoCo cannot read it: {exc}") from None
     notes: list[str] = []
-    from transfer.backends.mujoco.from_usd import is_export
-
     if is_export(source):
         notes.append(f"the robot read from its USD as the MuJoCo model Newton builds of it ({source})")
     _settings(spec, dict(scene.settings_for("mujoco")))
