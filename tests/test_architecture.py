@@ -58,6 +58,7 @@ FLOORS: dict[str, int] = {
     "transfer._figures": 5,
     # 6 environment
     "transfer.env": 6,
+    "transfer.measure": 6,
     "transfer.spawn": 6,
     "transfer.perturbations": 6,
     "transfer.tracking": 6,
