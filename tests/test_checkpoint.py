@@ -176,6 +176,7 @@ def tiny(tmp_path_factory) -> dict[str, Path]:
 # ------------------------------------------------------------------------------------------------ documents
 
 FLOATS = st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False)
+PHYSICAL = st.floats(-100, 100, allow_nan=False)  # a default pose or a command no robot has is refused
 NAMES = st.lists(st.sampled_from(["LF_HAA", "LF_HFE", "hip", "knee", "a.b", "x[1]", "wrist:rot_x", "j"]),
                  min_size=1, max_size=6, unique=True)  # fmt: skip
 
@@ -194,8 +195,8 @@ def documents(draw) -> tuple[dict, Task]:
                                   history_length=draw(st.integers(0, 5)),
                                   params={k: draw(st.floats(0.1, 2.0)) for k in OBS_TERMS[t].params})
                           for t in terms),
-        action=ActionTerm(scale=draw(st.floats(-100, 100).filter(bool)), use_default_offset=draw(st.booleans()), joints=acting),
-        default_joint_pos=draw(per_joint()) if draw(st.booleans()) else {".*": draw(FLOATS)},
+        action=ActionTerm(scale=draw(st.floats(0, 100).filter(bool)), use_default_offset=draw(st.booleans()), joints=acting),
+        default_joint_pos=draw(per_joint(PHYSICAL)) if draw(st.booleans()) else {".*": draw(PHYSICAL)},
         stiffness=draw(st.just({}) | per_joint(gains)),
         damping=draw(st.just({}) | per_joint(gains)),
         armature=draw(st.just({}) | per_joint(gains)),
@@ -208,7 +209,7 @@ def documents(draw) -> tuple[dict, Task]:
             "newton": draw(st.fixed_dictionaries({}, optional={"solver": st.sampled_from(["mujoco_cpu", "mujoco_warp"])})),
         },
         spawn_height=draw(st.none() | st.floats(0.1, 2.0)),
-        command=draw(st.tuples(FLOATS, FLOATS, FLOATS)),
+        command=draw(st.tuples(PHYSICAL, PHYSICAL, PHYSICAL)),
         ground=draw(st.none() | st.builds(GroundMaterial, static_friction=st.floats(0, 2), friction_combine=st.sampled_from(COMBINE_MODES))),
         self_collisions=draw(st.none() | st.booleans()),
         actuators=draw(st.just(()) | st.just((ActuatorGroup("legs", "dc_motor", (".*",), saturation_effort=20.0, velocity_limit=30.0),))),

@@ -251,7 +251,7 @@ def _refuse_sizes(policy: Any, inputs: Inputs, observation_size: int, action_siz
 def _run(env: Any, policy: Any, inputs: Inputs, target: str, reorder: bool, seconds: float, progress: bool, label,
          record: str | Path | None = None) -> ReplayResult:
     from transfer.env import Measure
-    from transfer.traces import Recorder, metrics
+    from transfer.traces import Recorder
 
     if policy.input_size != env.observation_size or policy.output_size != env.action_size:
         terms = {k: s.stop - s.start for k, s in env.slices.items()}
@@ -259,35 +259,14 @@ def _run(env: Any, policy: Any, inputs: Inputs, target: str, reorder: bool, seco
     command = tuple(float(c) for c in env.command[0])
     planar = np.asarray(command[:2])
     norm = float(np.linalg.norm(planar))
-    direction = planar / norm if norm > 1e-6 else np.array([1.0, 0.0])
-    measure = Measure(env.num_envs, direction)
+    measure = Measure(env.num_envs, planar / norm if norm > 1e-6 else np.array([1.0, 0.0]))
     steps = run_steps(env, seconds)
     try:
         env.begin_run(steps)
     except ValueError as exc:
         raise ReplayError(str(exc)) from None
     recorder = Recorder(env, steps, observations=record is not None)
-    policy.reset()
-    obs = env.observe()
-    one_torch_thread()
-    start = time.perf_counter()
-    stream = progress if hasattr(progress, "write") else sys.stderr
-    terminal = progress is not False and is_terminal(stream)  # a bar on a terminal, one plain line elsewhere
-    bar = progress_bar(range(steps), progress, label or target, "step", delay=2.0)
-    for step in bar:
-        env.before_policy_step(step, steps)  # the perturbations that act during a run (a push at mid-run)
-        recorder.observe(obs)
-        actions = policy(obs)
-        obs, nonfinite = env.step(actions)
-        measure.nonfinite |= nonfinite
-        state = env.root_state()
-        measure.record(env.time, state, env.fall_causes(state))
-        recorder.sample(env.last_action, ~np.isfinite(measure.fallen_at))
-    wall = time.perf_counter() - start
-    if progress is not False and not terminal:
-        print(f"{label or target}: {steps} policy steps in {wall:.1f} s", file=stream)
-    fallen = np.isfinite(measure.fallen_at)
-    survival = np.where(fallen, measure.fallen_at, env.time)
+    wall = _step_through(env, policy, measure, recorder, steps, progress, label or target)
     label = label or f"{_kind(inputs, target, reorder)} on {target}"
     order = inputs.source_label if reorder else f"{env.art.backend.native_convention.value} (target's own)"
     recording = recorder.finish({"label": label, "checkpoint": str(policy.path), "asset": str(inputs.asset_given),
@@ -297,6 +276,40 @@ def _run(env: Any, policy: Any, inputs: Inputs, target: str, reorder: bool, seco
         from transfer.traces import write_trace
 
         write_trace(recording, record)
+    return _result(env, inputs, measure, recording, steps * env.num_envs * env.task.decimation / wall,
+                   label=label, target=target, reorder=reorder, order=order, record=record)  # fmt: skip
+
+
+def _step_through(env: Any, policy: Any, measure: Any, recorder: Any, steps: int, progress: Any, name: str) -> float:
+    """Run ``steps`` policy steps, measuring and recording each; the wall time (s) they took."""
+    policy.reset()
+    obs = env.observe()
+    one_torch_thread()
+    start = time.perf_counter()
+    stream = progress if hasattr(progress, "write") else sys.stderr
+    terminal = progress is not False and is_terminal(stream)  # a bar on a terminal, one plain line elsewhere
+    for step in progress_bar(range(steps), progress, name, "step", delay=2.0):
+        env.before_policy_step(step, steps)  # the perturbations that act during a run (a push at mid-run)
+        recorder.observe(obs)
+        obs, nonfinite = env.step(policy(obs))
+        measure.nonfinite |= nonfinite
+        state = env.root_state()
+        measure.record(env.time, state, env.fall_causes(state))
+        recorder.sample(env.last_action, ~np.isfinite(measure.fallen_at))
+    wall = time.perf_counter() - start
+    if progress is not False and not terminal:
+        print(f"{name}: {steps} policy steps in {wall:.1f} s", file=stream)
+    return wall
+
+
+def _result(env: Any, inputs: Inputs, measure: Any, recording: Any, rate: float, *, label: str, target: str,
+            reorder: bool, order: str, record: Any) -> ReplayResult:  # fmt: skip
+    """The run's :class:`ReplayResult` from its measurements and recording (``rate``: env steps a second)."""
+    from transfer.env import Measure
+    from transfer.traces import metrics
+
+    fallen = np.isfinite(measure.fallen_at)
+    command = tuple(float(c) for c in env.command[0])
     return ReplayResult(
         label=label,
         target=target,
@@ -311,10 +324,10 @@ def _run(env: Any, policy: Any, inputs: Inputs, target: str, reorder: bool, seco
         yaw_rate=measure.mean("yaw_rate"),
         fall_fraction=float(fallen.mean()),
         fall_causes=measure.causes(),
-        survival_seconds=float(survival.mean()),
-        env_steps_per_second=env.num_envs * steps * env.task.decimation / wall,
+        survival_seconds=float(np.where(fallen, measure.fallen_at, env.time).mean()),
+        env_steps_per_second=rate,
         nonfinite_envs=int(measure.nonfinite.sum()),
-        checkpoint=str(policy.path),
+        checkpoint=str(recording.meta["checkpoint"]),
         asset=str(inputs.asset_given),
         settings=env.task.simulation_settings(),
         warnings=[*inputs.warnings, *env.warnings],

@@ -93,6 +93,24 @@ MAX_SPAWN_HEIGHT = 10.0
 """The highest base a task may spawn (m): a robot dropped from higher lands on its back, not its feet."""
 
 
+def _check_clock(task: Task) -> None:
+    """``sim_dt`` and ``decimation``: a physics step and a policy step this replays (set on ``task`` as numbers)."""
+    put, self = object.__setattr__, task
+    put(self, "sim_dt", _number(self.sim_dt, "sim_dt"))
+    if not MIN_SIM_DT <= self.sim_dt <= MAX_SIM_DT:
+        raise TaskError(
+            f"sim_dt: {self.sim_dt} s is not a physics time step this replays (expected {MIN_SIM_DT} <= sim_dt "
+            f"<= {MAX_SIM_DT} s; Isaac Lab's legged robots use 0.005 s)"
+        )
+    put(self, "decimation", _integer(self.decimation, "decimation", 1))
+    if self.sim_dt * self.decimation > MAX_POLICY_DT:
+        raise TaskError(
+            f"decimation: {self.decimation} physics steps of {self.sim_dt} s make a policy step of "
+            f"{self.sim_dt * self.decimation:g} s (at most {MAX_POLICY_DT:g} s; Isaac Lab's legged robots act every "
+            "0.02 s: sim_dt 0.005, decimation 4)"
+        )
+
+
 def _bounded(values: Mapping[str, float], name: str) -> Mapping[str, float]:
     """``values`` when each is within :data:`PHYSICAL_BOUNDS` for ``name``; else one line naming the joint."""
     bound, why = PHYSICAL_BOUNDS[name]
@@ -201,19 +219,7 @@ class Task:
                 bad = {k: v for k, v in getattr(self, name).items() if v <= 0}
                 if bad:
                     raise TaskError(f"{name}: values {bad} are not positive; {rule}")
-        put(self, "sim_dt", _number(self.sim_dt, "sim_dt"))
-        if not MIN_SIM_DT <= self.sim_dt <= MAX_SIM_DT:
-            raise TaskError(
-                f"sim_dt: {self.sim_dt} s is not a physics time step this replays (expected {MIN_SIM_DT} <= sim_dt "
-                f"<= {MAX_SIM_DT} s; Isaac Lab's legged robots use 0.005 s)"
-            )
-        put(self, "decimation", _integer(self.decimation, "decimation", 1))
-        if self.sim_dt * self.decimation > MAX_POLICY_DT:
-            raise TaskError(
-                f"decimation: {self.decimation} physics steps of {self.sim_dt} s make a policy step of "
-                f"{self.sim_dt * self.decimation:g} s (at most {MAX_POLICY_DT:g} s; Isaac Lab's legged robots act every "
-                "0.02 s: sim_dt 0.005, decimation 4)"
-            )
+        _check_clock(self)
         put(self, "engines", _engines(self.engines))
         if self.spawn_height is not None:
             put(self, "spawn_height", _number(self.spawn_height, "spawn_height"))

@@ -197,8 +197,9 @@ class Recorder:
         """The recording of the steps sampled so far; its metadata adds the robot's mass (``robot_mass``, kg, the
         engine's: what tells two robots with the same joint names apart)."""
         env, art, k = self.env, self.art, self.k
+        masses = getattr(art, "body_masses", None)  # an articulation stand-in may have none
         try:
-            meta = {"robot_mass": float(art.body_masses()[0].sum()), **(meta or {})}
+            meta = {"robot_mass": float(masses()[0].sum()), **(meta or {})} if masses else meta
         except NotImplementedError:  # an engine that does not report link masses
             pass
         names = list(art.joint_names)
