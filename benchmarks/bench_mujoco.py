@@ -84,18 +84,23 @@ def main() -> int:
     model = one.art.backend.models[0]
     data = mujoco.MjData(model)
     decimation = one.task.decimation
-    timed = time_interleaved({"mj_step": lambda: mujoco.mj_step(model, data), "one": step_one, "two": step_two},
-                             args.min_time, args.trials)  # fmt: skip
-    rates = {"mj_step": 1 / timed["mj_step"], "policy loop, 1 env": decimation / timed["one"],
-             "policy loop, 2 envs": 2 * decimation / timed["two"]}  # fmt: skip
+    timed = time_interleaved(
+        {"mj_step": lambda: mujoco.mj_step(model, data), "one": step_one, "two": step_two}, args.min_time, args.trials
+    )
+    rates = {
+        "mj_step": 1 / timed["mj_step"],
+        "policy loop, 1 env": decimation / timed["one"],
+        "policy loop, 2 envs": 2 * decimation / timed["two"],
+    }
     one.close()
     two.close()
     result = {
-        "host": cpu_name(), "env_steps_per_second": rates,
+        "host": cpu_name(),
+        "env_steps_per_second": rates,
         "one_env_over_mj_step": rates["policy loop, 1 env"] / rates["mj_step"],
         "two_envs_over_one": rates["policy loop, 2 envs"] / rates["policy loop, 1 env"],
         "time_to_result_seconds": {t: _time_to_result(t, args.runs) for t in ("mujoco", "physx")},
-    }  # fmt: skip
+    }
     if args.json:
         print(json.dumps(result, indent=2))
         return 0

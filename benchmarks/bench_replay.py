@@ -51,9 +51,13 @@ CASES = {  # backend: (checkpoint, its joint order)
 ACTUATORS = {  # --actuator: the task settings that replace the engine's PD with an explicit model
     "implicit": {},
     "ideal_pd": {"actuators": [{"name": "legs", "model": "ideal_pd", "joints": [".*"]}], "effort_limit": {".*": 80.0}},
-    "dc_motor": {"actuators": [{"name": "legs", "model": "dc_motor", "joints": [".*"], "saturation_effort": 120.0,
-                                "velocity_limit": 7.5}], "effort_limit": {".*": 80.0}},
-}  # fmt: skip
+    "dc_motor": {
+        "actuators": [
+            {"name": "legs", "model": "dc_motor", "joints": [".*"], "saturation_effort": 120.0, "velocity_limit": 7.5}
+        ],
+        "effort_limit": {".*": 80.0},
+    },
+}
 
 
 def measure(backend: str, num_envs: int, min_time: float, trials: int, actuator: str = "implicit") -> dict:
@@ -136,8 +140,10 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"meta": meta, "rows": rows}, indent=2))
         return 0
     print(f"ANYmal C replay vs bare loop (CPU {meta['cpu']}, {meta['cpu_count']} cores, load {meta['load']:.1f})")
-    print(f"{'backend':<8} {'solver':<12} {'actuator':<9} {'envs':>5} {'bare env-steps/s':>17} "
-          f"{'replay env-steps/s':>19} {'ratio':>6}")  # fmt: skip
+    print(
+        f"{'backend':<8} {'solver':<12} {'actuator':<9} {'envs':>5} {'bare env-steps/s':>17} "
+        f"{'replay env-steps/s':>19} {'ratio':>6}"
+    )
     for r in rows:
         print(
             f"{r['backend']:<8} {r['solver']:<12} {r['actuator']:<9} {r['num_envs']:>5} "

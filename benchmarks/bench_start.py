@@ -64,8 +64,19 @@ def _timed(args: list[str], env: dict[str, str]) -> float:
 
 
 def _replay(target: str) -> list[str]:
-    return [sys.executable, "-m", "transfer.cli", "replay", str(CHECKPOINT), "--target", target, "--seconds", "0.2",
-            "--num-envs", "1"]  # fmt: skip
+    return [
+        sys.executable,
+        "-m",
+        "transfer.cli",
+        "replay",
+        str(CHECKPOINT),
+        "--target",
+        target,
+        "--seconds",
+        "0.2",
+        "--num-envs",
+        "1",
+    ]
 
 
 def main() -> int:
@@ -90,10 +101,13 @@ def main() -> int:
             with tempfile.TemporaryDirectory(prefix="bench-start-") as fresh:
                 cold[name].append(_timed(commands[name], {**env, "XDG_CACHE_HOME": fresh}))
     result = {
-        "host": cpu_name(), "load": load,
-        "warm_median_s": {n: statistics.median(v) for n, v in warm.items()}, "warm_s": warm,
-        "cold_median_s": {n: statistics.median(v) for n, v in cold.items() if v}, "cold_s": cold,
-    }  # fmt: skip
+        "host": cpu_name(),
+        "load": load,
+        "warm_median_s": {n: statistics.median(v) for n, v in warm.items()},
+        "warm_s": warm,
+        "cold_median_s": {n: statistics.median(v) for n, v in cold.items() if v},
+        "cold_s": cold,
+    }
     if args.json:
         print(json.dumps(result, indent=2))
         return 0

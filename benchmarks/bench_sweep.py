@@ -66,11 +66,14 @@ def timed(spec: dict | str, workers: int, folder: Path) -> dict:
         firsts.setdefault((record.get("pid"), record["target"]), key)
     steady = [r["wall_seconds"] for k, r in records.items() if k not in firsts.values()]
     return {
-        "workers": workers, "cells": summary["cells"], "wall_seconds": wall,
-        "cells_per_minute": 60.0 * summary["cells"] / wall, "seconds_per_cell": wall / summary["cells"],
+        "workers": workers,
+        "cells": summary["cells"],
+        "wall_seconds": wall,
+        "cells_per_minute": 60.0 * summary["cells"] / wall,
+        "seconds_per_cell": wall / summary["cells"],
         "mean_cell_seconds": statistics.fmean(r["wall_seconds"] for r in records.values()),
         "steady_cell_seconds": statistics.fmean(steady) if steady else None,
-    }  # fmt: skip
+    }
 
 
 def main() -> None:
@@ -109,9 +112,11 @@ def main() -> None:
     print(f"{results['machine']}; load {load_before[0]:.2f} before, {results['load_after'][0]:.2f} after")
     print(f"{'workers':>7}  {'cells':>5}  {'wall s':>7}  {'cells/min':>9}  {'x first':>7}  {'cell s (mean)':>13}")
     for r, walls in zip(results["workers"], results["workers_trials"], strict=True):
-        print(f"{r['workers']:>7}  {r['cells']:>5}  {r['wall_seconds']:>7.1f}  {r['cells_per_minute']:>9.1f}  "
-              f"{r['fraction_of_first']:>7.2f}  {r['mean_cell_seconds']:>13.2f}  (trials: "
-              f"{', '.join(f'{w:.1f}' for w in walls)} s)")  # fmt: skip
+        print(
+            f"{r['workers']:>7}  {r['cells']:>5}  {r['wall_seconds']:>7.1f}  {r['cells_per_minute']:>9.1f}  "
+            f"{r['fraction_of_first']:>7.2f}  {r['mean_cell_seconds']:>13.2f}  (trials: "
+            f"{', '.join(f'{w:.1f}' for w in walls)} s)"
+        )
     print(
         f"\n{'cells':>5}  {'workers':>7}  {'wall s':>7}  {'s per cell':>10}  {'marginal s':>10}  {'steady cell s':>13}"
     )
@@ -123,8 +128,10 @@ def main() -> None:
             else f"{(r['wall_seconds'] - previous['wall_seconds']) / (r['cells'] - previous['cells']):.2f}"
         )
         steady = "n/a" if r["steady_cell_seconds"] is None else f"{r['steady_cell_seconds']:.2f}"
-        print(f"{r['cells']:>5}  {r['workers']:>7}  {r['wall_seconds']:>7.1f}  {r['seconds_per_cell']:>10.2f}  "
-              f"{marginal:>10}  {steady:>13}")  # fmt: skip
+        print(
+            f"{r['cells']:>5}  {r['workers']:>7}  {r['wall_seconds']:>7.1f}  {r['seconds_per_cell']:>10.2f}  "
+            f"{marginal:>10}  {steady:>13}"
+        )
         previous = r
 
 

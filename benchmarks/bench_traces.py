@@ -35,17 +35,22 @@ def main() -> None:
             for kind in ("without", "with"):
                 record = Path(tmp) / f"t{i}.parquet" if kind == "with" else None
                 start = time.perf_counter()
-                r = replay(DEMO, args.target, num_envs=args.num_envs, seconds=args.seconds, progress=False,
-                           record=record)  # fmt: skip
+                r = replay(
+                    DEMO, args.target, num_envs=args.num_envs, seconds=args.seconds, progress=False, record=record
+                )
                 times[kind].append(time.perf_counter() - start)
                 loop[kind].append(r.env_steps_per_second)
                 if record is not None:
                     size = record.stat().st_size
     w, wo = statistics.median(times["with"]), statistics.median(times["without"])
-    print(f"host: {platform.node()} ({platform.processor() or platform.machine()}), target {args.target}, "
-          f"{args.num_envs} envs, {args.seconds:g} s, median of {args.repeats}")  # fmt: skip
+    print(
+        f"host: {platform.node()} ({platform.processor() or platform.machine()}), target {args.target}, "
+        f"{args.num_envs} envs, {args.seconds:g} s, median of {args.repeats}"
+    )
     print(f"replay without --record: {wo:.2f} s ({statistics.median(loop['without']):.0f} env-steps/s in the loop)")
-    print(f"replay with --record:    {w:.2f} s ({statistics.median(loop['with']):.0f} env-steps/s), file {size / 1e6:.2f} MB")
+    print(
+        f"replay with --record:    {w:.2f} s ({statistics.median(loop['with']):.0f} env-steps/s), file {size / 1e6:.2f} MB"
+    )
     print(f"speed with / without: {wo / w:.2f}x (target >= 0.8x)")
 
 

@@ -12,8 +12,20 @@ from __future__ import annotations
 from pathlib import Path
 
 BOX = [(x, y, z) for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)]
-BOX_FACES = [(0, 1, 3), (0, 3, 2), (4, 6, 7), (4, 7, 5), (0, 4, 5), (0, 5, 1),
-             (2, 3, 7), (2, 7, 6), (0, 2, 6), (0, 6, 4), (1, 5, 7), (1, 7, 3)]  # fmt: skip
+BOX_FACES = [
+    (0, 1, 3),
+    (0, 3, 2),
+    (4, 6, 7),
+    (4, 7, 5),
+    (0, 4, 5),
+    (0, 5, 1),
+    (2, 3, 7),
+    (2, 7, 6),
+    (0, 2, 6),
+    (0, 6, 4),
+    (1, 5, 7),
+    (1, 7, 3),
+]
 """A unit box (corners at +-1) as 12 outward triangles."""
 
 
@@ -62,8 +74,9 @@ def _leg(side: str, y: float, *, two_joints: bool) -> str:
       </body>"""
 
 
-def mjcf_robot(folder: Path, *, floating: bool = True, name: str = "mjbot", walker: bool = False,
-               motors: bool = False) -> Path:  # fmt: skip
+def mjcf_robot(
+    folder: Path, *, floating: bool = True, name: str = "mjbot", walker: bool = False, motors: bool = False
+) -> Path:
     """An MJCF robot: a base with two legs (:func:`_leg`; the left hip has two joints unless ``walker``), a head
     on a ball joint and a tail on a slide joint (both left out when ``walker``: only hinges, the same joint names on
     both engines). ``floating``: a free joint on the base; else the base is welded to the world. Meshes go to

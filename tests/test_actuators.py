@@ -25,8 +25,9 @@ def isaaclab_dc_box(effort, v, saturation, velocity_limit, effort_limit):
 
 def compute(groups, names, q, qd, target, ff=None, kp=20.0, kd=0.5, limit=23.5, steps=1):
     env, joints = q.shape
-    act = Actuators(groups, names, num_envs=env, stiffness=[kp] * joints, damping=[kd] * joints,
-                    effort_limit=[limit] * joints)  # fmt: skip
+    act = Actuators(
+        groups, names, num_envs=env, stiffness=[kp] * joints, damping=[kd] * joints, effort_limit=[limit] * joints
+    )
     import warp as wp
 
     arr = lambda x: wp.array(np.asarray(x, np.float32), dtype=wp.float32)  # noqa: E731
@@ -41,8 +42,10 @@ def compute(groups, names, q, qd, target, ff=None, kp=20.0, kd=0.5, limit=23.5, 
 @given(q=FINITE, qd=FINITE, target=FINITE, ff=FINITE)
 def test_ideal_pd_and_dc_motor_follow_isaac_labs_formulas(q, qd, target, ff):
     names = ["a", "b", "c"]
-    groups = [ActuatorGroup("pd", "ideal_pd", ("a",)),
-              ActuatorGroup("dc", "dc_motor", ("b",), saturation_effort=30.0, velocity_limit=10.0)]  # fmt: skip
+    groups = [
+        ActuatorGroup("pd", "ideal_pd", ("a",)),
+        ActuatorGroup("dc", "dc_motor", ("b",), saturation_effort=30.0, velocity_limit=10.0),
+    ]
     x = lambda v: np.full((2, 3), v, np.float32)  # noqa: E731
     out, _ = compute(groups, names, x(q), x(qd), x(target), ff=x(ff))
     pd = np.float32(20.0) * (np.float32(target) - np.float32(q)) + np.float32(0.5) * (0 - np.float32(qd)) + ff
@@ -84,8 +87,14 @@ def test_groups_are_checked_naming_the_field():
     with pytest.raises(ActuatorError, match="network_file"):
         ActuatorGroup("legs", "lstm", (".*",), saturation_effort=1.0, velocity_limit=1.0)
     with pytest.raises(ActuatorError, match="two actuator groups"):
-        Actuators([ActuatorGroup("a", "ideal_pd", ("x",)), ActuatorGroup("b", "ideal_pd", ("x",))], ["x"],
-                  num_envs=1, stiffness=[1.0], damping=[1.0], effort_limit=[1.0])  # fmt: skip
+        Actuators(
+            [ActuatorGroup("a", "ideal_pd", ("x",)), ActuatorGroup("b", "ideal_pd", ("x",))],
+            ["x"],
+            num_envs=1,
+            stiffness=[1.0],
+            damping=[1.0],
+            effort_limit=[1.0],
+        )
     group = ActuatorGroup("legs", "mlp", ("x",), saturation_effort=1.0, velocity_limit=1.0, network_file="nope.pt")
     with pytest.raises(ActuatorError, match="nope.pt is not a local file"):
         Actuators([group], ["x"], num_envs=1, stiffness=[1.0], damping=[1.0], effort_limit=[1.0])
@@ -100,8 +109,18 @@ def test_an_mlp_network_reads_isaac_labs_input_layout(tmp_path):
 
     path = tmp_path / "net.pt"
     torch.jit.save(torch.jit.script(Sum()), str(path))
-    group = ActuatorGroup("legs", "mlp", ("a",), saturation_effort=1e3, velocity_limit=1e3, network_file=str(path),
-                          input_idx=(0, 1), pos_scale=2.0, vel_scale=10.0, torque_scale=0.5)  # fmt: skip
+    group = ActuatorGroup(
+        "legs",
+        "mlp",
+        ("a",),
+        saturation_effort=1e3,
+        velocity_limit=1e3,
+        network_file=str(path),
+        input_idx=(0, 1),
+        pos_scale=2.0,
+        vel_scale=10.0,
+        torque_scale=0.5,
+    )
     q, qd, target = np.zeros((1, 1), np.float32), np.full((1, 1), 0.1, np.float32), np.full((1, 1), 1.0, np.float32)
     out, _ = compute([group], ["a"], q, qd, target, steps=2, limit=1e3)
     # two steps of history: pos error 1, 1 (x2) and velocity 0.1, 0.1 (x10), summed, x0.5
@@ -119,8 +138,11 @@ def test_the_dc_torque_box_reaches_both_engines(engine):
     try:
         n = art.num_joints
         group = ActuatorGroup("legs", "dc_motor", tuple(art.joint_names), saturation_effort=23.5, velocity_limit=30.0)
-        art.set_actuators(Actuators([group], art.joint_names, num_envs=6, stiffness=[25.0] * n, damping=[0.5] * n,
-                                    effort_limit=[23.5] * n))  # fmt: skip
+        art.set_actuators(
+            Actuators(
+                [group], art.joint_names, num_envs=6, stiffness=[25.0] * n, damping=[0.5] * n, effort_limit=[23.5] * n
+            )
+        )
         art.write_joint_properties(stiffness=np.zeros((6, n)), damping=np.zeros((6, n)))
         v = np.array([0.0, 15.0, 30.0, 0.0, -15.0, -30.0], np.float32)[:, None].repeat(n, 1)
         sign = np.array([1, 1, 1, -1, -1, -1], np.float32)[:, None]
@@ -144,13 +166,23 @@ def test_explicit_ideal_pd_walks_like_the_engines_own_pd(engine, anymal_files):
     from transfer.runs.replay import replay
 
     a = anymal_files
-    kwargs = dict(source="physx", config=a["yaml"], asset=a["asset"], num_envs=2 if engine == "physx" else 1,
-                  seconds=4.0, command=(1.0, 0.0, 0.0), progress=False)  # fmt: skip
+    kwargs = dict(
+        source="physx",
+        config=a["yaml"],
+        asset=a["asset"],
+        num_envs=2 if engine == "physx" else 1,
+        seconds=4.0,
+        command=(1.0, 0.0, 0.0),
+        progress=False,
+    )
     checkpoint = a["mjw_pt"].with_name("physx_anymal.pt")
     implicit = replay(checkpoint, engine, **kwargs)
-    explicit = replay(checkpoint, engine, settings={
-        "actuators": [{"name": "legs", "model": "ideal_pd", "joints": [".*"]}], "effort_limit": {".*": 80.0}
-    }, **kwargs)  # fmt: skip
+    explicit = replay(
+        checkpoint,
+        engine,
+        settings={"actuators": [{"name": "legs", "model": "ideal_pd", "joints": [".*"]}], "effort_limit": {".*": 80.0}},
+        **kwargs,
+    )
     assert explicit.settings["actuators"][0]["model"] == "ideal_pd"
     assert implicit.fall_fraction == explicit.fall_fraction == 0.0
     assert implicit.forward_velocity > 0.8

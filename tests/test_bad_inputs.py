@@ -39,9 +39,13 @@ def refused(capsys, *args: object) -> str:
 def cli(*args: object, **kwargs) -> subprocess.CompletedProcess:
     env = {**os.environ, "COLUMNS": "200"}
     return subprocess.run(
-        [sys.executable, "-m", "transfer.cli", *map(str, args)], capture_output=True, text=True, timeout=300, env=env,
+        [sys.executable, "-m", "transfer.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
         **kwargs,
-    )  # fmt: skip
+    )
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:
@@ -221,8 +225,16 @@ def test_replay_table_names_non_finite_actions():
 
     from transfer.cli.replay import print_table
 
-    row = {"label": "reordered on physx", "order": "physx", "forward_velocity": None, "fall_fraction": 1.0,
-           "survival_seconds": 0.0, "num_envs": 4, "nonfinite_envs": 3, "seconds": 5.0}  # fmt: skip
+    row = {
+        "label": "reordered on physx",
+        "order": "physx",
+        "forward_velocity": None,
+        "fall_fraction": 1.0,
+        "survival_seconds": 0.0,
+        "num_envs": 4,
+        "nonfinite_envs": 3,
+        "seconds": 5.0,
+    }
     text = io.StringIO()
     print_table([row], text)
     assert "non-finite" in text.getvalue() and "3 of 4 env(s)" in text.getvalue()
@@ -263,8 +275,11 @@ def test_ctrl_c_is_one_line_and_exit_130():
     pytest.importorskip("ovphysx")
     proc = subprocess.Popen(
         [sys.executable, "-m", "transfer.cli", "replay", str(POLICY), "--target", "physx", "--seconds", "3000"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_sigint_as_a_terminal_delivers_it,
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_sigint_as_a_terminal_delivers_it,
+    )
     time.sleep(8)  # well into the replay, usually; a press during start-up is the next test's
     proc.send_signal(signal.SIGINT)
     try:
@@ -364,8 +379,20 @@ def test_newton_on_a_stage_with_unresolved_references_is_clear(anymal_files, tmp
     pytest.importorskip("newton")
     alone = tmp_path / "anymal_c.usda"  # the asset without its Props/ folder: its mesh references do not resolve
     shutil.copy(anymal_files["asset"], alone)
-    result = cli("replay", anymal_files["mjw_pt"], "--target", "newton", "--source", "mjwarp", "--config",
-                 anymal_files["yaml"], "--asset", alone, "--seconds", "0.5")  # fmt: skip
+    result = cli(
+        "replay",
+        anymal_files["mjw_pt"],
+        "--target",
+        "newton",
+        "--source",
+        "mjwarp",
+        "--config",
+        anymal_files["yaml"],
+        "--asset",
+        alone,
+        "--seconds",
+        "0.5",
+    )
     assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr[-3000:]
     tail = result.stderr[result.stderr.index("error: ") :]
     # Its collision meshes are in the missing files: refused before Newton, naming the first unresolved reference.
@@ -547,8 +574,11 @@ def test_a_checkpoint_that_is_no_regular_file_is_refused_before_a_byte_is_read(t
     if path == "fifo":
         path = tmp_path / "policy.pt"
         os.mkfifo(path)
-    for command in (["info", path], ["replay", path, "--target", "physx"], ["convert", path, "--to", "physx", "-o",
-                                                                           tmp_path / "x.pt"]):  # fmt: skip
+    for command in (
+        ["info", path],
+        ["replay", path, "--target", "physx"],
+        ["convert", path, "--to", "physx", "-o", tmp_path / "x.pt"],
+    ):
         assert "not a regular file (a FIFO or a device)" in refused(capsys, *command)
 
 
@@ -591,8 +621,17 @@ def test_a_newton_solver_option_the_solver_lacks_is_named_with_the_ones_it_has(c
     """Issue 31: ``solver_options={bogus_option: 1}`` died in the solver's constructor as "TypeError ...
     (unexpected)"; now one line naming the option, the solver and its options."""
     pytest.importorskip("newton")
-    err = refused(capsys, "replay", QUADRUPED, "--target", "newton", "--set", "newton.solver_options={bogus_option: 1}",
-                  "--seconds", "0.1")  # fmt: skip
+    err = refused(
+        capsys,
+        "replay",
+        QUADRUPED,
+        "--target",
+        "newton",
+        "--set",
+        "newton.solver_options={bogus_option: 1}",
+        "--seconds",
+        "0.1",
+    )
     assert "['bogus_option'] are not options of SolverMuJoCo" in err and "'ls_iterations'" in err
 
 

@@ -100,10 +100,14 @@ def onnx_mlp(path: Path, layers, mean=None, std=None, first: str = "gemm_t", las
     inits, nodes = [], []
     x = "obs"
     if mean is not None:
-        inits += [numpy_helper.from_array(mean.reshape(1, -1), "norm_mean"),
-                  numpy_helper.from_array((std + 0.01).reshape(1, -1).astype(np.float32), "norm_std")]  # fmt: skip
-        nodes += [helper.make_node("Sub", [x, "norm_mean"], ["centered"]),
-                  helper.make_node("Div", ["centered", "norm_std"], ["normalized"])]  # fmt: skip
+        inits += [
+            numpy_helper.from_array(mean.reshape(1, -1), "norm_mean"),
+            numpy_helper.from_array((std + 0.01).reshape(1, -1).astype(np.float32), "norm_std"),
+        ]
+        nodes += [
+            helper.make_node("Sub", [x, "norm_mean"], ["centered"]),
+            helper.make_node("Div", ["centered", "norm_std"], ["normalized"]),
+        ]
         x = "normalized"
     for i, (w, b) in enumerate(layers):
         kind = first if i == 0 else last if i == len(layers) - 1 else "gemm_t"
@@ -123,11 +127,12 @@ def onnx_mlp(path: Path, layers, mean=None, std=None, first: str = "gemm_t", las
             nodes.append(helper.make_node("Elu", [pre], [out]))
         x = out
     graph = helper.make_graph(
-        nodes, "mlp",
+        nodes,
+        "mlp",
         [helper.make_tensor_value_info("obs", TensorProto.FLOAT, [batch or "batch", n_in])],
         [helper.make_tensor_value_info("actions", TensorProto.FLOAT, [batch or "batch", n_out])],
         inits,
-    )  # fmt: skip
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     onnx.checker.check_model(model)
@@ -138,20 +143,38 @@ def onnx_mlp(path: Path, layers, mean=None, std=None, first: str = "gemm_t", las
 def rsl_rl_checkpoint(path: Path, layers, mean, std, critic, std_param, rng: np.random.Generator) -> Path:
     """An rsl-rl-lib 5 training checkpoint: actor (normalizer, std, MLP), critic, Adam state with moments."""
     t = lambda a: torch.from_numpy(np.ascontiguousarray(a, dtype=np.float32))  # noqa: E731
-    actor = {"obs_normalizer._mean": t(mean.reshape(1, -1)), "obs_normalizer._var": t(std.reshape(1, -1) ** 2),
-             "obs_normalizer._std": t(std.reshape(1, -1)), "obs_normalizer.count": torch.tensor(7),
-             "distribution.std_param": t(std_param)}  # fmt: skip
+    actor = {
+        "obs_normalizer._mean": t(mean.reshape(1, -1)),
+        "obs_normalizer._var": t(std.reshape(1, -1) ** 2),
+        "obs_normalizer._std": t(std.reshape(1, -1)),
+        "obs_normalizer.count": torch.tensor(7),
+        "distribution.std_param": t(std_param),
+    }
     for i, (w, b) in enumerate(layers):
         actor[f"mlp.{2 * i}.weight"], actor[f"mlp.{2 * i}.bias"] = t(w), t(b)
     crit = {}
     for i, (w, b) in enumerate(critic):
         crit[f"mlp.{2 * i}.weight"], crit[f"mlp.{2 * i}.bias"] = t(w), t(b)
     params = [v for k, v in actor.items() if not k.startswith("obs_normalizer.")] + list(crit.values())
-    state = {i: {"step": torch.tensor(3.0), "exp_avg": t(rng.standard_normal(tuple(p.shape))),
-                 "exp_avg_sq": t(rng.random(tuple(p.shape)))} for i, p in enumerate(params)}  # fmt: skip
+    state = {
+        i: {
+            "step": torch.tensor(3.0),
+            "exp_avg": t(rng.standard_normal(tuple(p.shape))),
+            "exp_avg_sq": t(rng.random(tuple(p.shape))),
+        }
+        for i, p in enumerate(params)
+    }
     optimizer = {"state": state, "param_groups": [{"lr": 1e-3, "params": list(range(len(params)))}]}
-    torch.save({"actor_state_dict": actor, "critic_state_dict": crit, "optimizer_state_dict": optimizer,
-                "iter": 3, "infos": None}, str(path))  # fmt: skip
+    torch.save(
+        {
+            "actor_state_dict": actor,
+            "critic_state_dict": crit,
+            "optimizer_state_dict": optimizer,
+            "iter": 3,
+            "infos": None,
+        },
+        str(path),
+    )
     return path
 
 
@@ -177,8 +200,12 @@ def tiny(tmp_path_factory) -> dict[str, Path]:
 
 FLOATS = st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False)
 PHYSICAL = st.floats(-100, 100, allow_nan=False)  # a default pose or a command no robot has is refused
-NAMES = st.lists(st.sampled_from(["LF_HAA", "LF_HFE", "hip", "knee", "a.b", "x[1]", "wrist:rot_x", "j"]),
-                 min_size=1, max_size=6, unique=True)  # fmt: skip
+NAMES = st.lists(
+    st.sampled_from(["LF_HAA", "LF_HFE", "hip", "knee", "a.b", "x[1]", "wrist:rot_x", "j"]),
+    min_size=1,
+    max_size=6,
+    unique=True,
+)
 
 
 @st.composite
@@ -191,11 +218,19 @@ def documents(draw) -> tuple[dict, Task]:
     acting = draw(st.none() | st.lists(st.sampled_from(names), min_size=1, unique=True).map(tuple))
     task = Task(
         name=draw(st.text(min_size=1, max_size=6)),
-        observation=tuple(ObsTerm(t, scale=draw(FLOATS), clip=draw(st.none() | st.tuples(FLOATS, FLOATS).map(sorted)),
-                                  history_length=draw(st.integers(0, 5)),
-                                  params={k: draw(st.floats(0.1, 2.0)) for k in OBS_TERMS[t].params})
-                          for t in terms),
-        action=ActionTerm(scale=draw(st.floats(0, 100).filter(bool)), use_default_offset=draw(st.booleans()), joints=acting),
+        observation=tuple(
+            ObsTerm(
+                t,
+                scale=draw(FLOATS),
+                clip=draw(st.none() | st.tuples(FLOATS, FLOATS).map(sorted)),
+                history_length=draw(st.integers(0, 5)),
+                params={k: draw(st.floats(0.1, 2.0)) for k in OBS_TERMS[t].params},
+            )
+            for t in terms
+        ),
+        action=ActionTerm(
+            scale=draw(st.floats(0, 100).filter(bool)), use_default_offset=draw(st.booleans()), joints=acting
+        ),
         default_joint_pos=draw(per_joint(PHYSICAL)) if draw(st.booleans()) else {".*": draw(PHYSICAL)},
         stiffness=draw(st.just({}) | per_joint(gains)),
         damping=draw(st.just({}) | per_joint(gains)),
@@ -206,22 +241,36 @@ def documents(draw) -> tuple[dict, Task]:
         decimation=draw(st.integers(1, 10)),
         engines={
             "physx": draw(st.fixed_dictionaries({}, optional={"solver_position_iterations": st.integers(1, 64)})),
-            "newton": draw(st.fixed_dictionaries({}, optional={"solver": st.sampled_from(["mujoco_cpu", "mujoco_warp"])})),
+            "newton": draw(
+                st.fixed_dictionaries({}, optional={"solver": st.sampled_from(["mujoco_cpu", "mujoco_warp"])})
+            ),
         },
         spawn_height=draw(st.none() | st.floats(0.1, 2.0)),
         command=draw(st.tuples(PHYSICAL, PHYSICAL, PHYSICAL)),
-        ground=draw(st.none() | st.builds(GroundMaterial, static_friction=st.floats(0, 2), friction_combine=st.sampled_from(COMBINE_MODES))),
+        ground=draw(
+            st.none()
+            | st.builds(
+                GroundMaterial, static_friction=st.floats(0, 2), friction_combine=st.sampled_from(COMBINE_MODES)
+            )
+        ),
         self_collisions=draw(st.none() | st.booleans()),
-        actuators=draw(st.just(()) | st.just((ActuatorGroup("legs", "dc_motor", (".*",), saturation_effort=20.0, velocity_limit=30.0),))),
-    )  # fmt: skip
+        actuators=draw(
+            st.just(())
+            | st.just((ActuatorGroup("legs", "dc_motor", (".*",), saturation_effort=20.0, velocity_limit=30.0),))
+        ),
+    )
     bodies = draw(st.none() | st.lists(st.sampled_from(["base", "thigh", "shank", "foot"]), min_size=1, unique=True))
     meta = build_metadata(
-        task, names, body_names=bodies,
+        task,
+        names,
+        body_names=bodies,
         convention=draw(st.sampled_from([None, "physx", "mjwarp", "robot_schema"])),
         trained_on=draw(st.none() | st.sampled_from(["physx", "newton"])),
         asset=draw(st.none() | st.sampled_from(["newton:ant", "/robots/a.usda"])),
-        history=draw(st.lists(st.fixed_dictionaries({"convert": st.sampled_from(["physx -> mjwarp", "x -> y"])}), max_size=2)),
-    )  # fmt: skip
+        history=draw(
+            st.lists(st.fixed_dictionaries({"convert": st.sampled_from(["physx -> mjwarp", "x -> y"])}), max_size=2)
+        ),
+    )
     return meta, task
 
 
@@ -249,8 +298,9 @@ def test_the_document_gives_its_task_back(doc):
     back = metadata_to_task(meta)
     assert back.joint_names == tuple(meta["joint_names"]) and back.convention == meta["convention"]
     assert (back.sim_dt, back.decimation) == (meta["sim"]["dt"], meta["sim"]["decimation"])
-    again = build_metadata(back, meta["joint_names"], body_names=meta["body_names"], convention=meta["convention"],
-                           history=meta["history"])  # fmt: skip
+    again = build_metadata(
+        back, meta["joint_names"], body_names=meta["body_names"], convention=meta["convention"], history=meta["history"]
+    )
     assert again == meta
     # the document is the task expanded for its joints: the same task expanded the same way
     expanded = task.with_joint_names(meta["joint_names"])
@@ -262,22 +312,57 @@ def test_the_document_gives_its_task_back(doc):
 
 def anymal_document(**overrides) -> dict:
     task = load_task(PRESET)
-    names = ["LF_HAA", "LH_HAA", "RF_HAA", "RH_HAA", "LF_HFE", "LH_HFE", "RF_HFE", "RH_HFE", "LF_KFE", "LH_KFE",
-             "RF_KFE", "RH_KFE"]  # fmt: skip
+    names = [
+        "LF_HAA",
+        "LH_HAA",
+        "RF_HAA",
+        "RH_HAA",
+        "LF_HFE",
+        "LH_HFE",
+        "RF_HFE",
+        "RH_HFE",
+        "LF_KFE",
+        "LH_KFE",
+        "RF_KFE",
+        "RH_KFE",
+    ]
     return {**build_metadata(task, names, convention="physx", trained_on="newton"), **overrides}
 
 
 def test_schema_keys_and_sizes():
     meta = anymal_document()
-    assert list(meta)[:14] == ["format", "joint_names", "body_names", "convention", "trained_on", "asset",
-                               "observation", "action", "default_joint_pos", "stiffness", "damping", "armature",
-                               "effort_limit", "sim"]  # fmt: skip
+    assert list(meta)[:14] == [
+        "format",
+        "joint_names",
+        "body_names",
+        "convention",
+        "trained_on",
+        "asset",
+        "observation",
+        "action",
+        "default_joint_pos",
+        "stiffness",
+        "damping",
+        "armature",
+        "effort_limit",
+        "sim",
+    ]
     assert [(t["name"], t["size"], t["axis"]) for t in meta["observation"]][4:] == [
-        ("joint_pos_rel", 12, "joint"), ("joint_vel_rel", 12, "joint"), ("last_action", 12, "joint")]  # fmt: skip
+        ("joint_pos_rel", 12, "joint"),
+        ("joint_vel_rel", 12, "joint"),
+        ("last_action", 12, "joint"),
+    ]
     assert meta["sim"] == {"dt": 0.005, "decimation": 4}
     assert meta["default_joint_pos"]["LH_HFE"] == -0.4 and list(meta["stiffness"]) == meta["joint_names"]
-    assert meta["action"] == {"kind": "joint_position", "scale": 0.5, "use_default_offset": True, "joints": None,
-                              "offset": 0.0, "clip": None, "clip_actions": None}
+    assert meta["action"] == {
+        "kind": "joint_position",
+        "scale": 0.5,
+        "use_default_offset": True,
+        "joints": None,
+        "offset": 0.0,
+        "clip": None,
+        "clip_actions": None,
+    }
 
 
 def test_other_versions_and_malformed_documents_are_refused(tiny, tmp_path):
@@ -297,8 +382,16 @@ def test_other_versions_and_malformed_documents_are_refused(tiny, tmp_path):
     with pytest.raises(CheckpointError, match="no value for joints"):
         check_metadata({**meta, "default_joint_pos": {"LF_HAA": 0.0}})
     with pytest.raises(CheckpointError, match="declares 12 entries"):
-        check_metadata({**meta, "joint_names": meta["joint_names"][:6],
-                        **{k: dict(list(meta[k].items())[:6]) for k in ("default_joint_pos", "stiffness", "damping", "armature")}})  # fmt: skip
+        check_metadata(
+            {
+                **meta,
+                "joint_names": meta["joint_names"][:6],
+                **{
+                    k: dict(list(meta[k].items())[:6])
+                    for k in ("default_joint_pos", "stiffness", "damping", "armature")
+                },
+            }
+        )
 
     # a future version stored in each format: reading it says so, for the file, the policy and `transfer info`
     future = json.dumps({**meta, "format": "transfer-checkpoint/2"})
@@ -338,9 +431,15 @@ def test_shared_checkpoints_without_metadata_say_none(shared, name):
 
 
 def test_write_refuses_the_input_and_an_existing_output(tiny, tmp_path):
-    meta = build_metadata(load_task(PRESET).__class__(name="t", observation=(ObsTerm("projected_gravity"),
-                          ObsTerm("joint_pos_rel")), action=ActionTerm(scale=1.0), default_joint_pos={".*": 0.0}),
-                          ["a", "b", "c"])  # fmt: skip
+    meta = build_metadata(
+        load_task(PRESET).__class__(
+            name="t",
+            observation=(ObsTerm("projected_gravity"), ObsTerm("joint_pos_rel")),
+            action=ActionTerm(scale=1.0),
+            default_joint_pos={".*": 0.0},
+        ),
+        ["a", "b", "c"],
+    )
     src = tmp_path / "policy.pt"
     src.write_bytes(tiny["torchscript"].read_bytes())
     before = src.read_bytes()

@@ -49,12 +49,17 @@ def test_a_legged_gym_folder_replays_its_lstm_on_its_mjcf(tmp_path, capsys, monk
     root = tmp_path / "unitree_rl_gym"
     robot = mjcf_robot(root / "resources/robots/walker", walker=True, name="scene")  # 8 hinges
     n = 8
-    config = (G1_YAML.replace("g1_description/scene.xml", "walker/scene.xml").replace("num_actions: 12", f"num_actions: {n}")
-              .replace("num_obs: 47", f"num_obs: {9 + 3 * n + 2}"))  # fmt: skip
+    config = (
+        G1_YAML.replace("g1_description/scene.xml", "walker/scene.xml")
+        .replace("num_actions: 12", f"num_actions: {n}")
+        .replace("num_obs: 47", f"num_obs: {9 + 3 * n + 2}")
+    )
     for key in ("kps", "kds", "default_angles"):
         start = config.index(f"{key}:")
         end = config.index("]", start) + 1
-        config = config[:start] + f"{key}: {[20.0 if key == 'kps' else 0.5 if key == 'kds' else 0.0] * n}" + config[end:]
+        config = (
+            config[:start] + f"{key}: {[20.0 if key == 'kps' else 0.5 if key == 'kds' else 0.0] * n}" + config[end:]
+        )
     cfg = root / "deploy/deploy_mujoco/configs/walker.yaml"
     cfg.parent.mkdir(parents=True)
     cfg.write_text(config)
@@ -100,12 +105,20 @@ def test_a_unitree_rl_mjlab_deploy_yaml_replays_in_the_mjcfs_order(tmp_path, cap
     names = list(mjcf_joint_names(robot))
     run = tmp_path / "run"
     export_deploy_cfg(run, names, names, default=[-0.3 if n.endswith("knee") else 0.0 for n in names])
-    mlp = _small(torch.nn.Sequential(torch.nn.Linear(9 + 3 * len(names), 16), torch.nn.ELU(),
-                                     torch.nn.Linear(16, len(names))))  # fmt: skip
+    mlp = _small(
+        torch.nn.Sequential(torch.nn.Linear(9 + 3 * len(names), 16), torch.nn.ELU(), torch.nn.Linear(16, len(names)))
+    )
     (run / "exported").mkdir()
     torch.jit.script(mlp).save(str(run / "exported/policy.pt"))
-    args = [str(run / "exported/policy.pt"), "--config", str(run / "params/deploy.yaml"), "--asset", str(robot),
-            "--source", "mujoco"]  # fmt: skip
+    args = [
+        str(run / "exported/policy.pt"),
+        "--config",
+        str(run / "params/deploy.yaml"),
+        "--asset",
+        str(robot),
+        "--source",
+        "mujoco",
+    ]
     result = _replay(capsys, *args)
     assert result["source"] == "mujoco" and result["nonfinite_envs"] == 0
     from transfer.cli import main

@@ -22,9 +22,23 @@ def mjcf_order_policy(tmp_path):
 
 
 def test_compare_makes_no_naive_run_where_the_targets_own_order_is_the_checkpoints(mjcf_order_policy, capsys):
-    args = ["replay", str(mjcf_order_policy), "--config", "presets/tasks/quadruped_flat_velocity.yaml", "--source",
-            "mujoco", "--asset", "transfer:quadruped.xml", "--target", "mujoco", "--compare", "--num-envs", "1",
-            "--seconds", "1.5"]  # fmt: skip
+    args = [
+        "replay",
+        str(mjcf_order_policy),
+        "--config",
+        "presets/tasks/quadruped_flat_velocity.yaml",
+        "--source",
+        "mujoco",
+        "--asset",
+        "transfer:quadruped.xml",
+        "--target",
+        "mujoco",
+        "--compare",
+        "--num-envs",
+        "1",
+        "--seconds",
+        "1.5",
+    ]
     assert main([*args, "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert [r["label"] for r in out["runs"]] == ["native (mujoco)"]
@@ -35,9 +49,24 @@ def test_compare_makes_no_naive_run_where_the_targets_own_order_is_the_checkpoin
 
 
 def test_compare_keeps_the_naive_control_where_the_orders_differ(mjcf_order_policy, capsys):
-    args = ["replay", str(mjcf_order_policy), "--config", "presets/tasks/quadruped_flat_velocity.yaml", "--source",
-            "physx", "--asset", "transfer:quadruped.xml", "--target", "mujoco", "--compare", "--num-envs", "1",
-            "--seconds", "1.5", "--json"]  # fmt: skip
+    args = [
+        "replay",
+        str(mjcf_order_policy),
+        "--config",
+        "presets/tasks/quadruped_flat_velocity.yaml",
+        "--source",
+        "physx",
+        "--asset",
+        "transfer:quadruped.xml",
+        "--target",
+        "mujoco",
+        "--compare",
+        "--num-envs",
+        "1",
+        "--seconds",
+        "1.5",
+        "--json",
+    ]
     assert main(args) == 0
     out = json.loads(capsys.readouterr().out)
     assert [r["label"] for r in out["runs"]][-1] == "naive (mujoco)" and out["no_control"] is None
@@ -64,15 +93,25 @@ def test_an_mjcf_with_no_actuator_is_driven_by_the_tasks_gains_and_says_so(tmp_p
     checkpoint walks on it as on the file's own actuators."""
     pytest.importorskip("mujoco")
     bare = _without_actuators(tmp_path)
-    args = ["replay", "checkpoints/quadruped_flat_physx/exported/policy.pt", "--target", "mujoco", "--num-envs", "1",
-            "--seconds", "3", "--json"]  # fmt: skip
+    args = [
+        "replay",
+        "checkpoints/quadruped_flat_physx/exported/policy.pt",
+        "--target",
+        "mujoco",
+        "--num-envs",
+        "1",
+        "--seconds",
+        "3",
+        "--json",
+    ]
     assert main([*args, "--asset", "transfer:quadruped.xml"]) == 0
     authored = json.loads(capsys.readouterr().out)
     assert main([*args, "--asset", str(bare)]) == 0
     added = json.loads(capsys.readouterr().out)
     said = [w for w in added["warnings"] if "has no <actuator>" in w]
-    assert len(said) == 1 and said[0].startswith("quadruped.xml has no <actuator>: one position actuator per joint "
-                                                 "added (12)")  # fmt: skip
+    assert len(said) == 1 and said[0].startswith(
+        "quadruped.xml has no <actuator>: one position actuator per joint added (12)"
+    )
     assert added["fall_fraction"] == 0 and added["forward_velocity"] == pytest.approx(
         authored["forward_velocity"], abs=0.05
     )
@@ -82,8 +121,18 @@ def test_an_mjcf_with_no_actuator_is_driven_by_the_tasks_gains_and_says_so(tmp_p
 def test_an_mjcf_with_actuators_for_some_joints_only_is_refused_naming_them(tmp_path, capsys):
     pytest.importorskip("mujoco")
     some = _without_actuators(tmp_path, keep=4)
-    args = ["replay", "checkpoints/quadruped_flat_physx/exported/policy.pt", "--target", "mujoco", "--asset",
-            str(some), "--num-envs", "1", "--seconds", "1.5"]  # fmt: skip
+    args = [
+        "replay",
+        "checkpoints/quadruped_flat_physx/exported/policy.pt",
+        "--target",
+        "mujoco",
+        "--asset",
+        str(some),
+        "--num-envs",
+        "1",
+        "--seconds",
+        "1.5",
+    ]
     assert main(args) == 2
     err = capsys.readouterr().err.splitlines()[-1]  # after the converter's one line
     assert err.startswith(f"error: {some}: joints [") and "have no actuator" in err
@@ -110,8 +159,24 @@ def test_an_isaac_lab_g1_on_unitrees_mjcf_does_not_blow_up_on_mujoco(shared, tmp
     torch.nn.init.zeros_(zero.bias)
     policy = tmp_path / "zero.pt"
     torch.jit.script(torch.nn.Sequential(zero)).save(str(policy))
-    args = ["replay", str(policy), "--config", str(config), "--source", "physx", "--asset", str(xml), "--target",
-            "mujoco", "--compare", "--num-envs", "1", "--seconds", "1.5", "--json"]  # fmt: skip
+    args = [
+        "replay",
+        str(policy),
+        "--config",
+        str(config),
+        "--source",
+        "physx",
+        "--asset",
+        str(xml),
+        "--target",
+        "mujoco",
+        "--compare",
+        "--num-envs",
+        "1",
+        "--seconds",
+        "1.5",
+        "--json",
+    ]
     assert main(args) == 0
     native, mujoco_run = json.loads(capsys.readouterr().out)["runs"][:2]
     assert mujoco_run["survival_seconds"] >= min(native["survival_seconds"], 1.5) - 0.3
@@ -130,6 +195,8 @@ def test_mjlabs_g1_mjcf_as_shipped_gets_an_actuator_per_joint(shared):
     assert "<actuator" not in xml.read_text()
     built = build_model(xml, SceneDescription())
     assert len(built.joint_names) == 29 and set(built.actuator_of) == set(built.joint_names)
-    assert built.changes == ("g1.xml has no <actuator>: one position actuator per joint added (29), with the task's "
-                             "stiffness and damping (and effort limit, where it gives one), as mjlab builds them from "
-                             "its robot config",)  # fmt: skip
+    assert built.changes == (
+        "g1.xml has no <actuator>: one position actuator per joint added (29), with the task's "
+        "stiffness and damping (and effort limit, where it gives one), as mjlab builds them from "
+        "its robot config",
+    )

@@ -50,8 +50,11 @@ def test_a_prim_that_only_starts_like_a_prefix_is_no_link_of_that_env():
     quadruped = ["/quadruped/base", "/quadruped/LF_SHANK"]
     assert sensor_map(quadruped, ["/quadruped"], ["base", "LF_SHANK"]) == {quadruped[0]: (0, 0), quadruped[1]: (0, 1)}
     with pytest.raises(ValueError, match="do not cover"):  # a link missing in env 1
-        sensor_map([*quadruped, "/World/envs/env_1/quadruped/base"], ["/quadruped", "/World/envs/env_1/quadruped"],
-                   ["base", "LF_SHANK"])  # fmt: skip
+        sensor_map(
+            [*quadruped, "/World/envs/env_1/quadruped/base"],
+            ["/quadruped", "/World/envs/env_1/quadruped"],
+            ["base", "LF_SHANK"],
+        )
 
 
 # -- the foot's speed at its contact point (item 9) ----------------------------------------------------------------
@@ -62,8 +65,14 @@ def _rot(roll: float, pitch: float, yaw: float) -> np.ndarray:
 
 
 @settings(max_examples=60, deadline=None)
-@given(vx=finite, vy=finite, vz=finite, r=st.tuples(angle, angle, angle),
-       x=st.tuples(finite, finite, finite), p=st.tuples(finite, finite, finite))  # fmt: skip
+@given(
+    vx=finite,
+    vy=finite,
+    vz=finite,
+    r=st.tuples(angle, angle, angle),
+    x=st.tuples(finite, finite, finite),
+    p=st.tuples(finite, finite, finite),
+)
 def test_a_foot_sliding_at_a_known_velocity_moves_at_its_horizontal_speed(vx, vy, vz, r, x, p):
     rot = _rot(*r)
     pos0 = np.asarray(x)
@@ -74,8 +83,12 @@ def test_a_foot_sliding_at_a_known_velocity_moves_at_its_horizontal_speed(vx, vy
 
 
 @settings(max_examples=60, deadline=None)
-@given(r0=st.tuples(angle, angle, angle), turn=st.tuples(angle, angle, angle), c=st.tuples(finite, finite, finite),
-       x=st.tuples(finite, finite, finite))  # fmt: skip
+@given(
+    r0=st.tuples(angle, angle, angle),
+    turn=st.tuples(angle, angle, angle),
+    c=st.tuples(finite, finite, finite),
+    x=st.tuples(finite, finite, finite),
+)
 def test_a_foot_that_rolls_or_pivots_about_its_contact_point_does_not_slip(r0, turn, c, x):
     """A sphere rolling on the ground, a sole rocking onto its toe, a foot yawing about its contact: the body's
     origin moves (by r per radian for a sphere), the material point at the contact does not."""
@@ -110,10 +123,15 @@ def test_a_flat_sole_rocking_by_a_hair_slides_at_its_speed_not_a_foot_length_per
 
 
 @settings(max_examples=40, deadline=None)
-@given(u=st.floats(0.0, 2.0), swing=st.floats(0.0, 20.0), stance=st.integers(3, 30), air=st.integers(1, 30),
-       phase=st.integers(0, 30), envs=st.integers(1, 3))  # fmt: skip
-def test_slip_is_the_contact_speed_and_a_foot_in_the_air_or_landing_is_not_counted(u, swing, stance, air, phase,
-                                                                                  envs):  # fmt: skip
+@given(
+    u=st.floats(0.0, 2.0),
+    swing=st.floats(0.0, 20.0),
+    stance=st.integers(3, 30),
+    air=st.integers(1, 30),
+    phase=st.integers(0, 30),
+    envs=st.integers(1, 3),
+)
+def test_slip_is_the_contact_speed_and_a_foot_in_the_air_or_landing_is_not_counted(u, swing, stance, air, phase, envs):
     steps = 200
     k = np.arange(steps) + phase
     contact = np.broadcast_to(((k % (stance + air)) < stance)[:, None, None], (steps, envs, 1)).copy()
@@ -179,8 +197,9 @@ def test_physx_records_the_demo_s_foot_forces_with_one_env(tmp_path):
     from transfer.runs.replay import replay
 
     path = tmp_path / "one.parquet"
-    result = replay(Path(__file__).resolve().parents[1] / DEMO, "physx", num_envs=1, seconds=1.2, progress=False,
-                    record=path)  # fmt: skip
+    result = replay(
+        Path(__file__).resolve().parents[1] / DEMO, "physx", num_envs=1, seconds=1.2, progress=False, record=path
+    )
     force = result.recording.arrays["contact_force"]
     assert force.shape[1:] == (1, 4) and np.isfinite(force).all() and force[-1].sum() > 50.0  # 14 kg on its feet
 
@@ -199,8 +218,22 @@ def test_h1_2_records_on_physx(shared, tmp_path, envs, capsys):
     if not checkpoint.is_file():
         pytest.skip(f"shared H1-2 checkpoint not found: {checkpoint}")
     path = tmp_path / "h12.parquet"
-    code = main(["replay", str(checkpoint), "--config", str(deploy / "deploy_mujoco" / "configs" / "h1_2.yaml"),
-                 "--target", "physx", "--num-envs", str(envs), "--seconds", "1.2", "--record", str(path)])  # fmt: skip
+    code = main(
+        [
+            "replay",
+            str(checkpoint),
+            "--config",
+            str(deploy / "deploy_mujoco" / "configs" / "h1_2.yaml"),
+            "--target",
+            "physx",
+            "--num-envs",
+            str(envs),
+            "--seconds",
+            "1.2",
+            "--record",
+            str(path),
+        ]
+    )
     assert code == 0, capsys.readouterr().err[-2000:]
     frame = pd.read_parquet(path)
     columns = [c for c in frame.columns if c.startswith("contact_force.")]
@@ -230,19 +263,43 @@ def _box_foot_env(length: float):
 
     sole = [(sx * length / 2, sy * 0.03, -0.04, 0.0) for sx in (-1, 1) for sy in (-1, 1)]
     data = SimpleNamespace(
-        body_pos_w=_Array([[[0, 0, 0.5], [0, 0, 0.04]]]), body_quat_w=_Array([[[0, 0, 0, 1], [0, 0, 0, 1]]]),
-        joint_pos=_Array([[0.0]]), joint_vel=_Array([[0.0]]), joint_stiffness=_Array([[1.0]]),
-        joint_damping=_Array([[0.1]]), joint_effort_limits=_Array([[10.0]]), root_pos_w=_Array([[0, 0, 0.5]]),
-        root_quat_w=_Array([[0, 0, 0, 1]]), root_lin_vel_w=_Array([[0, 0, 0]]), root_ang_vel_w=_Array([[0, 0, 0]]),
-    )  # fmt: skip
+        body_pos_w=_Array([[[0, 0, 0.5], [0, 0, 0.04]]]),
+        body_quat_w=_Array([[[0, 0, 0, 1], [0, 0, 0, 1]]]),
+        joint_pos=_Array([[0.0]]),
+        joint_vel=_Array([[0.0]]),
+        joint_stiffness=_Array([[1.0]]),
+        joint_damping=_Array([[0.1]]),
+        joint_effort_limits=_Array([[10.0]]),
+        root_pos_w=_Array([[0, 0, 0.5]]),
+        root_quat_w=_Array([[0, 0, 0, 1]]),
+        root_lin_vel_w=_Array([[0, 0, 0]]),
+        root_ang_vel_w=_Array([[0, 0, 0]]),
+    )
     art = SimpleNamespace(
-        data=data, joint_names=["ankle"], body_names=["base", "foot"], backend_body_names=["base", "foot"],
-        fixed_base=False, actuators=None, joint_position_target=_Array([[0.0]]),
-        joint_velocity_target=_Array([[0.0]]), contact_forces=lambda bodies: None,
-    )  # fmt: skip
+        data=data,
+        joint_names=["ankle"],
+        body_names=["base", "foot"],
+        backend_body_names=["base", "foot"],
+        fixed_base=False,
+        actuators=None,
+        joint_position_target=_Array([[0.0]]),
+        joint_velocity_target=_Array([[0.0]]),
+        contact_forces=lambda bodies: None,
+    )
     asset = SimpleNamespace(collider_points={"/robot/base": [(0, 0, 0, 0.1)], "/robot/foot": sole})
-    return SimpleNamespace(art=art, asset=asset, num_envs=1, action_size=1, observation_size=1, policy_dt=DT,
-                           time=0.0, slices={}, backend="fake", action_ids=[0], tracking=None)  # fmt: skip
+    return SimpleNamespace(
+        art=art,
+        asset=asset,
+        num_envs=1,
+        action_size=1,
+        observation_size=1,
+        policy_dt=DT,
+        time=0.0,
+        slices={},
+        backend="fake",
+        action_ids=[0],
+        tracking=None,
+    )
 
 
 @settings(max_examples=25, deadline=None)

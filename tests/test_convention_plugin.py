@@ -15,7 +15,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-PLUGIN = '''
+PLUGIN = """
 import dataclasses
 
 from transfer.orders.conventions import Convention
@@ -28,9 +28,9 @@ def reversed_order(graph):
 
 
 CONVENTION = Convention("reversed_physx", "PhysX's order backwards (a plug-in of the tests)", order=reversed_order)
-'''
+"""
 
-CHECK = '''
+CHECK = """
 import json, sys
 from transfer.cli import main
 from transfer.ordering import parse_ordering
@@ -48,7 +48,7 @@ out["source"] = [inputs.source_label, list(inputs.robot.order(inputs.source).joi
 print(json.dumps(out))
 sys.stdout.flush()
 sys.exit(main(["inspect", usd, "--json"]))
-'''
+"""
 
 
 def _with_plugin(tmp_path: Path) -> dict[str, str]:

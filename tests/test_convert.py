@@ -93,15 +93,36 @@ def test_torchscript_mjwarp_to_physx_equals_runtime_permutation(anymal, converte
     assert meta["joint_names"] == anymal["physx"] and meta["convention"] == "physx" and meta["trained_on"] == "newton"
     assert meta["asset"] == str(anymal["asset"].resolve()) and meta["history"][-1]["convert"] == "mjwarp -> physx"
     assert (result.format, result.source, result.to, result.checked) == ("torchscript", "mjwarp", "physx", 256)
-    assert result.edits == ("actor.0.weight (128, 48): columns (observation)", "actor.6.weight (12, 128): rows (action)",
-                            "actor.6.bias (12,): entries (action)")  # fmt: skip
+    assert result.edits == (
+        "actor.0.weight (128, 48): columns (observation)",
+        "actor.6.weight (12, 128): rows (action)",
+        "actor.6.bias (12,): entries (action)",
+    )
 
 
 def test_onnx_physx_to_mjwarp_equals_runtime_permutation(anymal, tmp_path):
     out = tmp_path / "anymal_mjwarp.onnx"
     before = anymal["physx_onnx"].read_bytes()
-    assert main(["convert", str(anymal["physx_onnx"]), "--source", "physx", "--to", "mjwarp", "--config", str(PRESET),
-                 "--asset", str(anymal["asset"]), "-o", str(out), "--json"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "convert",
+                str(anymal["physx_onnx"]),
+                "--source",
+                "physx",
+                "--to",
+                "mjwarp",
+                "--config",
+                str(PRESET),
+                "--asset",
+                str(anymal["asset"]),
+                "-o",
+                str(out),
+                "--json",
+            ]
+        )
+        == 0
+    )
     assert anymal["physx_onnx"].read_bytes() == before
     original, converted = load_policy(anymal["physx_onnx"]), load_policy(out)
     x = observations(seed=1)
@@ -122,8 +143,14 @@ def test_rsl_rl_checkpoint_equals_runtime_permutation_in_rsl_rls_own_classes(any
     runner = make_runner(distribution)
     runner.learn(2)
     runner.save(str(tmp_path / "model_1.pt"))
-    result = convert(tmp_path / "model_1.pt", "physx", source="mjwarp", config=PRESET, asset=anymal["asset"],
-                     out=tmp_path / "model_1_physx.pt")  # fmt: skip
+    result = convert(
+        tmp_path / "model_1.pt",
+        "physx",
+        source="mjwarp",
+        config=PRESET,
+        asset=anymal["asset"],
+        out=tmp_path / "model_1_physx.pt",
+    )
     assert any("optimizer_state_dict: moments permuted" in e for e in result.edits)
     assert any(e.startswith("critic_state_dict[mlp.0.weight]") for e in result.edits)
     assert any(e.startswith("actor_state_dict[obs_normalizer._mean]") for e in result.edits)
@@ -159,12 +186,22 @@ def test_a_converted_checkpoint_replays_in_the_backends_own_order_like_runtime_r
     pytest.importorskip("ovphysx")
     from transfer.runs.replay import replay
 
-    assert main(["replay", str(converted_pt.path), "--target", "physx", "--num-envs", "2", "--seconds", "4",
-                 "--json"]) == 0  # fmt: skip
+    assert (
+        main(["replay", str(converted_pt.path), "--target", "physx", "--num-envs", "2", "--seconds", "4", "--json"])
+        == 0
+    )
     baked = json.loads(capsys.readouterr().out)
     assert (baked["source"], baked["order"], baked["reordered"]) == ("physx", "physx", True)  # PhysX's own order
-    runtime_run = replay(anymal["mjw_pt"], "physx", source="mjwarp", config=PRESET, asset=anymal["asset"],
-                         num_envs=2, seconds=4.0, progress=False)  # fmt: skip
+    runtime_run = replay(
+        anymal["mjw_pt"],
+        "physx",
+        source="mjwarp",
+        config=PRESET,
+        asset=anymal["asset"],
+        num_envs=2,
+        seconds=4.0,
+        progress=False,
+    )
     assert baked["fall_fraction"] == 0.0 and runtime_run.fall_fraction == 0.0
     assert runtime_run.forward_velocity > 0.7
     assert abs(baked["forward_velocity"] - runtime_run.forward_velocity) <= 0.05 * runtime_run.forward_velocity
@@ -177,12 +214,21 @@ def test_a_converted_checkpoint_replays_in_the_backends_own_order_like_runtime_r
 def cases(draw):
     n = draw(st.integers(1, 5))
     names = [f"j{i}" for i in range(n)]
-    terms = draw(st.lists(st.sampled_from(["projected_gravity", "joint_pos_rel", "joint_vel_rel", "last_action"]),
-                          min_size=1, max_size=4, unique=True))  # fmt: skip
+    terms = draw(
+        st.lists(
+            st.sampled_from(["projected_gravity", "joint_pos_rel", "joint_vel_rel", "last_action"]),
+            min_size=1,
+            max_size=4,
+            unique=True,
+        )
+    )
     acting = draw(st.none() | st.lists(st.sampled_from(names), min_size=1, unique=True))
-    task = Task(name="t", observation=tuple(ObsTerm(t, history_length=draw(st.integers(0, 3))) for t in terms),
-                action=ActionTerm(scale=0.5, joints=None if acting is None else tuple(acting)),
-                default_joint_pos={".*": 0.1})  # fmt: skip
+    task = Task(
+        name="t",
+        observation=tuple(ObsTerm(t, history_length=draw(st.integers(0, 3))) for t in terms),
+        action=ActionTerm(scale=0.5, joints=None if acting is None else tuple(acting)),
+        default_joint_pos={".*": 0.1},
+    )
     target = draw(st.permutations(names))
     hidden = draw(st.integers(1, 6))
     return task, names, list(target), hidden, draw(st.integers(0, 2**16))
@@ -245,7 +291,10 @@ def test_the_input_as_output_is_refused_and_the_input_is_unchanged(anymal, tmp_p
     common = ["--source", "mjwarp", "--to", "physx", "--config", str(PRESET), "--asset", str(anymal["asset"])]
     for out in (src, tmp_path / "." / "mjw_anymal.pt"):
         assert main(["convert", str(src), *common, "-o", str(out), "--force"]) == 2
-        assert "is the input" in (err := capsys.readouterr().err) and "refusing to write over a file this command reads" in err
+        assert (
+            "is the input" in (err := capsys.readouterr().err)
+            and "refusing to write over a file this command reads" in err
+        )
     assert src.read_bytes() == before == anymal["mjw_pt"].read_bytes()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mjw_anymal.pt"]
 
@@ -253,8 +302,20 @@ def test_the_input_as_output_is_refused_and_the_input_is_unchanged(anymal, tmp_p
 def test_an_existing_output_needs_force(anymal, tmp_path, capsys):
     out = tmp_path / "out.pt"
     out.write_bytes(b"keep me")
-    args = ["convert", str(anymal["mjw_pt"]), "--source", "mjwarp", "--to", "physx", "--config", str(PRESET),
-            "--asset", str(anymal["asset"]), "-o", str(out)]  # fmt: skip
+    args = [
+        "convert",
+        str(anymal["mjw_pt"]),
+        "--source",
+        "mjwarp",
+        "--to",
+        "physx",
+        "--config",
+        str(PRESET),
+        "--asset",
+        str(anymal["asset"]),
+        "-o",
+        str(out),
+    ]
     assert main(args) == 2
     assert "exists; pass --force" in capsys.readouterr().err and out.read_bytes() == b"keep me"
     assert main([*args, "--force"]) == 0
@@ -264,8 +325,25 @@ def test_an_existing_output_needs_force(anymal, tmp_path, capsys):
 
 def test_same_order_adds_metadata_and_leaves_the_weights(anymal, tmp_path, capsys):
     out = tmp_path / "described.pt"
-    assert main(["convert", str(anymal["mjw_pt"]), "--source", "mjwarp", "--to", "mjwarp", "--config", str(PRESET),
-                 "--asset", str(anymal["asset"]), "-o", str(out)]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "convert",
+                str(anymal["mjw_pt"]),
+                "--source",
+                "mjwarp",
+                "--to",
+                "mjwarp",
+                "--config",
+                str(PRESET),
+                "--asset",
+                str(anymal["asset"]),
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert "untouched" in capsys.readouterr().out
     a, b = torch.jit.load(str(anymal["mjw_pt"])).state_dict(), torch.jit.load(str(out)).state_dict()
     assert all(torch.equal(a[k], b[k]) for k in a)
@@ -294,15 +372,20 @@ def test_a_metadata_only_conversion_detects_the_format_and_checks_the_output_onc
         for name in originals:
             if hasattr(module, name):
                 monkeypatch.setattr(module, name, counted(name))
-    result = convert(anymal["mjw_pt"], "mjwarp", source="mjwarp", config=PRESET, asset=anymal["asset"],
-                     out=tmp_path / "described.pt")  # fmt: skip
+    result = convert(
+        anymal["mjw_pt"], "mjwarp", source="mjwarp", config=PRESET, asset=anymal["asset"], out=tmp_path / "described.pt"
+    )
     assert calls == {"detect_format": 1, "check_output": 1}
     assert result.edits == () and read_metadata(result.path)["convention"] == "mjwarp"
 
 
 def _small(tmp_path: Path):
-    task = Task(name="t", observation=(ObsTerm("projected_gravity"), ObsTerm("joint_pos_rel")),
-                action=ActionTerm(scale=1.0), default_joint_pos={".*": 0.0})  # fmt: skip
+    task = Task(
+        name="t",
+        observation=(ObsTerm("projected_gravity"), ObsTerm("joint_pos_rel")),
+        action=ActionTerm(scale=1.0),
+        default_joint_pos={".*": 0.0},
+    )
     names, target = ["a", "b", "c"], ["c", "a", "b"]
     return task, Reorder.from_names(task, names, target), build_metadata(task, target)
 
@@ -315,29 +398,54 @@ def test_graphs_whose_layers_cannot_be_identified_are_refused(tmp_path):
     w1, w2 = rng.standard_normal((4, 6)).astype(np.float32), rng.standard_normal((3, 4)).astype(np.float32)
 
     def graph(nodes, inits, name):
-        g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("obs", TensorProto.FLOAT, ["n", 6])],
-                              [helper.make_tensor_value_info("act", TensorProto.FLOAT, ["n", 3])],
-                              [numpy_helper.from_array(a, k) for k, a in inits.items()])  # fmt: skip
+        g = helper.make_graph(
+            nodes,
+            "g",
+            [helper.make_tensor_value_info("obs", TensorProto.FLOAT, ["n", 6])],
+            [helper.make_tensor_value_info("act", TensorProto.FLOAT, ["n", 3])],
+            [numpy_helper.from_array(a, k) for k, a in inits.items()],
+        )
         model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
         model.ir_version = 8
         onnx.save(model, str(tmp_path / name))
         return tmp_path / name
 
-    skip = graph([helper.make_node("Gemm", ["obs", "w1"], ["h"], transB=1), helper.make_node("Concat", ["h", "obs"], ["hx"], axis=1),
-                  helper.make_node("Gemm", ["hx", "w2"], ["act"], transB=1)],
-                 {"w1": w1, "w2": rng.standard_normal((3, 10)).astype(np.float32)}, "skip.onnx")  # fmt: skip
-    transposed = graph([helper.make_node("Transpose", ["obs"], ["t"], perm=[1, 0]),
-                        helper.make_node("MatMul", ["w1", "t"], ["h"]), helper.make_node("Transpose", ["h"], ["ht"], perm=[1, 0]),
-                        helper.make_node("Gemm", ["ht", "w2"], ["act"], transB=1)], {"w1": w1, "w2": w2}, "transposed.onnx")  # fmt: skip
-    softmax = graph([helper.make_node("Gemm", ["obs", "w1"], ["h"], transB=1), helper.make_node("Gemm", ["h", "w2"], ["z"], transB=1),
-                     helper.make_node("Softmax", ["z"], ["act"])], {"w1": w1, "w2": w2}, "softmax.onnx")  # fmt: skip
+    skip = graph(
+        [
+            helper.make_node("Gemm", ["obs", "w1"], ["h"], transB=1),
+            helper.make_node("Concat", ["h", "obs"], ["hx"], axis=1),
+            helper.make_node("Gemm", ["hx", "w2"], ["act"], transB=1),
+        ],
+        {"w1": w1, "w2": rng.standard_normal((3, 10)).astype(np.float32)},
+        "skip.onnx",
+    )
+    transposed = graph(
+        [
+            helper.make_node("Transpose", ["obs"], ["t"], perm=[1, 0]),
+            helper.make_node("MatMul", ["w1", "t"], ["h"]),
+            helper.make_node("Transpose", ["h"], ["ht"], perm=[1, 0]),
+            helper.make_node("Gemm", ["ht", "w2"], ["act"], transB=1),
+        ],
+        {"w1": w1, "w2": w2},
+        "transposed.onnx",
+    )
+    softmax = graph(
+        [
+            helper.make_node("Gemm", ["obs", "w1"], ["h"], transB=1),
+            helper.make_node("Gemm", ["h", "w2"], ["z"], transB=1),
+            helper.make_node("Softmax", ["z"], ["act"]),
+        ],
+        {"w1": w1, "w2": w2},
+        "softmax.onnx",
+    )
     expected = {skip: "feeds 2 places", transposed: "reaches Transpose", softmax: "written by Softmax"}
     for path, why in expected.items():
         with pytest.raises(ConvertError) as err:
             reorder_checkpoint(path, tmp_path / "out.onnx", reorder, meta)
         assert why in str(err.value) and "transfer replay" in str(err.value) and "--source" in str(err.value)
-    scrambled = torchscript_mlp(tmp_path / "scrambled.pt", [(w1, np.zeros(4, np.float32)), (w2, np.zeros(3, np.float32))],
-                                scramble=True)  # fmt: skip
+    scrambled = torchscript_mlp(
+        tmp_path / "scrambled.pt", [(w1, np.zeros(4, np.float32)), (w2, np.zeros(3, np.float32))], scramble=True
+    )
     with pytest.raises(ConvertError, match="does not reproduce the original.*Nothing written.*transfer replay"):
         reorder_checkpoint(scrambled, tmp_path / "out.pt", reorder, meta)
     assert not (tmp_path / "out.onnx").exists() and not (tmp_path / "out.pt").exists()
@@ -403,8 +511,12 @@ def test_onnx_external_data_is_found_beside_the_model_from_any_folder(tmp_path, 
 
     from transfer.policy import PolicyError
 
-    task = Task(name="t", observation=(ObsTerm("projected_gravity"), ObsTerm("joint_pos_rel")),
-                action=ActionTerm(scale=0.5), default_joint_pos={".*": 0.1})  # fmt: skip
+    task = Task(
+        name="t",
+        observation=(ObsTerm("projected_gravity"), ObsTerm("joint_pos_rel")),
+        action=ActionTerm(scale=0.5),
+        default_joint_pos={".*": 0.1},
+    )
     names, target = ["j0", "j1", "j2"], ["j2", "j0", "j1"]
     rng = np.random.default_rng(0)
     layers = random_mlp(rng, [task.observation_size(3), 4, 3])
@@ -412,10 +524,18 @@ def test_onnx_external_data_is_found_beside_the_model_from_any_folder(tmp_path, 
     model_dir.mkdir()
     inline = onnx_mlp(tmp_path / "inline.onnx", layers)
     src = model_dir / "policy.onnx"
-    onnx.save(onnx.load(str(inline)), str(src), save_as_external_data=True, all_tensors_to_one_file=True,
-              location="policy.onnx.data", size_threshold=0)  # fmt: skip
+    onnx.save(
+        onnx.load(str(inline)),
+        str(src),
+        save_as_external_data=True,
+        all_tensors_to_one_file=True,
+        location="policy.onnx.data",
+        size_threshold=0,
+    )
     stored = onnx.load(str(src), load_external_data=False).graph.initializer
-    assert (model_dir / "policy.onnx.data").is_file() and all(t.data_location == onnx.TensorProto.EXTERNAL for t in stored)
+    assert (model_dir / "policy.onnx.data").is_file() and all(
+        t.data_location == onnx.TensorProto.EXTERNAL for t in stored
+    )
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
@@ -447,15 +567,22 @@ def test_onnx_external_data_is_found_beside_the_model_from_any_folder(tmp_path, 
         entry = hidden.external_data.add()
         entry.key, entry.value = key, value
     info = helper.make_tensor_value_info
-    branch = helper.make_graph([helper.make_node("Add", ["x", "C"], ["t"])], "then", [],
-                               [info("t", TensorProto.FLOAT, [1, 2])], [hidden])  # fmt: skip
-    other = helper.make_graph([helper.make_node("Identity", ["x"], ["e"])], "else", [], [info("e", TensorProto.FLOAT, [1, 2])])
+    branch = helper.make_graph(
+        [helper.make_node("Add", ["x", "C"], ["t"])], "then", [], [info("t", TensorProto.FLOAT, [1, 2])], [hidden]
+    )
+    other = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["e"])], "else", [], [info("e", TensorProto.FLOAT, [1, 2])]
+    )
     graph = helper.make_graph(
-        [helper.make_node("Identity", ["obs"], ["x"]), helper.make_node("If", ["cond"], ["actions"], then_branch=branch,
-                                                                            else_branch=other)],
-        "g", [info("obs", TensorProto.FLOAT, [1, 2])], [info("actions", TensorProto.FLOAT, [1, 2])],
+        [
+            helper.make_node("Identity", ["obs"], ["x"]),
+            helper.make_node("If", ["cond"], ["actions"], then_branch=branch, else_branch=other),
+        ],
+        "g",
+        [info("obs", TensorProto.FLOAT, [1, 2])],
+        [info("actions", TensorProto.FLOAT, [1, 2])],
         [numpy_helper.from_array(np.array(True), "cond")],
-    )  # fmt: skip
+    )
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(model_dir / "branch.onnx"))
     with pytest.raises(PolicyError, match=r"tensor 'C' keeps its data in '../../../../etc/passwd', outside"):
         load_policy(model_dir / "branch.onnx")
@@ -484,8 +611,9 @@ def test_a_deploy_yaml_checkpoint_converts_to_the_engines_order(tmp_path):
     export_deploy_cfg(tmp_path / "run", names, names, history=2)
     rng = np.random.default_rng(0)
     src = torchscript_mlp(tmp_path / "policy.pt", random_mlp(rng, [2 * (9 + 36), 8, 12]))
-    convert(src, "mjwarp", out=tmp_path / "mjw.pt", source="physx", config=tmp_path / "run/params/deploy.yaml",
-            asset=asset)  # fmt: skip
+    convert(
+        src, "mjwarp", out=tmp_path / "mjw.pt", source="physx", config=tmp_path / "run/params/deploy.yaml", asset=asset
+    )
     meta = read_metadata(tmp_path / "mjw.pt")
     assert meta["joint_names"] == list(resolve_ordering(asset, "mjwarp").joints)
     assert [t["history_length"] for t in meta["observation"]] == [2] * 6

@@ -26,15 +26,39 @@ from transfer.task import TaskError, load_task
 from transfer.task.deploy import DeployConfig
 from transfer.task.readers import read_config
 
-GO2_ISAACLAB = ["FL_hip_joint", "FR_hip_joint", "RL_hip_joint", "RR_hip_joint", "FL_thigh_joint", "FR_thigh_joint",
-                "RL_thigh_joint", "RR_thigh_joint", "FL_calf_joint", "FR_calf_joint", "RL_calf_joint",
-                "RR_calf_joint"]  # fmt: skip
-GO2_SDK = ["FR_hip_joint", "FR_thigh_joint", "FR_calf_joint", "FL_hip_joint", "FL_thigh_joint", "FL_calf_joint",
-           "RR_hip_joint", "RR_thigh_joint", "RR_calf_joint", "RL_hip_joint", "RL_thigh_joint", "RL_calf_joint"]  # fmt: skip
+GO2_ISAACLAB = [
+    "FL_hip_joint",
+    "FR_hip_joint",
+    "RL_hip_joint",
+    "RR_hip_joint",
+    "FL_thigh_joint",
+    "FR_thigh_joint",
+    "RL_thigh_joint",
+    "RR_thigh_joint",
+    "FL_calf_joint",
+    "FR_calf_joint",
+    "RL_calf_joint",
+    "RR_calf_joint",
+]
+GO2_SDK = [
+    "FR_hip_joint",
+    "FR_thigh_joint",
+    "FR_calf_joint",
+    "FL_hip_joint",
+    "FL_thigh_joint",
+    "FL_calf_joint",
+    "RR_hip_joint",
+    "RR_thigh_joint",
+    "RR_calf_joint",
+    "RL_hip_joint",
+    "RL_thigh_joint",
+    "RL_calf_joint",
+]
 
 
-def export_deploy_cfg(folder: Path, joint_names, sdk_names, *, history: int = 1, clip=None, kp=None,
-                      default=None) -> Path:  # fmt: skip
+def export_deploy_cfg(
+    folder: Path, joint_names, sdk_names, *, history: int = 1, clip=None, kp=None, default=None
+) -> Path:
     """A ``params/deploy.yaml`` as unitree_rl_lab's exporter writes it for a velocity task on ``joint_names`` (the
     policy's order), with every key in its order and its value rounded to 3 significant digits."""
     ids = [sdk_names.index(n) for n in joint_names]  # resolve_matching_names(joint_names, sdk, preserve_order)
@@ -42,8 +66,15 @@ def export_deploy_cfg(folder: Path, joint_names, sdk_names, *, history: int = 1,
     stiffness = np.zeros(len(sdk_names))
     stiffness[ids] = kp if kp is not None else [25.0] * n
     default = default if default is not None else [0.1, -0.1, 0.1, -0.1, 0.8, 0.8, 1.0, 1.0, -1.5, -1.5, -1.5, -1.5][:n]
-    term = lambda dim, scale=1.0, params=None: {"params": params or {}, "clip": None if clip is None else list(clip),  # noqa: E731
-                                                "scale": [scale] * dim, "history_length": history}  # fmt: skip
+
+    def term(dim, scale=1.0, params=None):
+        return {
+            "params": params or {},
+            "clip": None if clip is None else list(clip),
+            "scale": [scale] * dim,
+            "history_length": history,
+        }
+
     cfg = {
         "joint_ids_map": ids,
         "step_dt": 0.02,
@@ -59,7 +90,7 @@ def export_deploy_cfg(folder: Path, joint_names, sdk_names, *, history: int = 1,
                     "heading": None,
                 }
             }
-        },  # fmt: skip
+        },
         "actions": {
             "JointPositionAction": {
                 "clip": [[-100.0, 100.0]] * n,
@@ -68,7 +99,7 @@ def export_deploy_cfg(folder: Path, joint_names, sdk_names, *, history: int = 1,
                 "offset": default,
                 "joint_ids": None,
             }
-        },  # fmt: skip
+        },
         "observations": {
             "base_ang_vel": term(3, 0.2),
             "projected_gravity": term(3),
@@ -76,7 +107,7 @@ def export_deploy_cfg(folder: Path, joint_names, sdk_names, *, history: int = 1,
             "joint_pos_rel": term(n),
             "joint_vel_rel": term(n, 0.05),
             "last_action": term(n),
-        },  # fmt: skip
+        },
     }
     path = folder / "params" / "deploy.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -165,7 +196,7 @@ def test_unitree_mjlab_layout_reads_and_history_1_is_none(tmp_path):
             clip: null
             scale: [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]
             history_length: 1
-        """)  # fmt: skip
+        """)
     (tmp_path / "deploy.yaml").write_text(text)
     mjcf = [f"{leg}_{part}_joint" for leg in ("FL", "FR", "RL", "RR") for part in ("hip", "thigh", "calf")]
     task = read_config(tmp_path / "deploy.yaml").task(mjcf)
@@ -177,18 +208,27 @@ def test_unitree_mjlab_layout_reads_and_history_1_is_none(tmp_path):
 @pytest.mark.parametrize(
     ("edit", "match"),
     [
-        (lambda c: c["observations"].update(keyboard_velocity_commands={"params": {}, "scale": [1.0] * 3}),
-         "unknown observation term 'keyboard_velocity_commands'"),
+        (
+            lambda c: c["observations"].update(keyboard_velocity_commands={"params": {}, "scale": [1.0] * 3}),
+            "unknown observation term 'keyboard_velocity_commands'",
+        ),
         (lambda c: c["observations"]["base_ang_vel"].update(scale=[1.0, 2.0]), "2 scales for a term of 3 entries"),
         (lambda c: c.update(actions={"JointVelocityAction": {}}), "JointPositionAction only"),
         (lambda c: c["observations"].update(use_gym_history=True), "use_gym_history"),
         (lambda c: c.update(step_dt=0.0123), "step_dt"),
-        (lambda c: c["actions"]["JointPositionAction"].update(scale=[0.25] * 5), r"actions.JointPositionAction.scale: 5"),
+        (
+            lambda c: c["actions"]["JointPositionAction"].update(scale=[0.25] * 5),
+            r"actions.JointPositionAction.scale: 5",
+        ),
         (lambda c: c.update(joint_ids_map=[0, 0, 1]), "names a motor twice"),
-        (lambda c: c["observations"]["joint_pos_rel"]["params"].update(asset_cfg={"name": "robot", "joint_ids": [0, 1]}),
-         "asset_cfg.joint_ids: \\[0, 1\\]"),
+        (
+            lambda c: c["observations"]["joint_pos_rel"]["params"].update(
+                asset_cfg={"name": "robot", "joint_ids": [0, 1]}
+            ),
+            "asset_cfg.joint_ids: \\[0, 1\\]",
+        ),
     ],
-)  # fmt: skip
+)
 def test_what_a_deploy_yaml_says_that_does_not_map_is_named(tmp_path, edit, match):
     path = export_deploy_cfg(tmp_path, GO2_ISAACLAB, GO2_SDK)
     cfg = yaml.safe_load(path.read_text())
@@ -227,8 +267,11 @@ num_obs: 47
 
 cmd_init: [0.5, 0, 0]
 """
-G1_LEGS = [f"{side}_{j}_joint" for side in ("left", "right")
-           for j in ("hip_pitch", "hip_roll", "hip_yaw", "knee", "ankle_pitch", "ankle_roll")]  # fmt: skip
+G1_LEGS = [
+    f"{side}_{j}_joint"
+    for side in ("left", "right")
+    for j in ("hip_pitch", "hip_roll", "hip_yaw", "knee", "ankle_pitch", "ankle_roll")
+]
 
 
 def legged_gym_tree(root: Path, config: str = G1_YAML, name: str = "g1") -> Path:
@@ -249,8 +292,15 @@ def test_legged_gym_config_with_its_gait_clock_and_placeholders(tmp_path, monkey
     assert config.kind == "legged_gym" and config.trained_on == "physx"
     assert config.asset == (tmp_path / "unitree_rl_gym/resources/robots/g1_description/scene.xml").resolve()
     task = config.task(G1_LEGS)
-    assert [t.name for t in task.observation] == ["base_ang_vel", "projected_gravity", "velocity_commands",
-                                                  "joint_pos_rel", "joint_vel_rel", "last_action", "gait_phase"]  # fmt: skip
+    assert [t.name for t in task.observation] == [
+        "base_ang_vel",
+        "projected_gravity",
+        "velocity_commands",
+        "joint_pos_rel",
+        "joint_vel_rel",
+        "last_action",
+        "gait_phase",
+    ]
     terms = {t.name: t for t in task.observation}
     assert terms["velocity_commands"].scale == (2.0, 2.0, 0.25) and terms["gait_phase"].params["period"] == 0.8
     assert task.observation_size(12) == 47 and (task.sim_dt, task.decimation) == (0.002, 10)
@@ -343,8 +393,10 @@ def test_mjcf_joint_names_are_mujocos_own_order(tmp_path_factory, tree):
     if include and rest:
         (folder / "part.xml").write_text(f"<mujoco>{rest}</mujoco>")  # its children stand where the include does
         rest = '<include file="part.xml"/>'
-    xml = (f'<mujoco><default><default class="slider"><joint type="slide"/></default></default>'
-           f"<worldbody>{base}{rest}</worldbody></mujoco>")  # fmt: skip
+    xml = (
+        f'<mujoco><default><default class="slider"><joint type="slide"/></default></default>'
+        f"<worldbody>{base}{rest}</worldbody></mujoco>"
+    )
     path = folder / "robot.xml"
     path.write_text(xml)
     model = mujoco.MjModel.from_xml_path(str(path))
@@ -388,13 +440,17 @@ def test_urdf_joint_names_are_mujocos_order(tmp_path_factory, text):
     path = tmp_path_factory.mktemp("urdf") / "robot.urdf"
     path.write_text(text)
     model = mujoco.MjModel.from_xml_path(str(path))
-    expected = [mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_JOINT, j) for j in range(model.njnt)
-                if model.jnt_type[j] != mujoco.mjtJoint.mjJNT_FREE]  # fmt: skip
+    expected = [
+        mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_JOINT, j)
+        for j in range(model.njnt)
+        if model.jnt_type[j] != mujoco.mjtJoint.mjJNT_FREE
+    ]
     assert list(mujoco_joint_names(path)) == expected
 
 
-@pytest.mark.parametrize("name", ["generated_mjcf", "generated_walker", "newton:nv_ant.xml", "newton:quadruped.urdf",
-                                  "newton:cartpole.urdf"])  # fmt: skip
+@pytest.mark.parametrize(
+    "name", ["generated_mjcf", "generated_walker", "newton:nv_ant.xml", "newton:quadruped.urdf", "newton:cartpole.urdf"]
+)
 def test_the_mujoco_order_of_the_robots_the_tests_hold(tmp_path, name):
     """The MJCF and URDF robots of the test suite, against MuJoCo's compiled model (nv_humanoid.xml does not compile
     in MuJoCo 3.x: a sensor names a missing site)."""
@@ -456,8 +512,13 @@ def _real_exporter_dump(path: Path, action_ids) -> str:
     ``!!python/object/apply:builtins.slice``; one object named twice is anchored (``&id001``)."""
     cfg = yaml.safe_load(path.read_text())
     everything = slice(None)
-    entity = {"name": "robot", "joint_names": [".*"], "joint_ids": everything, "body_ids": everything,
-              "preserve_order": False}  # fmt: skip
+    entity = {
+        "name": "robot",
+        "joint_names": [".*"],
+        "joint_ids": everything,
+        "body_ids": everything,
+        "preserve_order": False,
+    }
     cfg["observations"]["joint_pos_rel"]["params"] = {"asset_cfg": entity}
     action = cfg["actions"]["JointPositionAction"]
     for key in ("scale", "offset", "clip"):  # one entry per joint the action drives
@@ -480,8 +541,11 @@ def test_unitree_s_slice_tag_is_read_as_the_slice_it_names(tmp_path):
     assert read_config(path).task(GO2_ISAACLAB).action.joints == tuple(GO2_ISAACLAB[0:12:2])
 
 
-@given(start=st.one_of(st.none(), st.integers(-14, 14)), stop=st.one_of(st.none(), st.integers(-14, 14)),
-       step=st.one_of(st.none(), st.integers(1, 4)))  # fmt: skip
+@given(
+    start=st.one_of(st.none(), st.integers(-14, 14)),
+    stop=st.one_of(st.none(), st.integers(-14, 14)),
+    step=st.one_of(st.none(), st.integers(1, 4)),
+)
 @settings(max_examples=40, deadline=None)
 def test_any_slice_of_integers_reads_back_equal(start, stop, step):
     from transfer.errors import slice_loader
@@ -522,8 +586,12 @@ def _keyboard_deploy(tmp_path: Path, scale: list[float], command: str = "base_ve
     terms = cfg["observations"]
     cfg["observations"] = {k: v for k, v in terms.items() if k != "velocity_commands"}
     renamed = {**terms["velocity_commands"], "params": {"command_name": command}, "scale": scale}
-    cfg["observations"] = {"base_ang_vel": terms["base_ang_vel"], "projected_gravity": terms["projected_gravity"],
-                           "keyboard_velocity_commands": renamed, **{k: terms[k] for k in list(terms)[3:]}}  # fmt: skip
+    cfg["observations"] = {
+        "base_ang_vel": terms["base_ang_vel"],
+        "projected_gravity": terms["projected_gravity"],
+        "keyboard_velocity_commands": renamed,
+        **{k: terms[k] for k in list(terms)[3:]},
+    }
     path.write_text(yaml.dump(cfg, default_flow_style=None, sort_keys=False))
     return path
 
@@ -534,21 +602,30 @@ def test_a_renamed_command_observation_is_that_command_s_when_its_size_fits(tmp_
     assert [t.name for t in task.observation][:3] == ["base_ang_vel", "projected_gravity", "velocity_commands"]
     assert task.observation[2].scale == (2.0, 2.0, 0.25)
     assert dict(task.observation_aliases) == {"keyboard_velocity_commands": "velocity_commands"}
-    with pytest.raises(TaskError, match=r"observations.keyboard_velocity_commands.scale: 2 entries, but .* is read "
-                                        r"as velocity_commands \(3 entries: vx, vy, wz\)") as err:  # fmt: skip
+    with pytest.raises(
+        TaskError,
+        match=r"observations.keyboard_velocity_commands.scale: 2 entries, but .* is read "
+        r"as velocity_commands \(3 entries: vx, vy, wz\)",
+    ) as err:
         read_config(_keyboard_deploy(tmp_path / "b", [2.0, 2.0])).task(GO2_ISAACLAB)
     assert str(err.value).startswith(str(tmp_path / "b")) and "\n" not in str(err.value)
 
 
 def test_a_term_of_another_name_maps_by_observation_aliases_and_the_refusal_says_how(tmp_path):
     path = _keyboard_deploy(tmp_path, [1.0, 1.0, 1.0], command="joystick")  # names no command the file describes
-    with pytest.raises(TaskError, match=r"unknown observation term 'keyboard_velocity_commands'.*--set "
-                                        r"observation_aliases.keyboard_velocity_commands=TERM"):  # fmt: skip
+    with pytest.raises(
+        TaskError,
+        match=r"unknown observation term 'keyboard_velocity_commands'.*--set "
+        r"observation_aliases.keyboard_velocity_commands=TERM",
+    ):
         read_config(path).task(GO2_ISAACLAB)
     task = read_config(path).task(GO2_ISAACLAB, {"keyboard_velocity_commands": "velocity_commands"})
     assert task.observation[2].name == "velocity_commands"
-    with pytest.raises(TaskError, match=r"observation_aliases.keyboard_velocity_commands: 'keyboard' is no "
-                                        r"observation term transfer builds; map it to one of base_lin_vel"):  # fmt: skip
+    with pytest.raises(
+        TaskError,
+        match=r"observation_aliases.keyboard_velocity_commands: 'keyboard' is no "
+        r"observation term transfer builds; map it to one of base_lin_vel",
+    ):
         read_config(path).task(GO2_ISAACLAB, {"keyboard_velocity_commands": "keyboard"})
 
 
@@ -564,7 +641,9 @@ def test_a_task_file_lists_its_terms_by_their_aliases_and_round_trips(tmp_path):
     assert task.observation[0].name == "base_lin_vel" and dict(task.observation_aliases) == {"lin_vel": "base_lin_vel"}
     assert Task.from_dict(task.to_dict()) == task
     assert task.with_settings({"observation_aliases.joint_speeds": "joint_vel_rel"}).observation_aliases == {
-        "lin_vel": "base_lin_vel", "joint_speeds": "joint_vel_rel"}  # fmt: skip
+        "lin_vel": "base_lin_vel",
+        "joint_speeds": "joint_vel_rel",
+    }
 
 
 def test_set_observation_aliases_reaches_the_deploy_reader_of_a_replay(tmp_path, capsys):
@@ -584,8 +663,23 @@ def test_set_observation_aliases_reaches_the_deploy_reader_of_a_replay(tmp_path,
     cfg.write_text(yaml.dump(data, default_flow_style=None, sort_keys=False))
     policy = tmp_path / "policy.pt"
     torch.jit.script(torch.nn.Sequential(torch.nn.Linear(45, 12))).save(str(policy))
-    args = ["replay", str(policy), "--config", str(cfg), "--source", "physx", "--asset", str(asset), "--target",
-            "physx", "--num-envs", "1", "--seconds", "1.5", "--json"]  # fmt: skip
+    args = [
+        "replay",
+        str(policy),
+        "--config",
+        str(cfg),
+        "--source",
+        "physx",
+        "--asset",
+        str(asset),
+        "--target",
+        "physx",
+        "--num-envs",
+        "1",
+        "--seconds",
+        "1.5",
+        "--json",
+    ]
     assert main(args) == 2
     err = capsys.readouterr().err
     assert f"{cfg}: observations.gyro: unknown observation term 'gyro'" in err

@@ -37,11 +37,13 @@ def test_the_native_value_is_tried_first_and_only_where_the_target_differs():
     assert {c.factor for c in same} == set(FACTORS) - {"velocity_limit", "collision"}
     capped = task.with_settings({"newton.mesh_maxhullvert": 64})
     assert [(c.label, c.lines()) for c in candidates(task, capped, "newton", {}) if c.factor == "collision"] == [
-        ("whole mesh hulls", ["--set 'newton={mesh_maxhullvert: -1, solver: mujoco_warp}'"])]
+        ("whole mesh hulls", ["--set 'newton={mesh_maxhullvert: -1, solver: mujoco_warp}'"])
+    ]
     assert not [c for c in candidates(task, task, "newton", {}) if c.factor == "collision"]  # whole hulls already
     limited = candidates(task, task.with_settings({"velocity_limit": {".*": 2.0}}), "physx", {})
     assert [(c.label, c.lines()) for c in limited if c.factor == "velocity_limit"] == [
-        (AS_NATIVE, ["--set velocity_limit=null"])]
+        (AS_NATIVE, ["--set velocity_limit=null"])
+    ]
     wrong = task.with_settings({"armature": {".*": 0.2}})
     tried = candidates(task, wrong, "physx", {"action_delay": 3})
     armature = [c for c in tried if c.factor == "armature"]
@@ -54,8 +56,13 @@ def test_the_native_value_is_tried_first_and_only_where_the_target_differs():
 
 
 def test_quality_is_one_for_the_native_run_and_falls_with_speed_and_falls():
-    native = {"forward_velocity": 0.5, "lateral_velocity": 0.0, "yaw_rate": 0.0, "fall_fraction": 0.0,
-              "command": [0.5, 0, 0]}  # fmt: skip
+    native = {
+        "forward_velocity": 0.5,
+        "lateral_velocity": 0.0,
+        "yaw_rate": 0.0,
+        "fall_fraction": 0.0,
+        "command": [0.5, 0, 0],
+    }
     assert quality(native, native) == 1.0
     assert quality({"forward_velocity": 0.25, "fall_fraction": 0.0}, native) == pytest.approx(0.5)
     assert quality({"forward_velocity": 0.5, "fall_fraction": 0.5}, native) == pytest.approx(0.5)
@@ -68,10 +75,13 @@ def test_quality_is_one_for_the_native_run_and_falls_with_speed_and_falls():
 
 
 @given(
-    velocity=st.tuples(*[st.floats(-2, 2)] * 3), native=st.tuples(*[st.floats(-2, 2)] * 3),
-    command=st.tuples(*[st.floats(-1.5, 1.5)] * 3), fell=st.floats(0, 1), push=st.floats(0.01, 1),
+    velocity=st.tuples(*[st.floats(-2, 2)] * 3),
+    native=st.tuples(*[st.floats(-2, 2)] * 3),
+    command=st.tuples(*[st.floats(-1.5, 1.5)] * 3),
+    fell=st.floats(0, 1),
+    push=st.floats(0.01, 1),
     axis=st.integers(0, 2),
-)  # fmt: skip
+)
 def test_quality_is_one_only_as_native_and_drops_as_any_velocity_parts(velocity, native, command, fell, push, axis):
     keys = ("forward_velocity", "lateral_velocity", "yaw_rate")
     ref = {**dict(zip(keys, native, strict=True)), "fall_fraction": 0.0, "command": list(command)}
@@ -88,8 +98,11 @@ def test_quality_is_one_only_as_native_and_drops_as_any_velocity_parts(velocity,
 @pytest.mark.engines
 @pytest.mark.parametrize(
     ("wrong", "factor"),
-    [(["--set", "stiffness={'.*': 5}"], "actuators"), (["--perturb", "action_delay=12"], "action_delay"),
-     (["--set", "velocity_limit={'.*': 1.5}"], "velocity_limit")],
+    [
+        (["--set", "stiffness={'.*': 5}"], "actuators"),
+        (["--perturb", "action_delay=12"], "action_delay"),
+        (["--set", "velocity_limit={'.*': 1.5}"], "velocity_limit"),
+    ],
     ids=["gains", "delay", "velocity-limit"],
 )
 def test_diagnose_ranks_the_wrong_factor_first_and_its_lines_restore_the_walk(wrong, factor, capsys, tmp_path):
@@ -127,8 +140,7 @@ def test_a_native_run_that_falls_is_no_baseline_and_nothing_is_ranked(capsys):
     from transfer.cli.diagnose import print_diagnosis
     from transfer.runs.diagnose import diagnose
 
-    found = diagnose(DEMO, "physx", seconds=2.0, num_envs=1, progress=False,
-                     native_settings={"stiffness": {".*": 5.0}})  # fmt: skip
+    found = diagnose(DEMO, "physx", seconds=2.0, num_envs=1, progress=False, native_settings={"stiffness": {".*": 5.0}})
     assert found.baseline and "native run fails" in found.baseline
     assert found.tried == [] and found.ranking == [] and found.suggestion() is None
     print_diagnosis(found)
@@ -151,9 +163,23 @@ def test_diagnose_explains_h1_2_on_newton_by_its_foot_colliders(shared, capsys):
     from transfer.cli import main
 
     root = shared / "community/unitree_rl_gym"
-    args = ["diagnose", str(root / "deploy/pre_train/h1_2/motion.pt"), "--config",
-            str(root / "deploy/deploy_mujoco/configs/h1_2.yaml"), "--target", "newton", "--set",
-            "newton.mesh_maxhullvert=64", "--factor", "collision", "--seconds", "4", "--num-envs", "2", "--json"]  # fmt: skip
+    args = [
+        "diagnose",
+        str(root / "deploy/pre_train/h1_2/motion.pt"),
+        "--config",
+        str(root / "deploy/deploy_mujoco/configs/h1_2.yaml"),
+        "--target",
+        "newton",
+        "--set",
+        "newton.mesh_maxhullvert=64",
+        "--factor",
+        "collision",
+        "--seconds",
+        "4",
+        "--num-envs",
+        "2",
+        "--json",
+    ]
     assert main(args) == 0
     found = json.loads(capsys.readouterr().out)
     assert found["gap"] > 0.3, found["target"]
@@ -169,9 +195,14 @@ def test_the_suggested_replay_line_keeps_the_inputs_and_conditions_diagnosed_and
     from transfer.runs.diagnose import Diagnosis, Tried
 
     best = Tried("actuators", "as the native run", ["--set 'stiffness={.*: 40.0}'"], 0.5, 0.0, 1.0, 1.0)
-    given = {"target": "mujoco", "source": "physx", "config": "presets/tasks/quadruped_flat_velocity.yaml",
-             "asset": "transfer:quadruped.xml", "settings": {"stiffness": {".*": 5}, "spawn_height": 0.45},
-             "perturbation": {"push": 0.2}}  # fmt: skip
+    given = {
+        "target": "mujoco",
+        "source": "physx",
+        "config": "presets/tasks/quadruped_flat_velocity.yaml",
+        "asset": "transfer:quadruped.xml",
+        "settings": {"stiffness": {".*": 5}, "spawn_height": 0.45},
+        "perturbation": {"push": 0.2},
+    }
     d = Diagnosis(str(DEMO), {}, {}, 0.8, None, None, [best], [best], given=given)
     line = d.replay_command()
     assert line.startswith(f"transfer replay {DEMO} --target mujoco --source physx --config presets/")

@@ -66,8 +66,22 @@ def test_documented_commands_run_in_order(shared, tmp_path, monkeypatch, capsys)
             assert info["metadata"]["joint_names"][:4] == ["LF_HAA", "LH_HAA", "RF_HAA", "RH_HAA"]
         elif args[0] == "info":
             shown = _shown(command)
-            for key in ("run", "format", "sizes", "joint order", "trained on", "task", "observation", "action",
-                        "defaults", "stiffness", "damping", "armature", "sim", "command"):  # fmt: skip
+            for key in (
+                "run",
+                "format",
+                "sizes",
+                "joint order",
+                "trained on",
+                "task",
+                "observation",
+                "action",
+                "defaults",
+                "stiffness",
+                "damping",
+                "armature",
+                "sim",
+                "command",
+            ):
                 assert _line(out, key) == _line(shown, key), key
         elif args[0] == "verify":
             assert out.splitlines()[0] == _shown(command).splitlines()[0]

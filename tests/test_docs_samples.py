@@ -70,16 +70,16 @@ def test_a_replay_table_has_the_printed_columns_and_alignment(page, table):
 
 def _block_after(text: str, marker: str) -> str:
     """The first fenced block after ``marker``."""
-    rest = text[text.index(marker):]
+    rest = text[text.index(marker) :]
     start = rest.index("```\n") + 4
-    return rest[start:rest.index("```", start)]
+    return rest[start : rest.index("```", start)]
 
 
 def test_the_readme_demo_sample_is_the_demos_command_and_both_tables():
     readme, run_sh = PAGES["README.md"], (ROOT / "run.sh").read_text()
     demo = re.search(r'exec "\$VENV/bin/transfer" (replay .*?)"\$@"', run_sh, re.S).group(1)
     demo = " ".join(demo.replace("\\\n", " ").split())
-    said = " ".join(readme[readme.index("it runs `transfer ") + len("it runs `transfer "):].split("`")[0].split())
+    said = " ".join(readme[readme.index("it runs `transfer ") + len("it runs `transfer ") :].split("`")[0].split())
     assert said == demo, "README's demo command is not run.sh's"
     sample = _block_after(readme, "It prints")
     tables = replay_tables(sample)
@@ -91,7 +91,7 @@ def test_the_readme_demo_sample_is_the_demos_command_and_both_tables():
 
 def _documented_diagnosis() -> tuple[list[str], str]:
     text = page_text("diagnose.md")
-    section = text[text.index("## One case"):text.index("## A drift")]
+    section = text[text.index("## One case") : text.index("## A drift")]
     (command,) = re.findall(r"^\$ transfer (diagnose .+)$", section, re.M)
     return shlex.split(command), section
 
@@ -114,7 +114,7 @@ def test_the_diagnose_case_counts_the_replays_and_ranks_the_factors_its_registry
     plan = candidates(inputs.task, target, cmd.target, perturbation, tuple(cmd.factor) or None)
     (said,) = re.findall(r"(\d+) replays, native, target and open loop included", section)
     assert int(said) == 3 + len(plan)
-    sample = section[section.index("$ transfer diagnose"):].split("```")[0]
+    sample = section[section.index("$ transfer diagnose") :].split("```")[0]
     rows = re.findall(r"^\d+\s+(\w+)\s{2,}", sample, re.M)
     assert len(rows) == len(set(rows)) and set(rows) == {c.factor for c in plan}, "not the registry's factors"
 
@@ -122,7 +122,7 @@ def test_the_diagnose_case_counts_the_replays_and_ranks_the_factors_its_registry
 def _table_names(page: str, heading: str) -> list[str]:
     """The backquoted first cells of the table that follows ``heading`` on ``docs/<page>``."""
     text = page_text(page)
-    rest = text[text.index(heading):]
+    rest = text[text.index(heading) :]
     table = re.search(r"(?:^\|.*\n)+", rest, re.M).group(0)
     return re.findall(r"^\| `(\w+)` \|", table, re.M)
 
@@ -163,8 +163,9 @@ def test_a_help_example_parses_and_passes_the_checks_from_the_root(name, line, m
     monkeypatch.chdir(ROOT)
     args = shlex.split(line)[1:]
     cmd = tyro.cli(subcommand_union(_commands()[0], args), args=args)
-    earlier = [t for other in examples(COMMANDS[name])[: examples(COMMANDS[name]).index(line)]
-               for t in shlex.split(other)]  # fmt: skip
+    earlier = [
+        t for other in examples(COMMANDS[name])[: examples(COMMANDS[name]).index(line)] for t in shlex.split(other)
+    ]
     try:
         check_command(cmd, args)
     except UsageError as exc:
@@ -196,8 +197,12 @@ def _field_help(cls: type) -> dict[str, tuple[str, typing.Any]]:
 
 
 def test_a_flag_whose_help_says_its_default_gets_no_second_one():
-    twice = [f"{name} --{field}" for name, cls in COMMANDS.items() for field, (text, hint) in _field_help(cls).items()
-             if DEFAULT_SAID.search(text) and hint is None]  # fmt: skip
+    twice = [
+        f"{name} --{field}"
+        for name, cls in COMMANDS.items()
+        for field, (text, hint) in _field_help(cls).items()
+        if DEFAULT_SAID.search(text) and hint is None
+    ]
     assert twice == [], "mark them DEFAULT_IN_TEXT (transfer/cli/_help.py)"
     assert "(required)" not in " ".join(t for cls in COMMANDS.values() for t, _ in _field_help(cls).values())
 
@@ -212,7 +217,9 @@ def _help(args: list[str], capsys, monkeypatch) -> str:
 
 def test_replay_help_reads_as_documented(capsys, monkeypatch):
     text = _help(["replay", "--help"], capsys, monkeypatch)
-    assert "(default: the checkpoint's metadata). (default" not in text and "(default: the checkpoint's metadata)" in text
+    assert (
+        "(default: the checkpoint's metadata). (default" not in text and "(default: the checkpoint's metadata)" in text
+    )
     assert "one table" not in text and "docs/replay.md" in text
     assert "transfer replay checkpoints/quadruped_flat_physx/exported/policy.pt --target newton" in text
 

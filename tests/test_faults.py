@@ -157,15 +157,19 @@ def test_tmpdir_holds_nothing_of_a_run_afterwards_also_after_ctrl_c(tmp_path, mo
     import tempfile
 
     monkeypatch.setattr(tempfile, "tempdir", None)  # read TMPDIR again
-    write = ("import os, pathlib; t = pathlib.Path(os.environ['TMPDIR']); (t / 'ray' / 'session_x').mkdir(parents=True);"
-             " (t / 'probe.lock').write_text('x'); print(t)")  # fmt: skip
+    write = (
+        "import os, pathlib; t = pathlib.Path(os.environ['TMPDIR']); (t / 'ray' / 'session_x').mkdir(parents=True);"
+        " (t / 'probe.lock').write_text('x'); print(t)"
+    )
     monkeypatch.setattr(cli, "_CHILD_COMMAND", [sys.executable, "-c", write])
     monkeypatch.setattr(sys, "argv", ["transfer", "sweep"])
     assert cli.entry() == 0
     used = Path(capfd.readouterr().out.strip())
     assert used.parent == tmp and not used.exists() and list(tmp.iterdir()) == []
-    hang = ("import os, pathlib, time; t = pathlib.Path(os.environ['TMPDIR']); (t / 'partial').write_text('x');"
-            " print(t, flush=True); time.sleep(60)")  # fmt: skip
+    hang = (
+        "import os, pathlib, time; t = pathlib.Path(os.environ['TMPDIR']); (t / 'partial').write_text('x');"
+        " print(t, flush=True); time.sleep(60)"
+    )
     monkeypatch.setattr(cli, "_CHILD_COMMAND", [sys.executable, "-c", hang])
     code = _entry_signalled(signal.SIGINT)
     assert code == 128 + signal.SIGINT and list(tmp.iterdir()) == []
@@ -180,8 +184,13 @@ def small_disk(tmp_path):
     folder = tmp_path / "small"
     folder.mkdir()
     mount = shutil.which("mount")
-    done = subprocess.run([mount or "mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(folder)],
-                          capture_output=True, text=True) if mount else None  # fmt: skip
+    done = (
+        subprocess.run(
+            [mount or "mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(folder)], capture_output=True, text=True
+        )
+        if mount
+        else None
+    )
     if done is None or done.returncode != 0:
         pytest.skip(f"cannot mount a small file system here ({done.stderr.strip() if done else 'no mount'})")
     yield folder
@@ -222,8 +231,12 @@ def test_a_torchscript_written_onto_a_full_disk_is_one_line_not_a_native_abort(s
 
     (small_disk / "filler").write_bytes(b"\0" * 200 * 1024)  # 56 KiB left: the 116 KiB policy cannot fit
     out = small_disk / "c.pt"
-    done = subprocess.run([sys.executable, "-m", "transfer.cli", "convert", str(QUADRUPED_CK), "--to", "mjwarp",
-                           "-o", str(out)], capture_output=True, text=True, timeout=300)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "transfer.cli", "convert", str(QUADRUPED_CK), "--to", "mjwarp", "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
     assert f"{out}: the disk is full" in done.stderr and "frame #" not in done.stderr
     assert sorted(p.name for p in small_disk.iterdir()) == ["filler"]
@@ -262,8 +275,10 @@ def test_sigterm_is_a_stop_on_request_not_a_crash(monkeypatch, capsys):
     import transfer.cli as cli
 
     monkeypatch.delenv("TRANSFER_CHILD_PROCESS", raising=False)
-    child = ("import os, signal, time; signal.signal(signal.SIGTERM, lambda *a: os.abort()); print('up', flush=True);"
-             " time.sleep(60)")  # fmt: skip
+    child = (
+        "import os, signal, time; signal.signal(signal.SIGTERM, lambda *a: os.abort()); print('up', flush=True);"
+        " time.sleep(60)"
+    )
     monkeypatch.setattr(cli, "_CHILD_COMMAND", [sys.executable, "-c", child])
     for command, kept in (("sweep", "--resume goes on"), ("replay", "no output was written in part")):
         monkeypatch.setattr(sys, "argv", ["transfer", command])
@@ -284,11 +299,13 @@ def test_a_sigterm_a_child_answers_by_exiting_with_its_number_is_a_stop_too(monk
     import transfer.cli as cli
 
     monkeypatch.delenv("TRANSFER_CHILD_PROCESS", raising=False)
-    child = ("import os, signal, sys, time\n"
-             "from transfer.runs.sweep.run import _quiet_stop\n"
-             "signal.signal(signal.SIGTERM, lambda *a: (print('*** SIGTERM received', file=sys.stderr, flush=True), "
-             "sys.exit(15)))\n"
-             "_quiet_stop(); print('up', flush=True); time.sleep(60)")  # fmt: skip
+    child = (
+        "import os, signal, sys, time\n"
+        "from transfer.runs.sweep.run import _quiet_stop\n"
+        "signal.signal(signal.SIGTERM, lambda *a: (print('*** SIGTERM received', file=sys.stderr, flush=True), "
+        "sys.exit(15)))\n"
+        "_quiet_stop(); print('up', flush=True); time.sleep(60)"
+    )
     monkeypatch.setattr(cli, "_CHILD_COMMAND", [sys.executable, "-c", child])
     monkeypatch.setattr(sys, "argv", ["transfer", "sweep"])
     code = _entry_signalled(signal.SIGTERM, after=8.0)  # the child's imports done and its handler set
@@ -307,8 +324,9 @@ def test_an_actuator_network_of_another_shape_is_one_line_at_start(tmp_path):
 
     path = tmp_path / "net.pt"
     torch.jit.save(torch.jit.script(torch.nn.Linear(3, 1)), str(path))  # takes 3 inputs; the group feeds 4
-    group = ActuatorGroup("legs", "mlp", ("a",), saturation_effort=1e3, velocity_limit=1e3, network_file=str(path),
-                          input_idx=(0, 1))  # fmt: skip
+    group = ActuatorGroup(
+        "legs", "mlp", ("a",), saturation_effort=1e3, velocity_limit=1e3, network_file=str(path), input_idx=(0, 1)
+    )
     with pytest.raises(ActuatorError) as caught:
         Actuators([group], ["a"], num_envs=1, stiffness=[1.0], damping=[0.0], effort_limit=[1e3])
     text = str(caught.value)
@@ -347,7 +365,7 @@ def test_the_child_ends_without_teardown_yet_runs_its_exit_handlers_and_flushes(
     script = f"""
 import atexit, logging, sys
 from transfer.cli import finish
-atexit.register(lambda: open({str(tmp_path / 'handler')!r}, 'w').write('ran'))
+atexit.register(lambda: open({str(tmp_path / "handler")!r}, 'w').write('ran'))
 logging.basicConfig(filename={str(log)!r}, level=logging.INFO); logging.info('logged')
 class Freed:
     def __del__(self): sys.stderr.write('torn down')
@@ -489,7 +507,10 @@ def test_outputs_replace_only_regular_files_and_a_plot_only_an_image(tmp_path, c
     _figures.save(plt.figure(), tmp_path / "empty.png")  # nothing to lose
     assert (tmp_path / "plot.png").read_bytes()[:4] == b"\x89PNG"
     # refused before the run, not after it (the run's results were thrown away, ~40 lines of engine output first)
-    for command in (["replay", str(QUADRUPED_CK), "--target", "physx", "--seconds", "300"], ["traces", str(QUADRUPED_CK), str(QUADRUPED_CK)]):
+    for command in (
+        ["replay", str(QUADRUPED_CK), "--target", "physx", "--seconds", "300"],
+        ["traces", str(QUADRUPED_CK), str(QUADRUPED_CK)],
+    ):
         assert main([*command, "--plot", str(precious)]) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "exists and is not a PNG image" in err, err
@@ -504,10 +525,14 @@ def test_the_run_ends_when_the_console_script_is_killed(tmp_path):
     import sys
 
     marker = tmp_path / "child.pid"
-    child = (f"from transfer.cli import _end_with_the_parent; _end_with_the_parent(); import os, time; "
-             f"open({str(marker)!r}, 'w').write(str(os.getpid())); time.sleep(60)")  # fmt: skip
-    parent = (f"import sys, transfer.cli as c; c._CHILD_COMMAND = [sys.executable, '-c', {child!r}]; "
-              "sys.argv = ['transfer', 'replay']; c.entry()")  # fmt: skip
+    child = (
+        f"from transfer.cli import _end_with_the_parent; _end_with_the_parent(); import os, time; "
+        f"open({str(marker)!r}, 'w').write(str(os.getpid())); time.sleep(60)"
+    )
+    parent = (
+        f"import sys, transfer.cli as c; c._CHILD_COMMAND = [sys.executable, '-c', {child!r}]; "
+        "sys.argv = ['transfer', 'replay']; c.entry()"
+    )
     env = {k: v for k, v in os.environ.items() if k not in ("TRANSFER_CHILD_PROCESS", "TRANSFER_PARENT_PID")}
     proc = subprocess.Popen([sys.executable, "-c", parent], env=env)
     try:
@@ -544,17 +569,27 @@ def test_closed_streams_and_a_false_debug_flag_give_no_traceback(tmp_path):
 
     cli = f"{sys.executable} -m transfer.cli"
     env = {k: v for k, v in os.environ.items() if k not in ("TRANSFER_CHILD_PROCESS", "TRANSFER_DEBUG")}
-    for command, code in ((f"{cli} info {QUADRUPED_CK} >&-", 2), (f"{cli} --help >&-", 2),
-                          (f"{cli} info /nonexistent.pt 2>&-", 2)):  # fmt: skip
+    for command, code in (
+        (f"{cli} info {QUADRUPED_CK} >&-", 2),
+        (f"{cli} --help >&-", 2),
+        (f"{cli} info /nonexistent.pt 2>&-", 2),
+    ):
         done = subprocess.run(["bash", "-c", command], env=env, capture_output=True, text=True, timeout=120)
         assert done.returncode == code and "Traceback" not in done.stderr, (command, done.stderr)
         if ">&-" in command and "2>&-" not in command:  # the result had nowhere to go: said, not lost with exit 0
-            assert done.stderr == "error: standard output is closed (>&-): the result would be lost; send it to a " \
-                "file or to /dev/null\n", done.stderr  # fmt: skip
+            assert (
+                done.stderr == "error: standard output is closed (>&-): the result would be lost; send it to a "
+                "file or to /dev/null\n"
+            ), done.stderr
     bad = tmp_path / "bad.onnx"
     bad.write_bytes(b"not an onnx file at all")
-    done = subprocess.run([*cli.split(), "info", str(bad)], env={**env, "TRANSFER_DEBUG": "0"}, capture_output=True,
-                          text=True, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [*cli.split(), "info", str(bad)],
+        env={**env, "TRANSFER_DEBUG": "0"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 2 and "Traceback" not in done.stderr and done.stderr.startswith("error: ")
 
 
@@ -564,7 +599,9 @@ def test_a_key_given_twice_in_a_yaml_file_is_refused_naming_its_line(tmp_path):
 
     twice = tmp_path / "t.yaml"
     twice.write_text("name: t\ndecimation: 4\nsim_dt: 0.005\ndecimation: 8\n")
-    with pytest.raises(ValueError, match=r"t.yaml: not valid YAML, line 4, column 1: the key 'decimation' is given twice"):
+    with pytest.raises(
+        ValueError, match=r"t.yaml: not valid YAML, line 4, column 1: the key 'decimation' is given twice"
+    ):
         read_yaml_mapping(twice, ValueError, "a mapping")
     merged = tmp_path / "m.yaml"
     merged.write_text("base: &b {x: 1, y: 2}\nrun:\n  <<: *b\n  x: 3\n")
@@ -626,8 +663,18 @@ def test_a_checkpoint_of_other_sizes_is_one_line_before_any_engine_starts(tmp_pa
     path = tmp_path / "square.pt"
     torch.jit.save(torch.jit.script(torch.nn.Sequential(torch.nn.Linear(48, 48))), str(path))
     capfd.readouterr()
-    args = ["replay", str(path), "--target", "physx", "--seconds", "0.2", "--source", "physx", "--config",
-            str(ROOT / "presets/tasks/quadruped_flat_velocity.yaml")]  # fmt: skip
+    args = [
+        "replay",
+        str(path),
+        "--target",
+        "physx",
+        "--seconds",
+        "0.2",
+        "--source",
+        "physx",
+        "--config",
+        str(ROOT / "presets/tasks/quadruped_flat_velocity.yaml"),
+    ]
     assert main(args) == 2
     out, err = capfd.readouterr()
     assert err.count("\n") == 1 and "writes 48 actions" in err and "drives 12 joints" in err, err
@@ -654,12 +701,18 @@ def test_names_and_metadata_that_cannot_be_shown_are_one_line(tmp_path):
 
     env = {k: v for k, v in os.environ.items() if k != "TRANSFER_CHILD_PROCESS"}
     odd = os.fsdecode(bytes(tmp_path) + b"/bad\xff.pt")
-    done = subprocess.run([sys.executable, "-m", "transfer.cli", "info", odd], env=env, capture_output=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "transfer.cli", "info", odd], env=env, capture_output=True, timeout=120
+    )
     assert done.returncode == 2 and b"not UTF-8" in done.stderr and done.stderr.count(b"\n") == 1, done.stderr
     named = tmp_path / "pölicy ✓.pt"
     named.write_bytes(QUADRUPED_CK.read_bytes())
-    done = subprocess.run([sys.executable, "-m", "transfer.cli", "info", str(named)],
-                          env={**env, "PYTHONIOENCODING": "ascii"}, capture_output=True, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "transfer.cli", "info", str(named)],
+        env={**env, "PYTHONIOENCODING": "ascii"},
+        capture_output=True,
+        timeout=120,
+    )
     assert done.returncode == 0 and b"p\\xf6licy \\u2713.pt" in done.stdout, done.stderr
     with pytest.raises(CheckpointError, match="nests too deeply"):
         decode_metadata("[" * 100_000 + "]" * 100_000, "deep.onnx (metadata)")
@@ -707,8 +760,10 @@ def test_a_cache_that_cannot_be_written_says_which_variable_moves_it(tmp_path, m
 
     monkeypatch.setenv("XDG_CACHE_HOME", "/proc/nope")
     print_error(FileNotFoundError(errno.ENOENT, "No such file or directory", "/proc/nope"))
-    assert capfd.readouterr().err == ("error: /proc/nope: No such file or directory (the cache folder /proc/nope: "
-                                      "point XDG_CACHE_HOME at a folder you can write, or make this one writable)\n")
+    assert capfd.readouterr().err == (
+        "error: /proc/nope: No such file or directory (the cache folder /proc/nope: "
+        "point XDG_CACHE_HOME at a folder you can write, or make this one writable)\n"
+    )
 
 
 def test_an_onnx_model_named_pt_is_read_as_onnx(tmp_path):
@@ -746,8 +801,14 @@ def test_a_full_standard_output_is_named(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("TRANSFER_CHILD_PROCESS", "TRANSFER_DEBUG")}
     for args in (["info", str(QUADRUPED_CK)], ["info", str(QUADRUPED_CK), "--json"], ["--help"]):
         with open("/dev/full", "w") as full:
-            done = subprocess.run([sys.executable, "-m", "transfer.cli", *args], env=env, stdout=full,
-                                  stderr=subprocess.PIPE, text=True, timeout=120)  # fmt: skip
+            done = subprocess.run(
+                [sys.executable, "-m", "transfer.cli", *args],
+                env=env,
+                stdout=full,
+                stderr=subprocess.PIPE,
+                text=True,
+                timeout=120,
+            )
         assert done.returncode == 2, (args, done.stderr)
         assert done.stderr.strip() == "error: standard output: No space left on device", (args, done.stderr)
 
@@ -758,8 +819,8 @@ def test_usd_composition_warnings_do_not_reach_stderr_raw(tmp_path, capfd):
     pytest.importorskip("pxr")
     robot = tmp_path / "q.usda"
     robot.write_text((ROOT / "transfer/data/quadruped.usda").read_text())
-    (tmp_path / "a.usda").write_text('#usda 1.0\n(\n    subLayers = [@b.usda@, @q.usda@]\n)\n')
-    (tmp_path / "b.usda").write_text('#usda 1.0\n(\n    subLayers = [@a.usda@]\n)\n')
+    (tmp_path / "a.usda").write_text("#usda 1.0\n(\n    subLayers = [@b.usda@, @q.usda@]\n)\n")
+    (tmp_path / "b.usda").write_text("#usda 1.0\n(\n    subLayers = [@a.usda@]\n)\n")
     main(["inspect", str(tmp_path / "a.usda")])
     out, err = capfd.readouterr()
     assert "Sublayer hierarchy with root layer" in out and "has cycles" in out  # transfer's own report
@@ -852,7 +913,6 @@ def test_a_huge_text_config_is_refused_by_its_size_before_it_is_parsed(tmp_path,
     assert read_yaml_mapping(big, ValueError, "a mapping") == {"format": "transfer-task/1"}
 
 
-
 def test_the_engine_log_is_shown_for_an_engine_s_error_not_before_one_of_transfer_s_own(capfd):
     """A full disk at the end of a replay (or a refused plot) came after ~40 lines of the engines' log: transfer's
     own errors name their cause in one line; an engine's error still shows the log's tail."""
@@ -874,7 +934,6 @@ def test_an_output_file_given_with_a_trailing_slash_is_refused(tmp_path, capsys)
     assert main(["replay", str(QUADRUPED_CK), "--target", "physx", "--record", f"{out}/"]) == 2
     err = capsys.readouterr().err
     assert f"--record {out}/ names a folder (it ends in /)" in err and not out.exists(), err
-
 
 
 def test_a_checkpoint_tensor_declaring_more_than_it_stores_is_refused_before_any_use(tmp_path, capsys):
@@ -994,17 +1053,24 @@ def test_a_usd_layer_named_by_a_url_is_refused_before_any_engine_opens_it(tmp_pa
     text = (ROOT / "transfer/data/quadruped.usda").read_text()
     robot = tmp_path / "robot.usda"
     robot.write_text(text.replace('upAxis = "Z"\n', 'upAxis = "Z"\n    subLayers = [@http://example.com/x.usd@]\n', 1))
-    for command in (["inspect", str(robot), "--truth"], ["task", str(robot), "-o", str(tmp_path / "t.yaml")],
-                    ["replay", str(QUADRUPED_CK), "--asset", str(robot), "--target", "physx"]):  # fmt: skip
+    for command in (
+        ["inspect", str(robot), "--truth"],
+        ["task", str(robot), "-o", str(tmp_path / "t.yaml")],
+        ["replay", str(QUADRUPED_CK), "--asset", str(robot), "--target", "physx"],
+    ):
         assert main(command) == 2, command
         err = capsys.readouterr().err
-        assert "names 'http://example.com/x.usd' (a layer, value clip or asset) by a URL; transfer fetches nothing" in err, err
+        assert (
+            "names 'http://example.com/x.usd' (a layer, value clip or asset) by a URL; transfer fetches nothing" in err
+        ), err
     # value clips (PhysX looked the host up for them too) and asset-valued attributes
     from transfer.orders.usd_files import url_references
 
-    clips = ('def Xform "extra" (\n clips = {\n  dictionary default = {\n   double2[] active = [(0, 0)]\n   asset[] '
-             'assetPaths = [@http://example.com/clip.usda@]\n   string primPath = "/extra"\n   double2[] times = [(0, 0)]'
-             '\n  }\n }\n)\n{\n}\n')  # fmt: skip
+    clips = (
+        'def Xform "extra" (\n clips = {\n  dictionary default = {\n   double2[] active = [(0, 0)]\n   asset[] '
+        'assetPaths = [@http://example.com/clip.usda@]\n   string primPath = "/extra"\n   double2[] times = [(0, 0)]'
+        "\n  }\n }\n)\n{\n}\n"
+    )
     attribute = 'def Shader "tex"\n{\n asset inputs:file = @ https://example.com/t.png@\n}\n'
     for extra, url in ((clips, "http://example.com/clip.usda"), (attribute, " https://example.com/t.png")):
         robot.write_text(text + extra)
@@ -1020,8 +1086,10 @@ def test_onnxruntime_is_loaded_with_its_telemetry_off_unless_the_user_turned_it_
     import sys
 
     pytest.importorskip("onnxruntime")
-    probe = ("import os; from transfer.formats.onnx import onnxruntime; onnxruntime(); "
-             "print(os.environ['ORT_DISABLE_TELEMETRY'])")  # fmt: skip
+    probe = (
+        "import os; from transfer.formats.onnx import onnxruntime; onnxruntime(); "
+        "print(os.environ['ORT_DISABLE_TELEMETRY'])"
+    )
     env = {k: v for k, v in os.environ.items() if k != "ORT_DISABLE_TELEMETRY"}
     for given, expected in ((None, "1"), ("0", "0")):
         run_env = env if given is None else {**env, "ORT_DISABLE_TELEMETRY": given}
@@ -1041,14 +1109,19 @@ def test_a_recurrent_onnx_whose_state_comes_back_in_another_shape_is_refused_whe
 
     info = helper.make_tensor_value_info
     graph = helper.make_graph(
-        [helper.make_node("MatMul", ["obs", "W"], ["actions"]), helper.make_node("Identity", ["H"], ["h_out"])], "g",
+        [helper.make_node("MatMul", ["obs", "W"], ["actions"]), helper.make_node("Identity", ["H"], ["h_out"])],
+        "g",
         [info("obs", TensorProto.FLOAT, [1, 48]), info("h_in", TensorProto.FLOAT, [1, 1, 64])],
         [info("actions", TensorProto.FLOAT, [1, 12]), info("h_out", TensorProto.FLOAT, [1, 1, 128])],
-        [numpy_helper.from_array(np.zeros((48, 12), np.float32), "W"),
-         numpy_helper.from_array(np.zeros((1, 1, 128), np.float32), "H")],
-    )  # fmt: skip
+        [
+            numpy_helper.from_array(np.zeros((48, 12), np.float32), "W"),
+            numpy_helper.from_array(np.zeros((1, 1, 128), np.float32), "H"),
+        ],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     onnx.save(model, str(tmp_path / "rec.onnx"))
-    with pytest.raises(PolicyError, match=r"rec.onnx: the recurrent state h_in is \[1, 1, 64\] in but h_out comes back"):
+    with pytest.raises(
+        PolicyError, match=r"rec.onnx: the recurrent state h_in is \[1, 1, 64\] in but h_out comes back"
+    ):
         load_policy(tmp_path / "rec.onnx")

@@ -69,23 +69,39 @@ def test_resume_with_another_spec_is_refused_and_the_earlier_sweep_stays_whole(t
 def test_a_spec_grown_from_the_recorded_one_is_told_from_another():
     from transfer.runs.sweep.spec import not_grown_from
 
-    earlier = {"checkpoints": [{"path": "/a.pt", "source": None, "config": None, "asset": None, "settings": {},
-                                "name": "a.pt"}],
-               "targets": ["physx"], "seeds": [0], "num_envs": 1, "seconds": 1.0, "commands": None,
-               "perturbations": {"push": [0.0, 0.5]}, "device": "cpu", "record": False}  # fmt: skip
+    earlier = {
+        "checkpoints": [
+            {"path": "/a.pt", "source": None, "config": None, "asset": None, "settings": {}, "name": "a.pt"}
+        ],
+        "targets": ["physx"],
+        "seeds": [0],
+        "num_envs": 1,
+        "seconds": 1.0,
+        "commands": None,
+        "perturbations": {"push": [0.0, 0.5]},
+        "device": "cpu",
+        "record": False,
+    }
     same = json.loads(json.dumps(earlier)) | {"seconds": 1, "perturbations": {"push": [0, 0.5]}}
     assert not_grown_from(earlier, same) is None  # 1 and 1.0 are one value
     relabelled = same | {"checkpoints": [{**earlier["checkpoints"][0], "name": "a/a.pt"}]}
     assert not_grown_from(earlier, relabelled) is None  # a label is how a checkpoint is shown, not a cell
-    grown = same | {"targets": ["newton", "physx"], "seeds": [0, 3],
-                    "perturbations": {"push": [0.0, 0.5, 1.0], "gain_scale": [1.0, 0.5]}}  # fmt: skip
+    grown = same | {
+        "targets": ["newton", "physx"],
+        "seeds": [0, 3],
+        "perturbations": {"push": [0.0, 0.5, 1.0], "gain_scale": [1.0, 0.5]},
+    }
     assert not_grown_from(earlier, grown) is None  # gain_scale 1 is what the earlier cells ran
     assert not_grown_from(earlier, same | {"num_envs": 2}) == "num_envs 1 there, 2 here"
     assert not_grown_from(earlier, same | {"targets": ["newton"]}) == 'targets "physx" there, missing here'
-    assert not_grown_from(earlier, same | {"perturbations": {"push": [0.5]}}) == \
-        "perturbations.push 0.0 there, missing here"  # fmt: skip
-    assert not_grown_from(earlier, same | {"perturbations": {"push": [0, 0.5], "gain_scale": [0.5]}}) == \
-        "perturbations.gain_scale 1.0 there, missing here"  # fmt: skip
+    assert (
+        not_grown_from(earlier, same | {"perturbations": {"push": [0.5]}})
+        == "perturbations.push 0.0 there, missing here"
+    )
+    assert (
+        not_grown_from(earlier, same | {"perturbations": {"push": [0, 0.5], "gain_scale": [0.5]}})
+        == "perturbations.gain_scale 1.0 there, missing here"
+    )
     moved = same | {"checkpoints": [{**earlier["checkpoints"][0], "path": "/b.pt"}]}
     assert not_grown_from(earlier, moved) == 'checkpoints "/a.pt" there, missing here'
     assert not_grown_from(earlier, same | {"commands": [[1.0, 0.0, 0.0]]}).startswith("commands null there")
@@ -130,8 +146,12 @@ def test_more_mass_taken_off_than_the_base_authors_is_refused_before_any_engine_
     spec = _spec(tmp_path, perturbations={"added_base_mass": [0, -1000]})
     assert main(["sweep", str(spec), "-o", str(tmp_path / "out"), "--in-process"]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.count("\n") == 0 and "perturbations.added_base_mass: perturbation added_base_mass -1000 kg: the base " \
-        "(base) weighs 6 kg; the sum must stay above 0: give a value above -6" in err, err  # fmt: skip
+    assert (
+        err.count("\n") == 0
+        and "perturbations.added_base_mass: perturbation added_base_mass -1000 kg: the base "
+        "(base) weighs 6 kg; the sum must stay above 0: give a value above -6"
+        in err
+    ), err
     assert not (tmp_path / "out").exists()
     assert main(["replay", str(DEMO), "--target", "newton", "--perturb", "added_base_mass=-6"]) == 2
     err = capsys.readouterr().err.strip()
@@ -157,8 +177,16 @@ def test_force_deletes_only_the_files_a_run_writes(tmp_path):
     run = tmp_path / "run"
     (run / "exported").mkdir(parents=True)
     ours = ["model_0.pt", "model_49.pt", "train.json", "rewards.png", "exported/policy.pt"]
-    mine = ["model_best.pt", "model_final.pt", "model_.pt", "model_3.pt.bak", "model_1a.pt", "my_model_2.pt",
-            "exported/policy.onnx", "notes.txt"]  # fmt: skip
+    mine = [
+        "model_best.pt",
+        "model_final.pt",
+        "model_.pt",
+        "model_3.pt.bak",
+        "model_1a.pt",
+        "my_model_2.pt",
+        "exported/policy.onnx",
+        "notes.txt",
+    ]
     for name in ours + mine:
         (run / name).write_text(name)
     (run / "model_7.pt").mkdir()  # a folder, whatever its name, is no file a run wrote
@@ -221,13 +249,33 @@ def _trace(path: Path, joints=("a", "b"), steps: int = 60, **nan) -> Path:
     from transfer.traces import Recording, write_trace
 
     j = len(joints)
-    shape = {"action": j, "target": j, "position": j, "velocity": j, "effort": j, "base": 13, "foot_height": 1,
-             "foot_speed": 1}  # fmt: skip
+    shape = {
+        "action": j,
+        "target": j,
+        "position": j,
+        "velocity": j,
+        "effort": j,
+        "base": 13,
+        "foot_height": 1,
+        "foot_speed": 1,
+    }
     arrays = {k: np.full((steps, 1, n), np.nan if nan.get(k) else 0.0, np.float32) for k, n in shape.items()}
-    arrays |= {"saturated": np.zeros((steps, 1, j), bool), "contact": np.zeros((steps, 1, 1), bool),
-               "alive": np.ones((steps, 1), bool)}  # fmt: skip
-    rec = Recording("physx", 0.02, list(joints), list(joints), ["foot"], [], np.arange(1, steps + 1) * 0.02, arrays,
-                    {"label": "native"})  # fmt: skip
+    arrays |= {
+        "saturated": np.zeros((steps, 1, j), bool),
+        "contact": np.zeros((steps, 1, 1), bool),
+        "alive": np.ones((steps, 1), bool),
+    }
+    rec = Recording(
+        "physx",
+        0.02,
+        list(joints),
+        list(joints),
+        ["foot"],
+        [],
+        np.arange(1, steps + 1) * 0.02,
+        arrays,
+        {"label": "native"},
+    )
     return write_trace(rec, path)
 
 

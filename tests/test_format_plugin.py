@@ -24,7 +24,7 @@ class LinearPolicy(Policy):
     native = "numpy"
 
     def __init__(self, path: Path, device: str = "cpu"):
-        self.doc = json.loads(Path(path).read_bytes()[len(MAGIC):])
+        self.doc = json.loads(Path(path).read_bytes()[len(MAGIC) :])
         self.weights = np.asarray(self.doc["weights"], dtype=np.float32)
         super().__init__(path, self.weights.shape[1], self.weights.shape[0], device)
 
@@ -46,11 +46,11 @@ class LinearFormat(CheckpointFormat):
 
     @classmethod
     def read_metadata(cls, path: Path):
-        return json.loads(Path(path).read_bytes()[len(MAGIC):]).get("metadata")
+        return json.loads(Path(path).read_bytes()[len(MAGIC) :]).get("metadata")
 
     @classmethod
     def write_metadata(cls, checkpoint: Path, out: Path, metadata):
-        doc = json.loads(Path(checkpoint).read_bytes()[len(MAGIC):]) | {"metadata": dict(metadata)}
+        doc = json.loads(Path(checkpoint).read_bytes()[len(MAGIC) :]) | {"metadata": dict(metadata)}
         Path(out).write_bytes(MAGIC + json.dumps(doc).encode())
         return Path(out)
 

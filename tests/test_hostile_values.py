@@ -99,10 +99,25 @@ def test_a_deploy_yaml_default_pose_of_a_million_radians_is_refused_before_the_e
     root = shared / "community/unitree_rl_mjlab"
     run = root / "deploy/robots/g1/config/policy/mimic/dance1_subject2"
     text = (run / "params/deploy.yaml").read_text()
-    (tmp_path / "deploy.yaml").write_text(text.replace("default_joint_pos: [-0.1,0,0,0.3,", "default_joint_pos: [1e6,0,0,0.3,"))
-    args = ["replay", str(run / "exported/policy.onnx"), "--config", str(tmp_path / "deploy.yaml"), "--source", "mujoco",
-            "--asset", str(root / "mjlab/asset_zoo/robots/unitree_g1/xmls/g1.xml"), "--motion",
-            str(root / "mjlab/motions/g1/dance1_subject2.csv"), "--motion-fps", "30", "--target", "physx"]  # fmt: skip
+    (tmp_path / "deploy.yaml").write_text(
+        text.replace("default_joint_pos: [-0.1,0,0,0.3,", "default_joint_pos: [1e6,0,0,0.3,")
+    )
+    args = [
+        "replay",
+        str(run / "exported/policy.onnx"),
+        "--config",
+        str(tmp_path / "deploy.yaml"),
+        "--source",
+        "mujoco",
+        "--asset",
+        str(root / "mjlab/asset_zoo/robots/unitree_g1/xmls/g1.xml"),
+        "--motion",
+        str(root / "mjlab/motions/g1/dance1_subject2.csv"),
+        "--motion-fps",
+        "30",
+        "--target",
+        "physx",
+    ]
     assert main(args) == 2
     err = capsys.readouterr().err
     assert "default_joint_pos['left_hip_pitch_joint']: 1e+06 is beyond what a robot's joint takes" in err
@@ -117,5 +132,11 @@ def test_a_delayed_pd_actuator_delayed_past_the_run_is_refused_like_the_perturba
 
     group = {"name": "legs", "model": "delayed_pd", "joints": [".*"], "min_delay": 100_000, "max_delay": 100_000}
     with pytest.raises(ReplayError, match=r"^actuators.legs: min_delay 100000 physics steps, but the run has 200: no "):
-        replay(ROOT / "checkpoints/quadruped_flat_physx/exported/policy.pt", "mujoco", asset="transfer:quadruped.xml",
-               seconds=1.0, settings={"actuators": [group]}, progress=False)  # fmt: skip
+        replay(
+            ROOT / "checkpoints/quadruped_flat_physx/exported/policy.pt",
+            "mujoco",
+            asset="transfer:quadruped.xml",
+            seconds=1.0,
+            settings={"actuators": [group]},
+            progress=False,
+        )

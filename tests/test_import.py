@@ -664,13 +664,22 @@ def _with_visual_shell(robot: Path, how: str) -> Path:
     """The generated MJCF with a visual-only mesh on the base whose file its folder does not ship (a Go2's base
     visual): by attributes (``contype``/``conaffinity`` 0) or by a default class, as MuJoCo Menagerie writes it."""
     text = robot.read_text()
-    geom = ('<geom type="mesh" mesh="shell" contype="0" conaffinity="0" group="2"/>' if how == "attributes"
-            else '<geom class="visual" type="mesh" mesh="shell"/>')  # fmt: skip
-    text = text.replace('<mesh name="foot" file="foot.obj"/>', '<mesh name="foot" file="foot.obj"/>\n    '
-                        '<mesh name="shell" file="base_shell.obj"/>')  # fmt: skip
-    text = text.replace('<geom type="box" size="0.2 0.1 0.05" mass="4"/>', f'<geom type="box" size="0.2 0.1 0.05" mass="4"/>{geom}')
-    text = text.replace("<asset>", '<default><default class="visual"><geom contype="0" conaffinity="0" group="2"/>'
-                        "</default></default>\n  <asset>")  # fmt: skip
+    geom = (
+        '<geom type="mesh" mesh="shell" contype="0" conaffinity="0" group="2"/>'
+        if how == "attributes"
+        else '<geom class="visual" type="mesh" mesh="shell"/>'
+    )
+    text = text.replace(
+        '<mesh name="foot" file="foot.obj"/>',
+        '<mesh name="foot" file="foot.obj"/>\n    <mesh name="shell" file="base_shell.obj"/>',
+    )
+    text = text.replace(
+        '<geom type="box" size="0.2 0.1 0.05" mass="4"/>', f'<geom type="box" size="0.2 0.1 0.05" mass="4"/>{geom}'
+    )
+    text = text.replace(
+        "<asset>",
+        '<default><default class="visual"><geom contype="0" conaffinity="0" group="2"/></default></default>\n  <asset>',
+    )
     robot.write_text(text)
     return robot
 

@@ -47,10 +47,17 @@ ALL = slice(None, None, None)  # SceneEntityCfg's default *_ids: one object, so 
 def _entity(name: str = "robot", **names: Any) -> dict[str, Any]:
     """A ``SceneEntityCfg`` as ``class_to_dict`` leaves it."""
     return {
-        "name": name, "joint_names": names.get("joint_names"), "joint_ids": ALL, "fixed_tendon_names": None,
-        "fixed_tendon_ids": ALL, "body_names": names.get("body_names"), "body_ids": ALL,
-        "object_collection_names": None, "object_collection_ids": ALL, "preserve_order": False,
-    }  # fmt: skip
+        "name": name,
+        "joint_names": names.get("joint_names"),
+        "joint_ids": ALL,
+        "fixed_tendon_names": None,
+        "fixed_tendon_ids": ALL,
+        "body_names": names.get("body_names"),
+        "body_ids": ALL,
+        "object_collection_names": None,
+        "object_collection_ids": ALL,
+        "preserve_order": False,
+    }
 
 
 def _noise(n: float) -> dict[str, Any]:
@@ -59,10 +66,15 @@ def _noise(n: float) -> dict[str, Any]:
 
 def _obs(func: str, params: dict | None = None, noise: float | None = None, **extra: Any) -> dict[str, Any]:
     term = {
-        "func": f"isaaclab.envs.mdp.observations:{func}", "params": params or {}, "modifiers": None,
-        "noise": None if noise is None else _noise(noise), "clip": None, "scale": None, "history_length": 0,
+        "func": f"isaaclab.envs.mdp.observations:{func}",
+        "params": params or {},
+        "modifiers": None,
+        "noise": None if noise is None else _noise(noise),
+        "clip": None,
+        "scale": None,
+        "history_length": 0,
         "flatten_history_dim": True,
-    }  # fmt: skip
+    }
     term.update(extra)
     return term
 
@@ -71,30 +83,56 @@ def _physics(engine: str) -> tuple[str, Any]:
     """``(key, value)`` of the sim's physics config for ``engine``, as each Isaac Lab version dumps it."""
     if engine == "physx":  # Isaac Lab 3.0: sim.physics = PhysxCfg()
         return "physics", {
-            "class_type": "isaaclab_physx.physics.physx_manager:PhysxManager", "solver_type": 1,
-            "min_position_iteration_count": 1, "max_position_iteration_count": 255, "min_velocity_iteration_count": 0,
-            "max_velocity_iteration_count": 255, "enable_ccd": False, "enable_stabilization": False,
-            "enable_enhanced_determinism": False, "bounce_threshold_velocity": 0.5, "friction_offset_threshold": 0.04,
-            "friction_correlation_distance": 0.025, "gpu_max_rigid_contact_count": 8388608,
+            "class_type": "isaaclab_physx.physics.physx_manager:PhysxManager",
+            "solver_type": 1,
+            "min_position_iteration_count": 1,
+            "max_position_iteration_count": 255,
+            "min_velocity_iteration_count": 0,
+            "max_velocity_iteration_count": 255,
+            "enable_ccd": False,
+            "enable_stabilization": False,
+            "enable_enhanced_determinism": False,
+            "bounce_threshold_velocity": 0.5,
+            "friction_offset_threshold": 0.04,
+            "friction_correlation_distance": 0.025,
+            "gpu_max_rigid_contact_count": 8388608,
             "gpu_max_rigid_patch_count": 163840,
-        }  # fmt: skip
+        }
     if engine == "newton":  # Isaac Lab 3.0: sim.physics = NewtonCfg(solver_cfg=MJWarpSolverCfg(...))
         return "physics", {
-            "class_type": "isaaclab_newton.physics.newton_manager:NewtonManager", "num_substeps": 1,
-            "debug_mode": False, "use_cuda_graph": True,
+            "class_type": "isaaclab_newton.physics.newton_manager:NewtonManager",
+            "num_substeps": 1,
+            "debug_mode": False,
+            "use_cuda_graph": True,
             "solver_cfg": {
-                "solver_type": "mujoco_warp", "njmax": 300, "nconmax": None, "iterations": 100, "ls_iterations": 50,
-                "solver": "newton", "integrator": "implicitfast", "use_mujoco_cpu": False, "disable_contacts": False,
-                "default_actuator_gear": None, "actuator_gears": None, "update_data_interval": 1,
-                "save_to_mjcf": None, "impratio": 1.0, "cone": "pyramidal", "ls_parallel": False,
+                "solver_type": "mujoco_warp",
+                "njmax": 300,
+                "nconmax": None,
+                "iterations": 100,
+                "ls_iterations": 50,
+                "solver": "newton",
+                "integrator": "implicitfast",
+                "use_mujoco_cpu": False,
+                "disable_contacts": False,
+                "default_actuator_gear": None,
+                "actuator_gears": None,
+                "update_data_interval": 1,
+                "save_to_mjcf": None,
+                "impratio": 1.0,
+                "cone": "pyramidal",
+                "ls_parallel": False,
                 "use_mujoco_contacts": True,
             },
-        }  # fmt: skip
+        }
     if engine == "physx2":  # Isaac Lab 2.x: sim.physx = PhysxCfg()
         return "physx", {"solver_type": 1, "min_position_iteration_count": 1, "enable_ccd": False}
     if engine == "newton_branch":  # Isaac Lab's Newton feature branch: sim.newton_cfg
-        return "newton_cfg", {"num_substeps": 1, "debug_mode": False, "use_cuda_graph": True,
-                              "solver_cfg": {"solver_type": "mujoco_warp", "njmax": 300}}  # fmt: skip
+        return "newton_cfg", {
+            "num_substeps": 1,
+            "debug_mode": False,
+            "use_cuda_graph": True,
+            "solver_cfg": {"solver_type": "mujoco_warp", "njmax": 300},
+        }
     raise ValueError(engine)
 
 
@@ -104,74 +142,135 @@ def isaaclab_env(engine: str = "physx") -> dict[str, Any]:
     noise, a 0.5-scaled joint position action, a 200 Hz sim with decimation 4."""
     key, physics = _physics(engine)
     sim = {
-        "physics_prim_path": "/physicsScene", "device": "cuda:0", "dt": 0.005, "render_interval": 4,
-        "gravity": (0.0, 0.0, -9.81), "enable_scene_query_support": False, "use_fabric": True, key: physics,
+        "physics_prim_path": "/physicsScene",
+        "device": "cuda:0",
+        "dt": 0.005,
+        "render_interval": 4,
+        "gravity": (0.0, 0.0, -9.81),
+        "enable_scene_query_support": False,
+        "use_fabric": True,
+        key: physics,
         "physics_material": {
             "func": "isaaclab.sim.spawners.materials.physics_materials:spawn_rigid_body_material",
-            "static_friction": 1.0, "dynamic_friction": 1.0, "restitution": 0.0, "improve_patch_friction": True,
-            "friction_combine_mode": "multiply", "restitution_combine_mode": "multiply",
+            "static_friction": 1.0,
+            "dynamic_friction": 1.0,
+            "restitution": 0.0,
+            "improve_patch_friction": True,
+            "friction_combine_mode": "multiply",
+            "restitution_combine_mode": "multiply",
         },
         "render": {"enable_translucency": None, "enable_reflections": None, "rendering_mode": None},
-    }  # fmt: skip
+    }
     robot = {
         "class_type": "isaaclab.assets.articulation.articulation:Articulation",
         "prim_path": "/World/envs/env_.*/Robot",
         "spawn": {
-            "func": "isaaclab.sim.spawners.from_files.from_files:spawn_from_usd", "visible": True,
-            "semantic_tags": None, "copy_from_source": True, "mass_props": None, "deformable_props": None,
+            "func": "isaaclab.sim.spawners.from_files.from_files:spawn_from_usd",
+            "visible": True,
+            "semantic_tags": None,
+            "copy_from_source": True,
+            "mass_props": None,
+            "deformable_props": None,
             "rigid_props": {
-                "rigid_body_enabled": None, "kinematic_enabled": None, "disable_gravity": False,
-                "linear_damping": 0.0, "angular_damping": 0.0, "max_linear_velocity": 1000.0,
-                "max_angular_velocity": 1000.0, "max_depenetration_velocity": 1.0, "retain_accelerations": False,
+                "rigid_body_enabled": None,
+                "kinematic_enabled": None,
+                "disable_gravity": False,
+                "linear_damping": 0.0,
+                "angular_damping": 0.0,
+                "max_linear_velocity": 1000.0,
+                "max_angular_velocity": 1000.0,
+                "max_depenetration_velocity": 1.0,
+                "retain_accelerations": False,
             },
-            "collision_props": None, "activate_contact_sensors": True, "scale": None,
+            "collision_props": None,
+            "activate_contact_sensors": True,
+            "scale": None,
             "articulation_props": {
-                "articulation_enabled": None, "enabled_self_collisions": True, "solver_position_iteration_count": 4,
-                "solver_velocity_iteration_count": 0, "sleep_threshold": None, "stabilization_threshold": None,
+                "articulation_enabled": None,
+                "enabled_self_collisions": True,
+                "solver_position_iteration_count": 4,
+                "solver_velocity_iteration_count": 0,
+                "sleep_threshold": None,
+                "stabilization_threshold": None,
                 "fix_root_link": None,
             },
-            "fixed_tendons_props": None, "joint_drive_props": None, "visual_material_path": "material",
-            "visual_material": None, "usd_path": USD_URL, "variants": None,
+            "fixed_tendons_props": None,
+            "joint_drive_props": None,
+            "visual_material_path": "material",
+            "visual_material": None,
+            "usd_path": USD_URL,
+            "variants": None,
         },
         "init_state": {
-            "pos": (0.0, 0.0, 0.6), "rot": (0.0, 0.0, 0.0, 1.0), "lin_vel": (0.0, 0.0, 0.0),
+            "pos": (0.0, 0.0, 0.6),
+            "rot": (0.0, 0.0, 0.0, 1.0),
+            "lin_vel": (0.0, 0.0, 0.0),
             "ang_vel": (0.0, 0.0, 0.0),
             "joint_pos": {".*HAA": 0.0, ".*F_HFE": 0.4, ".*H_HFE": -0.4, ".*F_KFE": -0.8, ".*H_KFE": 0.8},
             "joint_vel": {".*": 0.0},
         },
-        "collision_group": 0, "debug_vis": False, "articulation_root_prim_path": None,
+        "collision_group": 0,
+        "debug_vis": False,
+        "articulation_root_prim_path": None,
         "soft_joint_pos_limit_factor": 0.95,
         "actuators": {
             "legs": {
                 "class_type": "isaaclab.actuators.actuator_pd:ImplicitActuator",
-                "joint_names_expr": [".*HAA", ".*HFE", ".*KFE"], "effort_limit": None, "velocity_limit": 7.5,
-                "effort_limit_sim": None, "velocity_limit_sim": None, "stiffness": {".*": 300.0},
-                "damping": {".*": 10.0}, "armature": {".*": 0.06}, "friction": None, "dynamic_friction": None,
+                "joint_names_expr": [".*HAA", ".*HFE", ".*KFE"],
+                "effort_limit": None,
+                "velocity_limit": 7.5,
+                "effort_limit_sim": None,
+                "velocity_limit_sim": None,
+                "stiffness": {".*": 300.0},
+                "damping": {".*": 10.0},
+                "armature": {".*": 0.06},
+                "friction": None,
+                "dynamic_friction": None,
                 "viscous_friction": None,
             },
         },
-        "actuator_value_resolution_debug_print": False, "joint_ordering": None, "body_ordering": None,
-    }  # fmt: skip
+        "actuator_value_resolution_debug_print": False,
+        "joint_ordering": None,
+        "body_ordering": None,
+    }
     scene = {
-        "num_envs": 4096, "env_spacing": 2.5, "lazy_sensor_update": True, "replicate_physics": True,
-        "filter_collisions": True, "clone_in_fabric": False,
+        "num_envs": 4096,
+        "env_spacing": 2.5,
+        "lazy_sensor_update": True,
+        "replicate_physics": True,
+        "filter_collisions": True,
+        "clone_in_fabric": False,
         "terrain": {
-            "class_type": "isaaclab.terrains.terrain_importer:TerrainImporter", "collision_group": -1,
-            "prim_path": "/World/ground", "num_envs": 1, "terrain_type": "plane", "terrain_generator": None,
-            "env_spacing": None, "max_init_terrain_level": 5, "debug_vis": False,
+            "class_type": "isaaclab.terrains.terrain_importer:TerrainImporter",
+            "collision_group": -1,
+            "prim_path": "/World/ground",
+            "num_envs": 1,
+            "terrain_type": "plane",
+            "terrain_generator": None,
+            "env_spacing": None,
+            "max_init_terrain_level": 5,
+            "debug_vis": False,
         },
         "robot": robot,
         "height_scanner": None,
         "contact_forces": {
             "class_type": "isaaclab.sensors.contact_sensor.contact_sensor:ContactSensor",
-            "prim_path": "/World/envs/env_.*/Robot/.*", "update_period": 0.005, "history_length": 3,
-            "debug_vis": False, "track_pose": False, "track_air_time": True, "force_threshold": 1.0,
+            "prim_path": "/World/envs/env_.*/Robot/.*",
+            "update_period": 0.005,
+            "history_length": 3,
+            "debug_vis": False,
+            "track_pose": False,
+            "track_air_time": True,
+            "force_threshold": 1.0,
             "filter_prim_paths_expr": [],
         },
         "sky_light": {"class_type": None, "prim_path": "/World/skyLight", "spawn": {"intensity": 750.0}},
-    }  # fmt: skip
+    }
     policy = {
-        "concatenate_terms": True, "concatenate_dim": -1, "enable_corruption": True, "history_length": None,
+        "concatenate_terms": True,
+        "concatenate_dim": -1,
+        "enable_corruption": True,
+        "history_length": None,
         "flatten_history_dim": True,
         "base_lin_vel": _obs("base_lin_vel", noise=0.1),
         "base_ang_vel": _obs("base_ang_vel", noise=0.2),
@@ -181,37 +280,62 @@ def isaaclab_env(engine: str = "physx") -> dict[str, Any]:
         "joint_vel": _obs("joint_vel_rel", noise=1.5),
         "actions": _obs("last_action"),
         "height_scan": None,  # the flat task disables the rough task's height scan
-    }  # fmt: skip
+    }
     reward = lambda func, weight, **params: {"func": func, "params": params, "weight": weight}  # noqa: E731
     return {
-        "viewer": {"eye": (7.5, 7.5, 7.5), "lookat": (0.0, 0.0, 0.0), "cam_prim_path": "/OmniverseKit_Persp",
-                   "resolution": (1280, 720), "origin_type": "world", "env_index": 0, "asset_name": None},
+        "viewer": {
+            "eye": (7.5, 7.5, 7.5),
+            "lookat": (0.0, 0.0, 0.0),
+            "cam_prim_path": "/OmniverseKit_Persp",
+            "resolution": (1280, 720),
+            "origin_type": "world",
+            "env_index": 0,
+            "asset_name": None,
+        },
         "sim": sim,
         "ui_window_class_type": "isaaclab.envs.ui.manager_based_rl_env_window:ManagerBasedRLEnvWindow",
         "seed": 42,
         "decimation": 4,
         "scene": scene,
-        "recorders": {"dataset_file_handler_class_type": "isaaclab.utils.datasets.hdf5_dataset_file_handler:HDF5DatasetFileHandler"},
+        "recorders": {
+            "dataset_file_handler_class_type": "isaaclab.utils.datasets.hdf5_dataset_file_handler:HDF5DatasetFileHandler"
+        },
         "observations": {"policy": policy},
         "actions": {
             "joint_pos": {
-                "class_type": "isaaclab.envs.mdp.actions.joint_actions:JointPositionAction", "asset_name": "robot",
-                "debug_vis": False, "clip": None, "joint_names": [".*"], "scale": 0.5, "offset": 0.0,
-                "preserve_order": False, "use_default_offset": True,
+                "class_type": "isaaclab.envs.mdp.actions.joint_actions:JointPositionAction",
+                "asset_name": "robot",
+                "debug_vis": False,
+                "clip": None,
+                "joint_names": [".*"],
+                "scale": 0.5,
+                "offset": 0.0,
+                "preserve_order": False,
+                "use_default_offset": True,
             },
         },
         "events": {
             "physics_material": {
-                "func": "isaaclab.envs.mdp.events:randomize_rigid_body_material", "mode": "startup",
-                "params": {"asset_cfg": _entity(body_names=".*"), "static_friction_range": (0.8, 0.8),
-                           "dynamic_friction_range": (0.6, 0.6), "restitution_range": (0.0, 0.0),
-                           "num_buckets": 64},
-                "interval_range_s": None, "is_global_time": False, "min_step_count_between_reset": 0,
+                "func": "isaaclab.envs.mdp.events:randomize_rigid_body_material",
+                "mode": "startup",
+                "params": {
+                    "asset_cfg": _entity(body_names=".*"),
+                    "static_friction_range": (0.8, 0.8),
+                    "dynamic_friction_range": (0.6, 0.6),
+                    "restitution_range": (0.0, 0.0),
+                    "num_buckets": 64,
+                },
+                "interval_range_s": None,
+                "is_global_time": False,
+                "min_step_count_between_reset": 0,
             },
             "reset_robot_joints": {
-                "func": "isaaclab.envs.mdp.events:reset_joints_by_scale", "mode": "reset",
+                "func": "isaaclab.envs.mdp.events:reset_joints_by_scale",
+                "mode": "reset",
                 "params": {"position_range": (0.5, 1.5), "velocity_range": (0.0, 0.0)},
-                "interval_range_s": None, "is_global_time": False, "min_step_count_between_reset": 0,
+                "interval_range_s": None,
+                "is_global_time": False,
+                "min_step_count_between_reset": 0,
             },
         },
         "rerender_on_reset": False,
@@ -220,52 +344,99 @@ def isaaclab_env(engine: str = "physx") -> dict[str, Any]:
         "is_finite_horizon": False,
         "episode_length_s": 20.0,
         "rewards": {
-            "track_lin_vel_xy_exp": reward("isaaclab.envs.mdp.rewards:track_lin_vel_xy_exp", 1.0,
-                                           command_name="base_velocity", std=0.5),
+            "track_lin_vel_xy_exp": reward(
+                "isaaclab.envs.mdp.rewards:track_lin_vel_xy_exp", 1.0, command_name="base_velocity", std=0.5
+            ),
             "dof_torques_l2": reward("isaaclab.envs.mdp.rewards:joint_torques_l2", -2.5e-05),
             "feet_air_time": reward(
-                "isaaclab_tasks.manager_based.locomotion.velocity.mdp.rewards:feet_air_time", 0.5,
-                sensor_cfg=_entity("contact_forces", body_names=".*FOOT"), command_name="base_velocity",
-                threshold=0.5),
-            "undesired_contacts": reward("isaaclab.envs.mdp.rewards:undesired_contacts", -1.0,
-                                         sensor_cfg=_entity("contact_forces", body_names=".*THIGH"), threshold=1.0),
+                "isaaclab_tasks.manager_based.locomotion.velocity.mdp.rewards:feet_air_time",
+                0.5,
+                sensor_cfg=_entity("contact_forces", body_names=".*FOOT"),
+                command_name="base_velocity",
+                threshold=0.5,
+            ),
+            "undesired_contacts": reward(
+                "isaaclab.envs.mdp.rewards:undesired_contacts",
+                -1.0,
+                sensor_cfg=_entity("contact_forces", body_names=".*THIGH"),
+                threshold=1.0,
+            ),
         },
         "terminations": {
             "time_out": {"func": "isaaclab.envs.mdp.terminations:time_out", "params": {}, "time_out": True},
-            "base_contact": {"func": "isaaclab.envs.mdp.terminations:illegal_contact", "time_out": False,
-                             "params": {"sensor_cfg": _entity("contact_forces", body_names="base"), "threshold": 1.0}},
+            "base_contact": {
+                "func": "isaaclab.envs.mdp.terminations:illegal_contact",
+                "time_out": False,
+                "params": {"sensor_cfg": _entity("contact_forces", body_names="base"), "threshold": 1.0},
+            },
         },
         "curriculum": {"terrain_levels": None},
         "commands": {
             "base_velocity": {
                 "class_type": "isaaclab.envs.mdp.commands.velocity_command:UniformVelocityCommand",
-                "resampling_time_range": (10.0, 10.0), "debug_vis": True, "asset_name": "robot",
-                "heading_command": True, "heading_control_stiffness": 0.5, "rel_standing_envs": 0.02,
+                "resampling_time_range": (10.0, 10.0),
+                "debug_vis": True,
+                "asset_name": "robot",
+                "heading_command": True,
+                "heading_control_stiffness": 0.5,
+                "rel_standing_envs": 0.02,
                 "rel_heading_envs": 1.0,
-                "ranges": {"lin_vel_x": (-1.0, 1.0), "lin_vel_y": (-1.0, 1.0), "ang_vel_z": (-1.0, 1.0),
-                           "heading": (-3.141592653589793, 3.141592653589793)},
+                "ranges": {
+                    "lin_vel_x": (-1.0, 1.0),
+                    "lin_vel_y": (-1.0, 1.0),
+                    "ang_vel_z": (-1.0, 1.0),
+                    "heading": (-3.141592653589793, 3.141592653589793),
+                },
             },
         },
-    }  # fmt: skip
+    }
 
 
 def isaaclab_agent(experiment: str = "anymal_c_flat") -> dict[str, Any]:
     """``class_to_dict(RslRlOnPolicyRunnerCfg)`` (rsl-rl-lib 5 layout)."""
     return {
-        "seed": 42, "device": "cuda:0", "num_steps_per_env": 24, "max_iterations": 300,
-        "obs_groups": {"actor": ["policy"], "critic": ["policy"]}, "clip_actions": None, "save_interval": 50,
-        "experiment_name": experiment, "run_name": "", "logger": "tensorboard", "resume": False,
-        "load_run": ".*", "load_checkpoint": "model_.*.pt",
-        "actor": {"class_name": "MLPModel", "hidden_dims": [128, 128, 128], "activation": "elu",
-                  "obs_normalization": False, "distribution_cfg": {"class_name": "GaussianDistribution",
-                                                                   "init_std": 1.0, "std_type": "scalar"}},
-        "critic": {"class_name": "MLPModel", "hidden_dims": [128, 128, 128], "activation": "elu",
-                   "obs_normalization": False},
-        "algorithm": {"class_name": "PPO", "num_learning_epochs": 5, "num_mini_batches": 4, "learning_rate": 0.001,
-                      "schedule": "adaptive", "gamma": 0.99, "lam": 0.95, "entropy_coef": 0.005,
-                      "desired_kl": 0.01, "max_grad_norm": 1.0, "value_loss_coef": 1.0, "use_clipped_value_loss": True,
-                      "clip_param": 0.2},
-    }  # fmt: skip
+        "seed": 42,
+        "device": "cuda:0",
+        "num_steps_per_env": 24,
+        "max_iterations": 300,
+        "obs_groups": {"actor": ["policy"], "critic": ["policy"]},
+        "clip_actions": None,
+        "save_interval": 50,
+        "experiment_name": experiment,
+        "run_name": "",
+        "logger": "tensorboard",
+        "resume": False,
+        "load_run": ".*",
+        "load_checkpoint": "model_.*.pt",
+        "actor": {
+            "class_name": "MLPModel",
+            "hidden_dims": [128, 128, 128],
+            "activation": "elu",
+            "obs_normalization": False,
+            "distribution_cfg": {"class_name": "GaussianDistribution", "init_std": 1.0, "std_type": "scalar"},
+        },
+        "critic": {
+            "class_name": "MLPModel",
+            "hidden_dims": [128, 128, 128],
+            "activation": "elu",
+            "obs_normalization": False,
+        },
+        "algorithm": {
+            "class_name": "PPO",
+            "num_learning_epochs": 5,
+            "num_mini_batches": 4,
+            "learning_rate": 0.001,
+            "schedule": "adaptive",
+            "gamma": 0.99,
+            "lam": 0.95,
+            "entropy_coef": 0.005,
+            "desired_kl": 0.01,
+            "max_grad_norm": 1.0,
+            "value_loss_coef": 1.0,
+            "use_clipped_value_loss": True,
+            "clip_param": 0.2,
+        },
+    }
 
 
 def dump_yaml(path: Path, data: dict[str, Any]) -> Path:
@@ -392,8 +563,12 @@ def test_an_unknown_python_tag_is_refused_naming_it_and_its_line_and_nothing_run
         assert f"line {at + 1}" in str(err.value) and tag in str(err.value), err.value
     from transfer.cli import main
 
-    for args in (["info", str(folder)], ["replay", str(folder), "--target", "physx"], ["verify", str(folder)],
-                 ["convert", str(folder), "--to", "physx", "-o", str(tmp_path / "out.onnx")]):  # fmt: skip
+    for args in (
+        ["info", str(folder)],
+        ["replay", str(folder), "--target", "physx"],
+        ["verify", str(folder)],
+        ["convert", str(folder), "--to", "physx", "-o", str(tmp_path / "out.onnx")],
+    ):
         assert main(args) == 2
     assert not marker.exists() and not (folder / "PICKLE_RAN").exists() and not (tmp_path / "out.onnx").exists()
 
@@ -463,8 +638,10 @@ def test_the_training_engine_and_the_checkpoint_order_come_from_the_physics_conf
 def test_the_replay_command_is_the_fastest_forward_speed_without_turning():
     assert fixed_command({"lin_vel_x": (-1.0, 1.0), "lin_vel_y": (-1.0, 1.0), "ang_vel_z": (-1.0, 1.0)}) == (1.0, 0, 0)
     assert fixed_command({"lin_vel_x": (0.0, 2.0), "lin_vel_y": (0.2, 0.5), "ang_vel_z": (-0.5, -0.1)}) == (
-        2.0, 0.2, -0.1,
-    )  # fmt: skip
+        2.0,
+        0.2,
+        -0.1,
+    )
     assert fixed_command(None) == (0.0, 0.0, 0.0)
 
 
@@ -511,12 +688,22 @@ def test_info_derives_the_newton_yamls_layout_and_defaults(runs, anymal, capsys)
         info = json.loads(capsys.readouterr().out)
         meta = info["metadata"]
         expected = build_metadata(
-            yaml_task.with_convention(convention), resolve_ordering(anymal["asset"], convention).joints,
+            yaml_task.with_convention(convention),
+            resolve_ordering(anymal["asset"], convention).joints,
             convention=convention,
-        )  # fmt: skip
+        )
         assert meta["joint_names"] == list(yaml_task.joint_names_by_convention[convention])
-        for key in ("joint_names", "convention", "observation", "action", "default_joint_pos", "stiffness",
-                    "damping", "armature", "sim"):  # fmt: skip
+        for key in (
+            "joint_names",
+            "convention",
+            "observation",
+            "action",
+            "default_joint_pos",
+            "stiffness",
+            "damping",
+            "armature",
+            "sim",
+        ):
             assert meta[key] == expected[key], key
         assert meta["trained_on"] == engine and meta["command"] == [1.0, 0.0, 0.0]
         assert meta["asset"] == str(anymal["asset"].resolve()) and meta["format"] == "transfer-checkpoint/1"
@@ -542,9 +729,14 @@ def test_a_joint_matched_twice_is_an_error(tmp_path, anymal):
     env = _with(isaaclab_env(), "scene.robot.init_state.joint_pos.LF_HAA", 0.1)  # also matched by .*HAA
     with pytest.raises(IsaacLabError, match="'LF_HAA' is matched by both"):
         _task(tmp_path, env, anymal)
-    env = _with(isaaclab_env(), "scene.robot.actuators.knees", {
-        **isaaclab_env()["scene"]["robot"]["actuators"]["legs"], "joint_names_expr": [".*KFE"],
-    })  # fmt: skip
+    env = _with(
+        isaaclab_env(),
+        "scene.robot.actuators.knees",
+        {
+            **isaaclab_env()["scene"]["robot"]["actuators"]["legs"],
+            "joint_names_expr": [".*KFE"],
+        },
+    )
     with pytest.raises(IsaacLabError, match="driven by two actuator groups: legs and knees"):
         _task(tmp_path / "b", env, anymal)
 
@@ -584,10 +776,20 @@ def test_a_project_s_own_command_observation_reads_as_the_velocity_command_it_na
 def test_patterns_gains_scales_and_limits_are_expanded_the_isaac_lab_way(tmp_path, anymal):
     env = isaaclab_env()
     legs = env["scene"]["robot"]["actuators"]["legs"]
-    legs.update(joint_names_expr=[".*HAA", ".*HFE"], stiffness=80.0, damping={".*HAA": 2.0, ".*HFE": 3.0},
-                effort_limit_sim=60.0, armature=None)  # fmt: skip
-    env["scene"]["robot"]["actuators"]["knees"] = {**legs, "joint_names_expr": ["(L|R)(F|H)_KFE"], "stiffness": 90.0,
-                                                   "damping": 4.0, "effort_limit_sim": {".*": 70.0}}  # fmt: skip
+    legs.update(
+        joint_names_expr=[".*HAA", ".*HFE"],
+        stiffness=80.0,
+        damping={".*HAA": 2.0, ".*HFE": 3.0},
+        effort_limit_sim=60.0,
+        armature=None,
+    )
+    env["scene"]["robot"]["actuators"]["knees"] = {
+        **legs,
+        "joint_names_expr": ["(L|R)(F|H)_KFE"],
+        "stiffness": 90.0,
+        "damping": 4.0,
+        "effort_limit_sim": {".*": 70.0},
+    }
     env["scene"]["robot"]["init_state"]["joint_pos"] = {".*F_HFE": 0.4, ".*H_HFE": -0.4}  # the rest start at 0
     policy = env["observations"]["policy"]
     policy["base_ang_vel"]["scale"] = (0.25, 0.25, 0.25)
@@ -710,8 +912,10 @@ def test_the_run_walks_on_the_other_engine(runs, anymal, engine, target):
     common = dict(num_envs=2, seconds=6.0, progress=False, inputs=inputs)
     native = replay(runs[engine], engine, **common)
     moved = replay(runs[engine], target, **common)
-    print(f"{engine} run: native on {engine} {native.forward_velocity:.3f} m/s, reordered on {target} "
-          f"{moved.forward_velocity:.3f} m/s (x{moved.forward_velocity / native.forward_velocity:.2f})")  # fmt: skip
+    print(
+        f"{engine} run: native on {engine} {native.forward_velocity:.3f} m/s, reordered on {target} "
+        f"{moved.forward_velocity:.3f} m/s (x{moved.forward_velocity / native.forward_velocity:.2f})"
+    )
     for run in (native, moved):
         assert run.fall_fraction == 0.0 and run.nonfinite_envs == 0, run
     assert native.forward_velocity > 0.5
@@ -753,17 +957,30 @@ def go2_env() -> dict[str, Any]:
     robot = env["scene"]["robot"]
     robot["spawn"]["usd_path"] = "go2_flat.usda"
     robot["spawn"]["articulation_props"]["enabled_self_collisions"] = False
-    robot["init_state"]["joint_pos"] = {".*L_hip_joint": 0.1, ".*R_hip_joint": -0.1, "F[L,R]_thigh_joint": 0.8,
-                                        "R[L,R]_thigh_joint": 1.0, ".*_calf_joint": -1.5}  # fmt: skip
+    robot["init_state"]["joint_pos"] = {
+        ".*L_hip_joint": 0.1,
+        ".*R_hip_joint": -0.1,
+        "F[L,R]_thigh_joint": 0.8,
+        "R[L,R]_thigh_joint": 1.0,
+        ".*_calf_joint": -1.5,
+    }
     robot["actuators"] = {
         "base_legs": {
             "class_type": "isaaclab.actuators.actuator_pd:DCMotor",
-            "joint_names_expr": [".*_hip_joint", ".*_thigh_joint", ".*_calf_joint"], "effort_limit": 23.5,
-            "velocity_limit": 30.0, "effort_limit_sim": None, "velocity_limit_sim": None, "stiffness": 25.0,
-            "damping": 0.5, "armature": None, "friction": 0.0, "dynamic_friction": None, "viscous_friction": None,
+            "joint_names_expr": [".*_hip_joint", ".*_thigh_joint", ".*_calf_joint"],
+            "effort_limit": 23.5,
+            "velocity_limit": 30.0,
+            "effort_limit_sim": None,
+            "velocity_limit_sim": None,
+            "stiffness": 25.0,
+            "damping": 0.5,
+            "armature": None,
+            "friction": 0.0,
+            "dynamic_friction": None,
+            "viscous_friction": None,
             "saturation_effort": 23.5,
         },
-    }  # fmt: skip
+    }
     env["actions"]["joint_pos"]["scale"] = 0.25
     return env
 
@@ -795,8 +1012,9 @@ def test_a_go2_run_with_a_dc_motor_is_read_shown_verified_and_replayed_on_both_e
     from transfer.runs.inputs import resolve_inputs
 
     asset = go2_with_feet(shared, tmp_path)
-    run = write_run(tmp_path / "go2_run", "physx", env=go2_env(),
-                    exported=shared / "policies/unitree_go2/rl_policies/physx_go2.pt")  # fmt: skip
+    run = write_run(
+        tmp_path / "go2_run", "physx", env=go2_env(), exported=shared / "policies/unitree_go2/rl_policies/physx_go2.pt"
+    )
     inputs = resolve_inputs(run, asset=asset)
     (group,) = inputs.task.actuators
     assert (group.model, group.saturation_effort, group.velocity_limit) == ("dc_motor", 23.5, 30.0)

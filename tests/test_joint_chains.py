@@ -181,8 +181,11 @@ def engine_trajectory(usd: Path, engine: str, start: dict[str, float], names: li
 @pytest.mark.usefixtures("converters")
 @settings(max_examples=4, deadline=None, derandomize=True)  # four engine runs: the same four on every machine
 @given(
-    bodies=st.lists(st.lists(st.sampled_from(UNIT_AXES), min_size=1, max_size=3, unique=True).filter(_independent),
-                    min_size=1, max_size=3),
+    bodies=st.lists(
+        st.lists(st.sampled_from(UNIT_AXES), min_size=1, max_size=3, unique=True).filter(_independent),
+        min_size=1,
+        max_size=3,
+    ),
     order=st.permutations(range(4)),
     seed=st.integers(0, 2**16),
 )

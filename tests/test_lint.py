@@ -20,3 +20,24 @@ def test_ruff_check_is_clean():
         text=True,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_ruff_format_leaves_the_code_as_it_is_with_few_exceptions():
+    """The code is the formatter's (issue 46: packed lines hid the caps): ``ruff format --check`` changes nothing, and
+    at most 10 lines opt out with ``# fmt: skip`` (a table that reads better aligned)."""
+    result = subprocess.run(
+        [sys.executable, "-m", "ruff", "format", "--check", "transfer", "tests", "benchmarks"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    marker = "# fmt: " + "skip"  # spelt apart: this file holds none
+    skipped = [
+        f"{path.relative_to(ROOT)}:{i}"
+        for folder in ("transfer", "tests", "benchmarks")
+        for path in (ROOT / folder).rglob("*.py")
+        for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if line.rstrip().endswith(marker)
+    ]
+    assert len(skipped) <= 10, skipped

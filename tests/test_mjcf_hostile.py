@@ -85,8 +85,10 @@ def test_a_filtered_position_actuator_is_stepped_with_its_filter_on_mujoco(tmp_p
 def test_a_filtered_actuator_is_named_for_the_engines_that_drive_without_it(tmp_path):
     from transfer.assets.mjcf_checks import mjcf_warnings
 
-    general = ('<general name="LF_KFE" joint="LF_KFE" dyntype="filter" dynprm="0.05" gainprm="40" biastype="affine" '
-               'biasprm="0 -40 -1" forcerange="-40 40"/>')  # fmt: skip
+    general = (
+        '<general name="LF_KFE" joint="LF_KFE" dyntype="filter" dynprm="0.05" gainprm="40" biastype="affine" '
+        'biasprm="0 -40 -1" forcerange="-40 40"/>'
+    )
     path = variant(tmp_path, KFE, general)
     (line,) = mjcf_warnings(path)
     assert line.startswith(f"{path.name}: actuator 'LF_KFE' (joint 'LF_KFE') has activation dynamics")
@@ -155,8 +157,11 @@ def test_a_replicate_far_larger_than_a_robot_is_refused_before_converting(tmp_pa
     path.write_text(text[:end] + "</replicate>" + text[end:])
     start = time.perf_counter()
     for refuse in (convert_source, _backend):
-        with pytest.raises(AssetError, match=r'300010 links or bodies \(<replicate count="100000"> repeats what it '
-                           r"holds\), more than the 2000") as err:  # fmt: skip
+        with pytest.raises(
+            AssetError,
+            match=r'300010 links or bodies \(<replicate count="100000"> repeats what it '
+            r"holds\), more than the 2000",
+        ) as err:
             refuse(path)
         assert str(err.value).startswith(f"{path}: ")
     assert time.perf_counter() - start < 10
@@ -181,14 +186,14 @@ def test_twenty_thousand_bodies_are_refused_naming_the_count(tmp_path):
             '<body name="LF_HIP" pos="0.3 0.12 0">',
             '<body name="LF_HIP" pos="0.3 0.12 0" quat="1 0 inf 0">',
             "<body name='LF_HIP'> quat",
-        ),  # fmt: skip
+        ),
         ('range="-140 0"', 'range="-140 NaN"', "<joint name='LF_KFE'> range"),
         ('mass="6"', 'mass="1e999"', "<inertial> in body 'base' mass"),
         (
             '<geom name="LF_foot" type="sphere" size="0.03"',
             '<geom name="LF_foot" type="sphere" size="-inf"',
             "<geom name='LF_foot'> size",
-        ),  # fmt: skip
+        ),
     ],
 )
 def test_a_number_that_is_not_finite_is_named_before_anything_reads_it(tmp_path, old, new, named):

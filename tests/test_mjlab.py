@@ -23,8 +23,20 @@ from transfer.task import TaskError
 
 ISAACLAB_LAYOUT = ["base_lin_vel", "base_ang_vel", "projected_gravity", "command", "joint_pos", "joint_vel", "actions"]
 MJLAB_LAYOUT = ["base_lin_vel", "base_ang_vel", "projected_gravity", "joint_pos", "joint_vel", "actions", "command"]
-ANYMAL_MJW = ["LF_HAA", "LF_HFE", "LF_KFE", "LH_HAA", "LH_HFE", "LH_KFE",
-              "RF_HAA", "RF_HFE", "RF_KFE", "RH_HAA", "RH_HFE", "RH_KFE"]  # fmt: skip
+ANYMAL_MJW = [
+    "LF_HAA",
+    "LF_HFE",
+    "LF_KFE",
+    "LH_HAA",
+    "LH_HFE",
+    "LH_KFE",
+    "RF_HAA",
+    "RF_HFE",
+    "RF_KFE",
+    "RH_HAA",
+    "RH_HFE",
+    "RH_KFE",
+]
 ANYMAL_DEFAULTS = [0.0, 0.4, -0.8, 0.0, -0.4, 0.8, 0.0, 0.4, -0.8, 0.0, -0.4, 0.8]
 
 
@@ -139,8 +151,13 @@ def test_round_trip_through_mjlab_strings(perm, defaults, scale):
     [
         ({"observation_names": ISAACLAB_LAYOUT[:-1] + ["height_scan"]}, r"'height_scan' has no transfer equivalent"),
         ({"observation_terms_history_length": [0] * 6 + [2.5]}, r"'actions': history length 2.5"),
-        ({"observation_terms_history_length": [0] * 6 + [3], "observation_terms_flatten_history_dim": [True] * 6 + [False]},
-         r"'actions' keeps its 3-step history as a separate axis"),
+        (
+            {
+                "observation_terms_history_length": [0] * 6 + [3],
+                "observation_terms_flatten_history_dim": [True] * 6 + [False],
+            },
+            r"'actions' keeps its 3-step history as a separate axis",
+        ),
         ({"default_joint_pos": ANYMAL_DEFAULTS[:11]}, r"default_joint_pos has 11 numbers for 12 joint_names"),
         ({"action_scale": [0.5] * 5}, r"action_scale has 5 numbers for 12 joint_names"),
         ({"observation_terms_scale": [1.0] * 3}, r"observation_terms_scale has 3 entries for 7"),
@@ -159,8 +176,12 @@ def test_histories_and_per_entry_scales_as_mjlab_writes_them():
     """PR #903's exporter: history lengths and flags as numbers with three decimals (True -> 1.000), a per-entry
     scale as a bracketed list."""
     n = len(ISAACLAB_LAYOUT)
-    meta = mjlab_metadata(ANYMAL_MJW, ANYMAL_DEFAULTS, observation_terms_history_length=[5] * n,
-                          observation_terms_scale=[1.0] * 3 + [[2.0, 2.0, 0.25]] + [1.0] * 3)  # fmt: skip
+    meta = mjlab_metadata(
+        ANYMAL_MJW,
+        ANYMAL_DEFAULTS,
+        observation_terms_history_length=[5] * n,
+        observation_terms_scale=[1.0] * 3 + [[2.0, 2.0, 0.25]] + [1.0] * 3,
+    )
     props = write_props(meta)
     assert props["observation_terms_flatten_history_dim"].startswith("1.000,")
     assert props["observation_terms_history_length"].startswith("5.000,")
@@ -195,8 +216,10 @@ def ant_mjlab(tmp_path_factory) -> tuple[Path, Path]:
     joints = resolve_ordering(asset, "mjwarp").joints
     rng = np.random.default_rng(0)
     n_obs, n_act = 12 + 3 * len(joints), len(joints)
-    layers = [(rng.normal(0, 0.1, (16, n_obs)).astype(np.float32), np.zeros(16, np.float32)),
-              (rng.normal(0, 0.1, (n_act, 16)).astype(np.float32), np.zeros(n_act, np.float32))]  # fmt: skip
+    layers = [
+        (rng.normal(0, 0.1, (16, n_obs)).astype(np.float32), np.zeros(16, np.float32)),
+        (rng.normal(0, 0.1, (n_act, 16)).astype(np.float32), np.zeros(n_act, np.float32)),
+    ]
     folder = tmp_path_factory.mktemp("ant_mjlab")
     plain = onnx_mlp(folder / "plain.onnx", layers)
     policy = attach(plain, folder / "policy.onnx", mjlab_metadata(joints, [0.0] * n_act, terms=MJLAB_LAYOUT))
@@ -221,8 +244,21 @@ def test_replay_on_physx_needs_only_the_asset(ant_mjlab, capsys):
     from transfer.cli import main
 
     policy, asset = ant_mjlab
-    code = main(["replay", str(policy), "--target", "physx", "--asset", str(asset), "--num-envs", "1",
-                 "--seconds", "0.2", "--json"])  # fmt: skip
+    code = main(
+        [
+            "replay",
+            str(policy),
+            "--target",
+            "physx",
+            "--asset",
+            str(asset),
+            "--num-envs",
+            "1",
+            "--seconds",
+            "0.2",
+            "--json",
+        ]
+    )
     assert code == 0
     result = json.loads(capsys.readouterr().out)
     assert result["order"] == "explicit list" and result["target"] == "physx"
@@ -248,8 +284,11 @@ def test_real_mjwarp_policy_with_mjlab_metadata_walks_on_physx(anymal_files, tmp
     onnx_path = anymal_files["mjw_pt"].with_suffix(".onnx")
     if not onnx_path.is_file():
         pytest.skip(f"{onnx_path} not found")
-    policy = attach(shutil.copy(onnx_path, tmp_path / "plain.onnx"), tmp_path / "policy.onnx",
-                    mjlab_metadata(ANYMAL_MJW, ANYMAL_DEFAULTS))  # fmt: skip
+    policy = attach(
+        shutil.copy(onnx_path, tmp_path / "plain.onnx"),
+        tmp_path / "policy.onnx",
+        mjlab_metadata(ANYMAL_MJW, ANYMAL_DEFAULTS),
+    )
     common = dict(asset=anymal_files["asset"], num_envs=4, seconds=4.0, progress=False)
     walked = replay(policy, "physx", **common)
     naive = replay(policy, "physx", reorder=False, **common)
@@ -271,12 +310,30 @@ def test_replay_with_an_mjcf_robot_needs_nothing_else(converters, tmp_path, caps
     joints = resolve_ordering(robot, "mjwarp").joints  # MuJoCo's order: the one mjlab trains in
     rng = np.random.default_rng(0)
     n_obs, n_act = 12 + 3 * len(joints), len(joints)
-    layers = [(rng.normal(0, 0.1, (16, n_obs)).astype(np.float32), np.zeros(16, np.float32)),
-              (rng.normal(0, 0.1, (n_act, 16)).astype(np.float32), np.zeros(n_act, np.float32))]  # fmt: skip
-    policy = attach(onnx_mlp(tmp_path / "plain.onnx", layers), tmp_path / "policy.onnx",
-                    mjlab_metadata(joints, [0.0] * n_act, terms=MJLAB_LAYOUT))  # fmt: skip
-    code = main(["replay", str(policy), "--target", "physx", "--asset", str(robot), "--num-envs", "1",
-                 "--seconds", "0.2", "--json"])  # fmt: skip
+    layers = [
+        (rng.normal(0, 0.1, (16, n_obs)).astype(np.float32), np.zeros(16, np.float32)),
+        (rng.normal(0, 0.1, (n_act, 16)).astype(np.float32), np.zeros(n_act, np.float32)),
+    ]
+    policy = attach(
+        onnx_mlp(tmp_path / "plain.onnx", layers),
+        tmp_path / "policy.onnx",
+        mjlab_metadata(joints, [0.0] * n_act, terms=MJLAB_LAYOUT),
+    )
+    code = main(
+        [
+            "replay",
+            str(policy),
+            "--target",
+            "physx",
+            "--asset",
+            str(robot),
+            "--num-envs",
+            "1",
+            "--seconds",
+            "0.2",
+            "--json",
+        ]
+    )
     assert code == 0, capsys.readouterr().err
     result = json.loads(capsys.readouterr().out)
     assert result["target"] == "physx" and result["order"] == "explicit list"

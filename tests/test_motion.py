@@ -35,9 +35,16 @@ def write_npz(path: Path, fps: float, root_pos, root_quat, joint_pos, bodies: in
     wxyz = np.concatenate([root_quat[:, 3:], root_quat[:, :3]], axis=1)
     body_pos = np.repeat(np.asarray(root_pos)[:, None], bodies, axis=1)
     body_quat = np.repeat(wxyz[:, None], bodies, axis=1)
-    np.savez(path, fps=np.array([fps]), joint_pos=joint_pos, joint_vel=np.gradient(joint_pos, 1 / fps, axis=0),
-             body_pos_w=body_pos, body_quat_w=body_quat, body_lin_vel_w=np.zeros((t, bodies, 3)),
-             body_ang_vel_w=np.zeros((t, bodies, 3)))  # fmt: skip
+    np.savez(
+        path,
+        fps=np.array([fps]),
+        joint_pos=joint_pos,
+        joint_vel=np.gradient(joint_pos, 1 / fps, axis=0),
+        body_pos_w=body_pos,
+        body_quat_w=body_quat,
+        body_lin_vel_w=np.zeros((t, bodies, 3)),
+        body_ang_vel_w=np.zeros((t, bodies, 3)),
+    )
     return path
 
 
@@ -63,8 +70,12 @@ def test_csv_and_npz_read_as_their_projects_write_them(tmp_path):
 
 
 @settings(max_examples=60, deadline=None)
-@given(fps=st.sampled_from([25.0, 30.0, 50.0, 60.0, 120.0]), dt=st.sampled_from([0.02, 0.01, 1 / 30]),
-       frames=st.integers(3, 90), turn=st.floats(-3.0, 3.0))  # fmt: skip
+@given(
+    fps=st.sampled_from([25.0, 30.0, 50.0, 60.0, 120.0]),
+    dt=st.sampled_from([0.02, 0.01, 1 / 30]),
+    frames=st.integers(3, 90),
+    turn=st.floats(-3.0, 3.0),
+)
 def test_resampling_interpolates_positions_linearly_and_the_base_by_slerp(fps, dt, frames, turn):
     pos, quat, joints = _clip(frames, fps, turn)
     motion = Motion(fps, JOINTS, pos, quat, joints)
@@ -117,9 +128,11 @@ def test_the_anchor_term_is_the_reference_in_the_robots_frame(a, b, steps):
 
 @settings(max_examples=60, deadline=None)
 @given(
-    shift=st.tuples(st.floats(-5, 5), st.floats(-5, 5)), heading=st.floats(-3.1, 3.1), tilt=st.floats(-0.3, 0.3),
+    shift=st.tuples(st.floats(-5, 5), st.floats(-5, 5)),
+    heading=st.floats(-3.1, 3.1),
+    tilt=st.floats(-0.3, 0.3),
     push=st.floats(0.01, 0.5),
-)  # fmt: skip
+)
 def test_the_body_error_ignores_a_drift_in_x_y_and_yaw_and_sees_a_body_out_of_place(shift, heading, tilt, push):
     """``body_pos_error`` (mjlab's ``body_pos_relative_w``): a robot posed exactly as the reference but moved in x, y
     and turned about z errs 0; one of its two tracked bodies moved by ``push`` errs ``push / 2``."""
@@ -150,8 +163,11 @@ def test_the_body_error_ignores_a_drift_in_x_y_and_yaw_and_sees_a_body_out_of_pl
     ("write", "fps", "match"),
     [
         (lambda p, c: write_csv(p / "x.csv", c[0], c[1], c[2][:, :2]), 30, r"9 columns, but the robot's clip has 10"),
-        (lambda p, c: write_csv(p / "x.csv", c[0], c[1], np.where(np.arange(40)[:, None] == 7, np.nan, c[2])), 30,
-         r"frame 7 \(row 8\) holds NaN"),
+        (
+            lambda p, c: write_csv(p / "x.csv", c[0], c[1], np.where(np.arange(40)[:, None] == 7, np.nan, c[2])),
+            30,
+            r"frame 7 \(row 8\) holds NaN",
+        ),
         (lambda p, c: write_csv(p / "x.csv", *c), None, r"a CSV clip does not record its rate: give --motion-fps"),
         (lambda p, c: write_csv(p / "x.csv", *c), 0, r"--motion-fps 0: a clip's rate is a number of frames"),
         (lambda p, c: write_npz(p / "x.npz", 50.0, *c), 30, r"records 50 fps; --motion-fps 30 contradicts it"),
@@ -159,7 +175,7 @@ def test_the_body_error_ignores_a_drift_in_x_y_and_yaw_and_sees_a_body_out_of_pl
         (lambda p, c: (p / "x.csv").write_text("not, numbers\n") and p / "x.csv", 30, r"not a CSV of numbers"),
     ],
     ids=["another-robot", "nan-row", "no-fps", "fps-0", "npz-fps", "npz-joints", "not-numbers"],
-)  # fmt: skip
+)
 def test_a_bad_clip_is_refused_in_one_line_naming_the_file(tmp_path, write, fps, match):
     path = write(tmp_path, _clip(40))
     with pytest.raises(MotionError, match=match) as err:
@@ -203,8 +219,16 @@ def test_the_motion_terms_read_the_clip_frame_by_frame_in_a_run(tmp_path):
         ObsTerm("joint_pos_rel"),
         ObsTerm("last_action"),
     )
-    task = Task("track", terms, ActionTerm(scale=0.25, use_default_offset=True), default_joint_pos=dict(zip(names, stance, strict=True)),
-                stiffness={".*": 40.0}, damping={".*": 1.0}, sim_dt=0.005, decimation=4)  # fmt: skip
+    task = Task(
+        "track",
+        terms,
+        ActionTerm(scale=0.25, use_default_offset=True),
+        default_joint_pos=dict(zip(names, stance, strict=True)),
+        stiffness={".*": 40.0},
+        damping={".*": 1.0},
+        sim_dt=0.005,
+        decimation=4,
+    )
     env = PolicyEnv(task, xml, "mujoco", names[::-1], num_envs=2, motion=clip)  # the policy's order: reversed
     ref = clip.resampled(0.02).in_order(names[::-1])
     rng = np.random.default_rng(0)
@@ -241,8 +265,10 @@ def test_a_tracker_without_its_clip_or_with_a_body_it_lacks_is_refused(tmp_path,
     torch.jit.script(torch.nn.Linear(2 * 12 + 6 + 3 + 3 + 3 + 36, 12)).save(str(policy))
     args = ["replay", str(policy), "--config", str(tmp_path / "track.yaml"), "--target", "mujoco", "--seconds", "1"]
     assert main(args) == 2
-    assert "reads a reference motion (motion_command, motion_anchor_ori_b): a motion-tracking policy; give the clip" \
-        in capsys.readouterr().err  # fmt: skip
+    assert (
+        "reads a reference motion (motion_command, motion_anchor_ori_b): a motion-tracking policy; give the clip"
+        in capsys.readouterr().err
+    )
     clip = write_csv(tmp_path / "c.csv", *[np.tile(v, (10, 1)) for v in ([0, 0, 0.5], [0, 0, 0, 1], [0.0] * 12)])
     assert main([*args, "--motion", str(clip), "--motion-fps", "30", "--motion-anchor", "torso"]) == 2
     err = capsys.readouterr().err
@@ -274,7 +300,9 @@ def _tracker(tmp_path: Path) -> tuple[Path, Path, Path, list[str]]:
     task = Path("presets/tasks/quadruped_flat_velocity.yaml").read_text()
     terms = "  - motion_command\n  - motion_anchor_ori_b\n  - motion_anchor_pos_b\n"
     config = tmp_path / "track.yaml"
-    config.write_text(task.replace("  - base_lin_vel\n", terms, 1).replace("asset: transfer:quadruped", f"asset: {xml}"))
+    config.write_text(
+        task.replace("  - base_lin_vel\n", terms, 1).replace("asset: transfer:quadruped", f"asset: {xml}")
+    )
     policy = tmp_path / "p.pt"
     torch.manual_seed(0)
     torch.jit.script(torch.nn.Linear(2 * 12 + 6 + 3 + 3 + 3 + 3 + 36, 12)).save(str(policy))
@@ -340,10 +368,28 @@ def test_the_shared_g1_dance_tracks_natively_and_on_physx(shared, capsys):
 
     root = shared / "community/unitree_rl_mjlab"
     run = root / "deploy/robots/g1/config/policy/mimic/dance1_subject2"
-    args = ["replay", str(run / "exported/policy.onnx"), "--config", str(run / "params/deploy.yaml"), "--source",
-            "mujoco", "--asset", str(root / "mjlab/asset_zoo/robots/unitree_g1/xmls/g1.xml"), "--motion",
-            str(root / "mjlab/motions/g1/dance1_subject2.csv"), "--motion-fps", "30", "--target", "physx",
-            "--compare", "--num-envs", "2", "--seconds", "10", "--json"]  # fmt: skip
+    args = [
+        "replay",
+        str(run / "exported/policy.onnx"),
+        "--config",
+        str(run / "params/deploy.yaml"),
+        "--source",
+        "mujoco",
+        "--asset",
+        str(root / "mjlab/asset_zoo/robots/unitree_g1/xmls/g1.xml"),
+        "--motion",
+        str(root / "mjlab/motions/g1/dance1_subject2.csv"),
+        "--motion-fps",
+        "30",
+        "--target",
+        "physx",
+        "--compare",
+        "--num-envs",
+        "2",
+        "--seconds",
+        "10",
+        "--json",
+    ]
     assert main(args) == 0
     native, reordered, naive = json.loads(capsys.readouterr().out)["runs"]
     assert native["fall_fraction"] == 0 and native["tracking"]["joint_pos_error"] <= 0.2
@@ -367,8 +413,15 @@ def test_the_motion_command_is_read_from_isaac_lab_and_mjlab_files():
     from transfer.formats.mjlab import mjlab_task, write_props
     from transfer.task.isaaclab.terms import _term_name
 
-    layout = ["command", "motion_anchor_pos_b", "motion_anchor_ori_b", "base_ang_vel", "joint_pos", "joint_vel",
-              "actions"]  # fmt: skip
+    layout = [
+        "command",
+        "motion_anchor_pos_b",
+        "motion_anchor_ori_b",
+        "base_ang_vel",
+        "joint_pos",
+        "joint_vel",
+        "actions",
+    ]
     task = mjlab_task(write_props(mjlab_metadata(JOINTS, [0.0] * 3, terms=layout, command_names=["motion"])))
     assert [t.name for t in task.observation][:3] == ["motion_command", "motion_anchor_pos_b", "motion_anchor_ori_b"]
     assert task.observation_size(3) == 6 + 3 + 6 + 3 + 9
@@ -404,11 +457,33 @@ def test_diagnose_takes_a_trackers_clip_and_finds_its_wrong_gains(shared, capsys
 
     root = shared / "community/unitree_rl_mjlab"
     run = root / "deploy/robots/g1/config/policy/mimic/dance1_subject2"
-    args = ["diagnose", str(run / "exported/policy.onnx"), "--config", str(run / "params/deploy.yaml"), "--source",
-            "mujoco", "--asset", str(root / "mjlab/asset_zoo/robots/unitree_g1/xmls/g1.xml"), "--motion",
-            str(root / "mjlab/motions/g1/dance1_subject2.csv"), "--motion-fps", "30", "--target", "physx", "--set",
-            "stiffness={'.*': 10}", "--num-envs", "1", "--seconds", "3", "--factor", "actuators", "--factor", "ground",
-            "--json"]  # fmt: skip
+    args = [
+        "diagnose",
+        str(run / "exported/policy.onnx"),
+        "--config",
+        str(run / "params/deploy.yaml"),
+        "--source",
+        "mujoco",
+        "--asset",
+        str(root / "mjlab/asset_zoo/robots/unitree_g1/xmls/g1.xml"),
+        "--motion",
+        str(root / "mjlab/motions/g1/dance1_subject2.csv"),
+        "--motion-fps",
+        "30",
+        "--target",
+        "physx",
+        "--set",
+        "stiffness={'.*': 10}",
+        "--num-envs",
+        "1",
+        "--seconds",
+        "3",
+        "--factor",
+        "actuators",
+        "--factor",
+        "ground",
+        "--json",
+    ]
     assert main(args) == 0
     found = json.loads(capsys.readouterr().out)
     assert found["native"]["tracking"]["joint_pos_error"] <= 0.2 and found["target"]["fall_fraction"] == 1.0
@@ -421,6 +496,9 @@ def test_a_critics_tracking_term_in_a_policys_observation_says_what_it_is(name):
     from transfer.task import ObsTerm
     from transfer.task._checks import TaskError
 
-    with pytest.raises(TaskError, match=rf"'{name}': a critic's term of mjlab's and BeyondMimic's tracking tasks .* "
-                                        r"read the policy group of the config \(observations.policy\)"):  # fmt: skip
+    with pytest.raises(
+        TaskError,
+        match=rf"'{name}': a critic's term of mjlab's and BeyondMimic's tracking tasks .* "
+        r"read the policy group of the config \(observations.policy\)",
+    ):
         ObsTerm(name)

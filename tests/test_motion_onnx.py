@@ -16,8 +16,15 @@ onnx = pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
 
-def tracking_onnx(path: Path, n_obs: int, joint_pos: np.ndarray, body_pos: np.ndarray, body_quat_wxyz: np.ndarray,
-                  metadata: dict | None = None, weight: float = 0.0) -> Path:  # fmt: skip
+def tracking_onnx(
+    path: Path,
+    n_obs: int,
+    joint_pos: np.ndarray,
+    body_pos: np.ndarray,
+    body_quat_wxyz: np.ndarray,
+    metadata: dict | None = None,
+    weight: float = 0.0,
+) -> Path:
     """An ONNX in the layout of mjlab's ``_OnnxMotionModel.export`` (opset 12: Clip of integers): ``actions = obs @ W``, and the motion
     tables gathered at ``clamp(time_step, max=T-1)``."""
     from onnx import TensorProto, helper, numpy_helper
@@ -25,11 +32,18 @@ def tracking_onnx(path: Path, n_obs: int, joint_pos: np.ndarray, body_pos: np.nd
     t, j = joint_pos.shape
     b = body_pos.shape[1]
     tables = {
-        "joint_pos": joint_pos, "joint_vel": np.gradient(joint_pos, 0.02, axis=0), "body_pos_w": body_pos,
-        "body_quat_w": body_quat_wxyz, "body_lin_vel_w": np.zeros((t, b, 3)), "body_ang_vel_w": np.zeros((t, b, 3)),
-    }  # fmt: skip
-    inits = [numpy_helper.from_array(np.full((n_obs, j), weight, np.float32), "W"),
-             numpy_helper.from_array(np.array(t - 1, np.int64), "last"), numpy_helper.from_array(np.array(0, np.int64), "zero")]  # fmt: skip
+        "joint_pos": joint_pos,
+        "joint_vel": np.gradient(joint_pos, 0.02, axis=0),
+        "body_pos_w": body_pos,
+        "body_quat_w": body_quat_wxyz,
+        "body_lin_vel_w": np.zeros((t, b, 3)),
+        "body_ang_vel_w": np.zeros((t, b, 3)),
+    }
+    inits = [
+        numpy_helper.from_array(np.full((n_obs, j), weight, np.float32), "W"),
+        numpy_helper.from_array(np.array(t - 1, np.int64), "last"),
+        numpy_helper.from_array(np.array(0, np.int64), "zero"),
+    ]
     inits += [numpy_helper.from_array(v.astype(np.float32), f"{k}_table") for k, v in tables.items()]
     nodes = [
         helper.make_node("MatMul", ["obs", "W"], ["actions"]),
@@ -40,8 +54,16 @@ def tracking_onnx(path: Path, n_obs: int, joint_pos: np.ndarray, body_pos: np.nd
     nodes += [helper.make_node("Gather", [f"{k}_table", "idx"], [k], axis=0) for k in tables]
     outputs = [helper.make_tensor_value_info("actions", TensorProto.FLOAT, [1, j])]
     outputs += [helper.make_tensor_value_info(k, TensorProto.FLOAT, [1, *v.shape[1:]]) for k, v in tables.items()]
-    graph = helper.make_graph(nodes, "motion", [helper.make_tensor_value_info("obs", TensorProto.FLOAT, [1, n_obs]),
-                              helper.make_tensor_value_info("time_step", TensorProto.FLOAT, [1, 1])], outputs, inits)  # fmt: skip
+    graph = helper.make_graph(
+        nodes,
+        "motion",
+        [
+            helper.make_tensor_value_info("obs", TensorProto.FLOAT, [1, n_obs]),
+            helper.make_tensor_value_info("time_step", TensorProto.FLOAT, [1, 1]),
+        ],
+        outputs,
+        inits,
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)])
     model.ir_version = 7
     for key, value in (metadata or {}).items():
@@ -71,8 +93,9 @@ def test_the_clip_is_read_from_the_export_itself(tmp_path):
     assert motion.frames == 60 and motion.fps == 50.0 and motion.joint_names == ("a", "b", "c")
     np.testing.assert_allclose(motion.joint_pos, joints, atol=1e-6)
     np.testing.assert_allclose(motion.root_pos, pos[:, 0], atol=1e-6)
-    np.testing.assert_allclose(np.abs(np.sum(motion.root_quat * np.concatenate([quat[:, 0, 1:], quat[:, 0, :1]], 1), 1)),
-                               1.0, atol=1e-6)  # fmt: skip
+    np.testing.assert_allclose(
+        np.abs(np.sum(motion.root_quat * np.concatenate([quat[:, 0, 1:], quat[:, 0, :1]], 1), 1)), 1.0, atol=1e-6
+    )
 
 
 def test_a_tracking_export_runs_as_a_policy_whatever_its_time_step(tmp_path):
@@ -106,8 +129,9 @@ def test_a_tracking_export_replays_with_the_motion_it_carries(tmp_path, capsys):
     wxyz = np.concatenate([quat[:, 3:], quat[:, :3]], axis=1)[:, None]
     pos = np.stack([0 * t, 0 * t, 0.45 + 0 * t], axis=1)[:, None]
     layout = ["command", "motion_anchor_ori_b", "base_ang_vel", "joint_pos", "joint_vel", "actions"]
-    meta = mjlab_metadata(names, list(stance), terms=layout, command_names=["motion"], anchor_body_name="base",
-                          body_names=["base"])  # fmt: skip
+    meta = mjlab_metadata(
+        names, list(stance), terms=layout, command_names=["motion"], anchor_body_name="base", body_names=["base"]
+    )
     n_obs = 24 + 6 + 3 + 36
     path = tracking_onnx(tmp_path / "policy.onnx", n_obs, joints, pos, wxyz, write_props(meta))
     args = ["replay", str(path), "--asset", str(xml), "--target", "mujoco", "--seconds", "2", "--json"]

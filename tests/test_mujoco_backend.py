@@ -28,8 +28,14 @@ from transfer.backends.scene import DEFAULT_GROUND, SceneDescription  # noqa: E4
 LEGS = ("LF", "RF", "LH", "RH")
 
 
-def quadruped(tmp_path: Path, *, position_actuators: bool = False, unactuated: str | None = None,
-              com_offset: float = 0.0, plane: bool = False) -> Path:  # fmt: skip
+def quadruped(
+    tmp_path: Path,
+    *,
+    position_actuators: bool = False,
+    unactuated: str | None = None,
+    com_offset: float = 0.0,
+    plane: bool = False,
+) -> Path:
     """A small quadruped MJCF: a free box base, four legs of hip and knee hinges driven by motors (gear 10,
     ctrlrange +-2: 20 N·m) or by position actuators (kp 30, kv 1)."""
     legs, acts = [], []
@@ -48,8 +54,11 @@ def quadruped(tmp_path: Path, *, position_actuators: bool = False, unactuated: s
             name = f"{leg}_{j}"
             if name == unactuated:
                 continue
-            acts.append(f'<position joint="{name}" kp="30" kv="1"/>' if position_actuators
-                        else f'<motor joint="{name}" gear="10" ctrlrange="-2 2"/>')  # fmt: skip
+            acts.append(
+                f'<position joint="{name}" kp="30" kv="1"/>'
+                if position_actuators
+                else f'<motor joint="{name}" gear="10" ctrlrange="-2 2"/>'
+            )
     ground = '<geom name="floor" type="plane" size="5 5 0.1"/>' if plane else ""
     xml = f"""<mujoco model="quad">
   <compiler angle="radian"/>
@@ -147,7 +156,9 @@ def test_position_actuators_take_the_gains_written(tmp_path):
         np.testing.assert_allclose(b.joint_properties().damping.numpy(), 1.0)
         b.write_joint_properties(stiffness=np.full((1, 8), 55.0, np.float32))
         m = b.models[0]
-        assert m.actuator_gainprm[:, 0] == pytest.approx([55.0] * 8) and m.actuator_biasprm[:, 1] == pytest.approx([-55.0] * 8)
+        assert m.actuator_gainprm[:, 0] == pytest.approx([55.0] * 8) and m.actuator_biasprm[:, 1] == pytest.approx(
+            [-55.0] * 8
+        )
     finally:
         b.close()
 
@@ -206,7 +217,9 @@ def test_threads_and_batched_steps_give_the_run_one_thread_gives(tmp_path, threa
         b = _backend(path, num_envs=3, scene=scene, threads=threads_)
         try:
             assert (b._pool is None) == (threads_ == 1)
-            b.write_joint_properties(stiffness=np.full((3, 8), 30.0, np.float32), damping=np.full((3, 8), 1.0, np.float32))
+            b.write_joint_properties(
+                stiffness=np.full((3, 8), 30.0, np.float32), damping=np.full((3, 8), 1.0, np.float32)
+            )
             for t in targets:
                 b.set_joint_position_target(t)
                 if batched:
@@ -247,8 +260,20 @@ def test_the_physx_trained_demo_policy_walks_on_mujoco_on_its_mjcf(converters, c
     pytest.importorskip("ovphysx")
     from transfer.cli import main
 
-    args = ["replay", "checkpoints/quadruped_flat_physx/exported/policy.pt", "--target", "mujoco", "--asset",
-            "transfer:quadruped.xml", "--compare", "--num-envs", "2", "--seconds", "3", "--json"]  # fmt: skip
+    args = [
+        "replay",
+        "checkpoints/quadruped_flat_physx/exported/policy.pt",
+        "--target",
+        "mujoco",
+        "--asset",
+        "transfer:quadruped.xml",
+        "--compare",
+        "--num-envs",
+        "2",
+        "--seconds",
+        "3",
+        "--json",
+    ]
     assert main(args) == 0
     native, reordered, naive = json.loads(capsys.readouterr().out)["runs"]
     assert native["label"] == "native (physx)" and reordered["label"] == "reordered (mujoco)"
@@ -275,7 +300,9 @@ def test_a_usd_robot_without_mjcf_steps_as_the_model_newton_builds_of_it(tmp_pat
         assert b.joint_names == order.joints and b.body_names == order.bodies
         assert any("as the MuJoCo model Newton builds" in n for n in b.notes)
         b.set_joint_position_target(b.default_joint_pos)
-        b.write_joint_properties(stiffness=np.full((1, 12), 40.0, np.float32), damping=np.full((1, 12), 2.0, np.float32))
+        b.write_joint_properties(
+            stiffness=np.full((1, 12), 40.0, np.float32), damping=np.full((1, 12), 2.0, np.float32)
+        )
         for _ in range(400):
             b.step(0.005)
         height = float(b.root_pose().numpy()[0, 2])
@@ -292,8 +319,13 @@ def test_a_usd_robot_without_mjcf_steps_as_the_model_newton_builds_of_it(tmp_pat
     xdg = tmp_path / "xdg"
     shutil.copytree(tmp_path / "cache", xdg / "transfer" / "mujoco-from-usd")
     probe = "import sys; from transfer.backends.mujoco.model import robot_file; print(robot_file(sys.argv[1]).name, 'newton' in sys.modules)"
-    done = subprocess.run([sys.executable, "-c", probe, str(usd)], env={**os.environ, "XDG_CACHE_HOME": str(xdg)},
-                          capture_output=True, text=True, check=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(usd)],
+        env={**os.environ, "XDG_CACHE_HOME": str(xdg)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert done.stdout.split() == ["quadruped.xml", "False"], done.stderr
 
 
@@ -310,9 +342,24 @@ def test_the_shared_anymal_checkpoints_transfer_to_mujoco_on_its_usd(anymal_file
     from transfer.cli import main
 
     folder = anymal_files["mjw_pt"].parent
-    args = ["replay", str(folder / checkpoint), "--target", "mujoco", "--source", source, "--config",
-            "presets/tasks/anymal_c_flat_velocity.yaml", "--asset", str(anymal_files["asset"]), "--compare", "--num-envs",
-            "2", "--seconds", "4", "--json"]  # fmt: skip
+    args = [
+        "replay",
+        str(folder / checkpoint),
+        "--target",
+        "mujoco",
+        "--source",
+        source,
+        "--config",
+        "presets/tasks/anymal_c_flat_velocity.yaml",
+        "--asset",
+        str(anymal_files["asset"]),
+        "--compare",
+        "--num-envs",
+        "2",
+        "--seconds",
+        "4",
+        "--json",
+    ]
     assert main(args) == 0
     native, reordered, _ = json.loads(capsys.readouterr().out)["runs"]
     assert native["fall_fraction"] == 0.0 and reordered["fall_fraction"] == 0.0
@@ -324,8 +371,9 @@ def test_contact_forces_on_a_standing_robot_carry_its_weight():
     still, the vertical forces on its bodies sum to its weight, and its base, held up by the legs, carries none."""
     path = Path(__file__).resolve().parents[1] / "transfer/data/quadruped.xml"
     pose = {f"{leg}_HFE": 0.5 for leg in LEGS} | {f"{leg}_KFE": -1.0 for leg in LEGS}
-    b = _backend(path, num_envs=2, scene=SceneDescription(ground=DEFAULT_GROUND, spawn_height=0.5,
-                                                          joint_positions=pose))  # fmt: skip
+    b = _backend(
+        path, num_envs=2, scene=SceneDescription(ground=DEFAULT_GROUND, spawn_height=0.5, joint_positions=pose)
+    )
     try:
         n = b.num_joints
         b.write_joint_properties(stiffness=np.full((2, n), 40.0, np.float32), damping=np.full((2, n), 2.0, np.float32))
@@ -354,8 +402,10 @@ def test_an_unset_position_limit_keeps_that_sides_own_limit(tmp_path):
     props = b.joint_properties()
     lower, upper = props.position_limit_lower.numpy().copy(), props.position_limit_upper.numpy().copy()
     assert (upper > lower).all()
-    b.write_joint_properties(position_limit_upper=wp.array(np.full_like(upper, UNLIMITED), dtype=wp.float32),
-                             position_limit_lower=wp.array(np.full_like(lower, -UNLIMITED), dtype=wp.float32))  # fmt: skip
+    b.write_joint_properties(
+        position_limit_upper=wp.array(np.full_like(upper, UNLIMITED), dtype=wp.float32),
+        position_limit_lower=wp.array(np.full_like(lower, -UNLIMITED), dtype=wp.float32),
+    )
     after = b.joint_properties()
     np.testing.assert_allclose(after.position_limit_upper.numpy(), upper)
     np.testing.assert_allclose(after.position_limit_lower.numpy(), lower)

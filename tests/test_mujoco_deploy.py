@@ -30,11 +30,15 @@ def motors_and_floor(tmp_path: Path) -> Path:
     """The demo quadruped's MJCF as deploy_mujoco.py's robots come: motors (torque, the force range as ``ctrlrange``)
     and a floor of the scene file's own."""
     text = (ROOT / "transfer/data/quadruped.xml").read_text()
-    text, n = re.subn(r'<position name="(\w+)" joint="(\w+)" kp="[^"]*" kv="[^"]*" forcerange="([^"]*)"/>',
-                      r'<motor name="\1" joint="\2" ctrlrange="\3"/>', text)  # fmt: skip
+    text, n = re.subn(
+        r'<position name="(\w+)" joint="(\w+)" kp="[^"]*" kv="[^"]*" forcerange="([^"]*)"/>',
+        r'<motor name="\1" joint="\2" ctrlrange="\3"/>',
+        text,
+    )
     assert n == 12
-    text = text.replace("<worldbody>", '<worldbody>\n    <geom name="floor" type="plane" size="0 0 1" contype="1" '
-                        'conaffinity="1"/>', 1)  # fmt: skip
+    text = text.replace(
+        "<worldbody>", '<worldbody>\n    <geom name="floor" type="plane" size="0 0 1" contype="1" conaffinity="1"/>', 1
+    )
     path = tmp_path / "quadruped_motors.xml"
     path.write_text(text)
     return path
@@ -82,10 +86,17 @@ def deploy_mujoco_loop(xml: Path, meta: dict, spawn_height: float) -> tuple[floa
         fell |= bool(rot[2, 2] < 0.5 or d.xpos[root][2] < 0.2)
         if t > WARMUP:
             speeds.append(np.cos(heading) * vel[3] + np.sin(heading) * vel[4])
-        obs = np.concatenate([
-            rot.T @ vel[3:], rot.T @ vel[:3], rot.T @ np.array([0.0, 0.0, -1.0]), command,
-            d.qpos[qadr] - default, (d.qvel[dadr]) * vel_scale, action,
-        ]).astype(np.float32)  # fmt: skip
+        obs = np.concatenate(
+            [
+                rot.T @ vel[3:],
+                rot.T @ vel[:3],
+                rot.T @ np.array([0.0, 0.0, -1.0]),
+                command,
+                d.qpos[qadr] - default,
+                (d.qvel[dadr]) * vel_scale,
+                action,
+            ]
+        ).astype(np.float32)
         action = np.asarray(policy(obs[None]), np.float64)[0]
         target = default + scale * action
     return float(np.mean(speeds)), fell
@@ -100,9 +111,15 @@ def test_the_mujoco_replay_walks_as_a_deploy_mujoco_loop_does(tmp_path):
 
     xml = motors_and_floor(tmp_path)
     meta = read_metadata(CHECKPOINT)
-    assert [t["name"] for t in meta["observation"]] == ["base_lin_vel", "base_ang_vel", "projected_gravity",
-                                                          "velocity_commands", "joint_pos_rel", "joint_vel_rel",
-                                                          "last_action"]  # fmt: skip
+    assert [t["name"] for t in meta["observation"]] == [
+        "base_lin_vel",
+        "base_ang_vel",
+        "projected_gravity",
+        "velocity_commands",
+        "joint_pos_rel",
+        "joint_vel_rel",
+        "last_action",
+    ]
     inputs = resolve_inputs(CHECKPOINT, asset=xml)
     spawn, _ = spawn_heights(inputs.task, inputs.robot, training_base(inputs.task, inputs.robot))
     loop_speed, loop_fell = deploy_mujoco_loop(xml, meta, spawn)

@@ -80,13 +80,17 @@ class IsaacLabHistory:
 
 @st.composite
 def histories(draw):
-    names = draw(st.lists(st.sampled_from(["base_ang_vel", "projected_gravity", "joint_pos_rel"]), min_size=1,
-                          max_size=3, unique=True))  # fmt: skip
+    names = draw(
+        st.lists(
+            st.sampled_from(["base_ang_vel", "projected_gravity", "joint_pos_rel"]), min_size=1, max_size=3, unique=True
+        )
+    )
     sizes = {"base_ang_vel": 3, "projected_gravity": 3, "joint_pos_rel": draw(st.integers(1, 4))}
     terms = []
     for name in names:
-        scale = draw(st.floats(-3, 3, allow_nan=False) | st.lists(st.floats(-3, 3), min_size=sizes[name],
-                                                                     max_size=sizes[name]))  # fmt: skip
+        scale = draw(
+            st.floats(-3, 3, allow_nan=False) | st.lists(st.floats(-3, 3), min_size=sizes[name], max_size=sizes[name])
+        )
         clip = draw(st.none() | st.just((-0.5, 0.5)))
         terms.append(ObsTerm(name, scale=scale, clip=clip, history_length=draw(st.integers(0, 5))))
     num_envs = draw(st.integers(1, 3))
@@ -144,8 +148,9 @@ def test_term_and_action_fields_are_checked():
 def test_gait_phase_is_legged_gyms_clock():
     t = np.array([0.0, 0.2, 0.8, 1.0])
     phase = (t % 0.8) / 0.8  # deploy_mujoco.py: count % period / period
-    np.testing.assert_allclose(gait_phase(t, 0.8), np.stack([np.sin(2 * np.pi * phase), np.cos(2 * np.pi * phase)], 1),
-                               atol=1e-6)  # fmt: skip
+    np.testing.assert_allclose(
+        gait_phase(t, 0.8), np.stack([np.sin(2 * np.pi * phase), np.cos(2 * np.pi * phase)], 1), atol=1e-6
+    )
 
 
 # ---------------------------------------------------------------------------------------------------- on the engines
@@ -168,15 +173,18 @@ def test_histories_clock_and_action_clips_on_the_engines(engine):
         ObsTerm("last_action"),
     )
     task = dataclasses.replace(
-        QUADRUPED, observation=obs,
+        QUADRUPED,
+        observation=obs,
         action=ActionTerm(scale=0.5, use_default_offset=False, offset=0.1, clip=(-0.2, 0.3), clip_actions=1.0),
-    )  # fmt: skip
+    )
     with PolicyEnv(task, resolve_asset(task.asset), engine, "physx", num_envs=2, init_noise=0.0) as env:
         n, s = env.art.num_joints, env.slices
         first = env.observe().copy()
         assert env.observation_size == 3 * 3 + 2 * n + 2 + n
-        np.testing.assert_allclose(first[:, s["projected_gravity"]].reshape(2, 3, 3), np.repeat(
-            first[:, None, s["projected_gravity"].start : s["projected_gravity"].start + 3], 3, axis=1))  # fmt: skip
+        np.testing.assert_allclose(
+            first[:, s["projected_gravity"]].reshape(2, 3, 3),
+            np.repeat(first[:, None, s["projected_gravity"].start : s["projected_gravity"].start + 3], 3, axis=1),
+        )
         np.testing.assert_allclose(first[:, s["gait_phase"]], [[0.0, 1.0]] * 2, atol=1e-6)
         assert env.observe() is env.observe() and np.array_equal(env.observe(), first)  # no second push
         sent = []
@@ -194,8 +202,9 @@ def test_histories_clock_and_action_clips_on_the_engines(engine):
         np.testing.assert_allclose(targets[0], 0.3, atol=1e-6)
         np.testing.assert_allclose(targets[1], -0.2, atol=1e-6)
         t = 3 * task.policy_dt
-        np.testing.assert_allclose(o[:, s["gait_phase"]], [[np.sin(2 * np.pi * t / 0.5), np.cos(2 * np.pi * t / 0.5)]] * 2,
-                                   atol=1e-5)  # fmt: skip
+        np.testing.assert_allclose(
+            o[:, s["gait_phase"]], [[np.sin(2 * np.pi * t / 0.5), np.cos(2 * np.pi * t / 0.5)]] * 2, atol=1e-5
+        )
         reset = env.reset([1])  # env 1's histories start anew; env 0 keeps its own
         g = s["projected_gravity"]
         assert np.allclose(reset[1, g].reshape(3, 3), reset[1, g.stop - 3 : g.stop])
@@ -249,8 +258,11 @@ def test_every_term_has_verifys_own_reference():
     from transfer.task.terms import OBS_TERMS
 
     assert set(REFERENCES) == set(OBS_TERMS)
-    assert {name for name, term in OBS_TERMS.items() if term.motion} == {"motion_command", "motion_anchor_ori_b",
-                                                                            "motion_anchor_pos_b"}
+    assert {name for name, term in OBS_TERMS.items() if term.motion} == {
+        "motion_command",
+        "motion_anchor_ori_b",
+        "motion_anchor_pos_b",
+    }
 
 
 @pytest.mark.engines
@@ -266,6 +278,14 @@ def test_a_go2_authored_with_every_joint_at_zero_walks_on_physx(shared, tmp_path
     text = (shared / "assets/unitree_go2/usd/go2_collide.usda").read_text()
     zero = tmp_path / "go2_zero.usda"
     zero.write_text("\n".join(line for line in text.splitlines() if "state:angular:physics:position" not in line))
-    result = replay(policies / "mjw_go2.pt", "physx", source="mjwarp", config=policies / "go2.yaml", asset=zero,
-                    num_envs=2, seconds=3.0, progress=False)  # fmt: skip
+    result = replay(
+        policies / "mjw_go2.pt",
+        "physx",
+        source="mjwarp",
+        config=policies / "go2.yaml",
+        asset=zero,
+        num_envs=2,
+        seconds=3.0,
+        progress=False,
+    )
     assert result.fall_fraction == 0.0 and result.nonfinite_envs == 0 and result.forward_velocity > 0.8, result

@@ -215,16 +215,22 @@ def test_a_new_kind_is_one_class_and_one_entry_and_every_run_honours_it(monkeypa
     from transfer.runs.replay import replay
 
     kind = _Gravity.Kind()
-    monkeypatch.setattr(perturbations, "PERTURBATIONS", MappingProxyType({**perturbations.PERTURBATIONS,
-                                                                           kind.name: kind}))  # fmt: skip
+    monkeypatch.setattr(
+        perturbations, "PERTURBATIONS", MappingProxyType({**perturbations.PERTURBATIONS, kind.name: kind})
+    )
     assert Perturbation(gravity_scale=0.5).active() == [(kind, 0.5)] and Perturbation().neutral
     env = _env("physx", gravity_scale=0.5)
     try:
         assert env.scene.gravity == pytest.approx((0.0, 0.0, -4.905))
     finally:
         env.close()
-    result = replay("checkpoints/ant_flat_physx/exported/policy.pt", "physx", seconds=0.2, progress=False,
-                    perturbation={"gravity_scale": 0.5})  # fmt: skip
+    result = replay(
+        "checkpoints/ant_flat_physx/exported/policy.pt",
+        "physx",
+        seconds=0.2,
+        progress=False,
+        perturbation={"gravity_scale": 0.5},
+    )
     assert kind.seen == list(range(10)) and result.seconds == pytest.approx(0.2)  # 10 policy steps of 0.02 s
     with pytest.raises(ValueError, match=r"perturbation gravity_scale: expected a value >= 0, got -1"):
         Perturbation(gravity_scale=-1)

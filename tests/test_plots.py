@@ -25,19 +25,36 @@ pytest.importorskip("matplotlib")
 def _run(label: str, target: str, forward: list[float], asset: str = "/x/transfer/data/quadruped.xml") -> ReplayResult:
     time = [0.02 * (i + 1) for i in range(len(forward))]
     return ReplayResult(
-        label=label, target=target, source="physx", reordered=not label.startswith("naive"), order="physx",
-        num_envs=2, seconds=time[-1], command=(0.5, 0.0, 0.0), forward_velocity=0.49, lateral_velocity=0.0,
-        yaw_rate=0.0, fall_fraction=0.0, survival_seconds=time[-1], fall_causes={}, env_steps_per_second=1.0,
-        nonfinite_envs=0, checkpoint="checkpoints/quadruped_flat_physx/exported/policy.pt", asset=asset,
+        label=label,
+        target=target,
+        source="physx",
+        reordered=not label.startswith("naive"),
+        order="physx",
+        num_envs=2,
+        seconds=time[-1],
+        command=(0.5, 0.0, 0.0),
+        forward_velocity=0.49,
+        lateral_velocity=0.0,
+        yaw_rate=0.0,
+        fall_fraction=0.0,
+        survival_seconds=time[-1],
+        fall_causes={},
+        env_steps_per_second=1.0,
+        nonfinite_envs=0,
+        checkpoint="checkpoints/quadruped_flat_physx/exported/policy.pt",
+        asset=asset,
         trace={"time": time, "forward": forward, "height": [0.5] * len(forward)},
-    )  # fmt: skip
+    )
 
 
 def _compare() -> list[ReplayResult]:
     walk = [0.5 + 0.05 * np.sin(i) for i in range(200)]
     fall = [0.3 - 0.04 * i for i in range(28)] + [float("nan")] * 172  # down through the warm-up, then gone
-    return [_run("native (physx)", "physx", walk), _run("reordered (newton)", "newton", walk),
-            _run("naive (newton)", "newton", fall)]  # fmt: skip
+    return [
+        _run("native (physx)", "physx", walk),
+        _run("reordered (newton)", "newton", walk),
+        _run("naive (newton)", "newton", fall),
+    ]
 
 
 def _warm_up_label(fig):
@@ -74,7 +91,9 @@ def test_no_line_crosses_the_replay_warm_up_label():
     for line in ax.lines:
         points = line.get_transform().transform(np.column_stack(line.get_data()).astype(float))
         points = points[np.isfinite(points).all(axis=1)]
-        inside = (points[:, 0] >= box.x0) & (points[:, 0] <= box.x1) & (points[:, 1] >= box.y0) & (points[:, 1] <= box.y1)
+        inside = (
+            (points[:, 0] >= box.x0) & (points[:, 0] <= box.x1) & (points[:, 1] >= box.y0) & (points[:, 1] <= box.y1)
+        )
         assert not inside.any(), line.get_label()
     start = ax.transData.transform([(0.0, 0.0)])[0, 0]
     assert abs(box.x0 - start) <= 2 and box.x1 <= ax.get_window_extent().x1  # from the warm-up span's start on
@@ -91,8 +110,9 @@ def _tried(closes: dict[str, list[tuple[str, float]]]) -> list[Tried]:
 
 
 def _diagnosis(tried: list[Tried]) -> Diagnosis:
-    return Diagnosis("policy.pt", {"label": "native (physx)"}, {"label": "target (physx)"}, 0.6, None, None, tried,
-                     _rank(tried))  # fmt: skip
+    return Diagnosis(
+        "policy.pt", {"label": "native (physx)"}, {"label": "target (physx)"}, 0.6, None, None, tried, _rank(tried)
+    )
 
 
 def _dots(ax) -> list[float]:
@@ -105,8 +125,12 @@ def test_the_diagnose_axis_covers_only_what_is_drawn(widest):
     it (values below -1 drawn at -1)."""
     from transfer._figures import pyplot
 
-    tried = _tried({"actuators": [("as the native run", 0.9), ("gains x2", 0.1)],
-                    "ground": [("friction 0.5", widest), ("friction 1.5", 0.05)]})  # fmt: skip
+    tried = _tried(
+        {
+            "actuators": [("as the native run", 0.9), ("gains x2", 0.1)],
+            "ground": [("friction 0.5", widest), ("friction 1.5", 0.05)],
+        }
+    )
     fig = diagnose_figure(_diagnosis(tried))
     ax = fig.axes[0]
     left, right = ax.get_xlim()
@@ -120,9 +144,17 @@ def test_the_diagnose_axis_covers_only_what_is_drawn(widest):
 def test_every_diagnose_dot_is_labelled_with_its_value_and_no_labels_overlap():
     from transfer._figures import pyplot
 
-    tried = _tried({"actuators": [("as the native run", 0.02), ("gains x0.5", 0.0), ("gains x2", 0.01),
-                                  ("ideal PD every physics step", 0.03)],
-                    "armature": [("0 on every joint", 0.4), ("0.01 on every joint", 0.41)]})  # fmt: skip
+    tried = _tried(
+        {
+            "actuators": [
+                ("as the native run", 0.02),
+                ("gains x0.5", 0.0),
+                ("gains x2", 0.01),
+                ("ideal PD every physics step", 0.03),
+            ],
+            "armature": [("0 on every joint", 0.4), ("0.01 on every joint", 0.41)],
+        }
+    )
     tried += [Tried(f, "failed", [], None, None, 0.0, 0.0, error="it broke") for f in ("armature", "solver")]  # no dot
     fig = diagnose_figure(_diagnosis(tried))
     fig.canvas.draw()
@@ -132,7 +164,7 @@ def test_every_diagnose_dot_is_labelled_with_its_value_and_no_labels_overlap():
     assert len(_dots(ax)) == len(labels)
     boxes = [t.get_window_extent() for t in labels]
     for i, a in enumerate(boxes):
-        assert all(not a.overlaps(b) for b in boxes[i + 1:]), labels[i].get_text()
+        assert all(not a.overlaps(b) for b in boxes[i + 1 :]), labels[i].get_text()
         assert ax.get_window_extent().contains(a.x0, a.y0) and ax.get_window_extent().contains(a.x1, a.y1)
     assert "grey dot: one value tried" in ax.get_xlabel()
     assert [t.get_text() for t in ax.get_yticklabels()] == ["armature", "actuators", "solver"]  # best first

@@ -157,9 +157,11 @@ def test_older_and_distillation_layouts(trained, tmp_path):
     obs = observations()
     expected = rsl_rl_actions(runner, obs)
     renamed = {
-        k.replace("mlp.", "actor.").replace("obs_normalizer.", "actor_obs_normalizer.").replace("distribution.std_param", "std"): v
+        k.replace("mlp.", "actor.")
+        .replace("obs_normalizer.", "actor_obs_normalizer.")
+        .replace("distribution.std_param", "std"): v
         for k, v in actor.items()
-    }  # fmt: skip
+    }
     norm = {k.split(".", 1)[1]: v for k, v in actor.items() if k.startswith("obs_normalizer.")}
     no_norm = {k: v for k, v in renamed.items() if not k.startswith("actor_obs_normalizer.")}
     layouts = {

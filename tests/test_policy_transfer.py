@@ -45,10 +45,14 @@ def walk(shared, checkpoint: str, backend: str, ordering: str, seconds: float = 
     policy = torch.jit.load(str(folder / f"{checkpoint}_anymal.pt"))
     torch.set_num_threads(1)
     art = open_articulation(
-        shared / "assets/anybotics_anymal_c/usd/anymal_c.usda", backend,
-        joint_ordering=ordering, body_ordering=ordering,
-        drive_stiffness=300.0, drive_damping=10.0, **BACKEND_OPTIONS[backend],
-    )  # fmt: skip
+        shared / "assets/anybotics_anymal_c/usd/anymal_c.usda",
+        backend,
+        joint_ordering=ordering,
+        body_ordering=ordering,
+        drive_stiffness=300.0,
+        drive_damping=10.0,
+        **BACKEND_OPTIONS[backend],
+    )
     try:
         if backend == "physx":
             art.write_joint_properties(armature=np.full((1, art.num_joints), 0.06, np.float32))
@@ -63,10 +67,15 @@ def walk(shared, checkpoint: str, backend: str, ordering: str, seconds: float = 
             d = art.data
             obs = np.concatenate(
                 [
-                    d.root_lin_vel_b.numpy()[0], d.root_ang_vel_b.numpy()[0], d.projected_gravity_b.numpy()[0],
-                    command, d.joint_pos.numpy()[0] - default[0], d.joint_vel.numpy()[0], last,
+                    d.root_lin_vel_b.numpy()[0],
+                    d.root_ang_vel_b.numpy()[0],
+                    d.projected_gravity_b.numpy()[0],
+                    command,
+                    d.joint_pos.numpy()[0] - default[0],
+                    d.joint_vel.numpy()[0],
+                    last,
                 ]
-            ).astype(np.float32)  # fmt: skip
+            ).astype(np.float32)
             with torch.no_grad():
                 last = policy(torch.from_numpy(obs)[None]).numpy()[0]
             art.set_joint_position_target(default + meta["action_scale"] * last[None])

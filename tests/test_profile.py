@@ -14,8 +14,15 @@ pytest.importorskip("pxr")
 from transfer.profile import ROBOT_SCHEMA_RULES, profile_findings, scan_joints  # noqa: E402
 
 
-def _robot(path: Path, *, schema: bool = True, drop_joint: bool = False, namespace: bool = True, anchor_listed: bool =
-           True, **meta):  # fmt: skip
+def _robot(
+    path: Path,
+    *,
+    schema: bool = True,
+    drop_joint: bool = False,
+    namespace: bool = True,
+    anchor_listed: bool = True,
+    **meta,
+):
     """A fixed-base arm: ``/arm/base`` anchored to the world, ``/arm/link`` on a driven revolute ``/arm/hinge``
     (drive with an effort limit, joint state, max joint velocity, limits), and with ``schema`` a complete
     ``IsaacRobotAPI`` on ``/arm`` (the world anchor listed in robotJoints only with ``anchor_listed``)."""
@@ -103,15 +110,23 @@ def test_joints_without_limits_and_drives_without_an_effort_limit(tmp_path):
     rules = _rules(profile_findings(stage))
     assert set(_rules(_serious(profile_findings(stage)))) == {"joint-limits", "drive-max-force"}
     assert "hinge" in rules["joint-limits"][0].message and rules["joint-limits"][0].severity == "warning"
-    assert "maxForce" in rules["drive-max-force"][0].message and "drive:angular:physics:maxForce" in rules[
-        "drive-max-force"][0].fix  # fmt: skip
+    assert (
+        "maxForce" in rules["drive-max-force"][0].message
+        and "drive:angular:physics:maxForce" in rules["drive-max-force"][0].fix
+    )
 
 
 @pytest.mark.parametrize(
     ("lower", "upper", "position", "rule"),
-    [(0.0, 0.0, None, "joint-locked"), (10.0, -10.0, None, "joint-locked"), (30.0, 100.0, None, "pose-outside-limits"),
-     (-90.0, 90.0, 120.0, "pose-outside-limits"), (-90.0, 90.0, 90.3, None), (30.0, 100.0, 45.0, None)],
-)  # fmt: skip
+    [
+        (0.0, 0.0, None, "joint-locked"),
+        (10.0, -10.0, None, "joint-locked"),
+        (30.0, 100.0, None, "pose-outside-limits"),
+        (-90.0, 90.0, 120.0, "pose-outside-limits"),
+        (-90.0, 90.0, 90.3, None),
+        (30.0, 100.0, 45.0, None),
+    ],
+)
 def test_a_joint_that_cannot_move_or_starts_outside_its_limits(tmp_path, lower, upper, position, rule):
     """Newton's quadruped.urdf gives no lower/upper (URDF: both 0), nv_ant.xml's ankles start at 0 outside [30, 100]:
     each engine then does its own thing at the first step. Within half a degree of a limit is inside."""

@@ -142,8 +142,9 @@ def _one_env_at_a_time(path: Path, obs_seq: list[np.ndarray], resets: dict[int, 
     resets=st.dictionaries(st.integers(1, 4), st.lists(st.integers(0, 3), max_size=2), max_size=2),
     seed=st.integers(0, 1000),
 )
-def test_recurrent_exports_run_batched_as_one_env_at_a_time(tmp_path_factory, layout, num_envs, layers, steps,
-                                                            resets, seed):  # fmt: skip
+def test_recurrent_exports_run_batched_as_one_env_at_a_time(
+    tmp_path_factory, layout, num_envs, layers, steps, resets, seed
+):
     torch.manual_seed(seed)
     obs_dim, act, hidden = 47, 12, 16  # legged_gym's G1: 47 observations, LSTM 64 (smaller here), actor [32]
     rnn = "gru" if layout == "isaaclab_gru" else "lstm"

@@ -83,8 +83,20 @@ def test_naive_control_does_not_walk(direction, request):
 def test_report_fields(to_physx):
     run = to_physx["reordered"]
     report = run.to_dict()
-    for key in ("target", "source", "reordered", "num_envs", "seconds", "command", "forward_velocity",
-                "lateral_velocity", "yaw_rate", "fall_fraction", "survival_seconds", "env_steps_per_second"):  # fmt: skip
+    for key in (
+        "target",
+        "source",
+        "reordered",
+        "num_envs",
+        "seconds",
+        "command",
+        "forward_velocity",
+        "lateral_velocity",
+        "yaw_rate",
+        "fall_fraction",
+        "survival_seconds",
+        "env_steps_per_second",
+    ):
         assert key in report, key
     assert report["num_envs"] == 4 and report["seconds"] == pytest.approx(10.0)
     assert report["command"] == [1.0, 0.0, 0.0] and report["target"] == "physx"
@@ -97,19 +109,37 @@ def test_report_fields(to_physx):
 def test_newton_yaml_config_by_name(anymal):
     """Newton's policy YAML works as the config: values read by joint name, the listed order checked."""
     run = replay(
-        anymal["mjw_pt"], "physx", source="mjwarp", config=anymal["yaml"], asset=anymal["asset"], seconds=3.0,
+        anymal["mjw_pt"],
+        "physx",
+        source="mjwarp",
+        config=anymal["yaml"],
+        asset=anymal["asset"],
+        seconds=3.0,
         backend_options={"spawn_offset": (0, 0, 0.7), "solver_position_iterations": 4, "solver_velocity_iterations": 0},
         progress=False,
-    )  # fmt: skip
+    )
     assert run.fall_fraction == 0.0 and run.forward_velocity > 0.5, run
 
 
 def test_cli_json_and_plot(anymal, tmp_path, capsys):
     png = tmp_path / "replay.png"
     args = [
-        "replay", str(anymal["mjw_pt"]), "--target", "physx", "--source", "mjwarp", "--config", TASK,
-        "--asset", str(anymal["asset"]), "--seconds", "3", "--json", "--plot", str(png),
-    ]  # fmt: skip
+        "replay",
+        str(anymal["mjw_pt"]),
+        "--target",
+        "physx",
+        "--source",
+        "mjwarp",
+        "--config",
+        TASK,
+        "--asset",
+        str(anymal["asset"]),
+        "--seconds",
+        "3",
+        "--json",
+        "--plot",
+        str(png),
+    ]
     assert main(args) == 0
     out = capsys.readouterr()
     report = json.loads(out.out)  # stdout holds exactly one JSON object: no engine chatter
@@ -150,16 +180,29 @@ class _Opaque:
 def test_observation_size_mismatch_names_both_sizes(anymal, tmp_path, capsys):
     short = tmp_path / "short.yaml"
     short.write_text(open(TASK).read().replace("  - last_action           # action-sized\n", ""))
-    err = _cli_error(capsys, anymal["mjw_pt"], "--target", "physx", "--source", "mjwarp", "--config", short,
-                     "--asset", anymal["asset"], "--seconds", "1")  # fmt: skip
+    err = _cli_error(
+        capsys,
+        anymal["mjw_pt"],
+        "--target",
+        "physx",
+        "--source",
+        "mjwarp",
+        "--config",
+        short,
+        "--asset",
+        anymal["asset"],
+        "--seconds",
+        "1",
+    )
     assert "reads 48 observations" in err and "builds 36" in err
 
 
 def test_a_config_joint_the_asset_lacks(anymal, tmp_path, capsys):
     bad = tmp_path / "bad.yaml"
     bad.write_text(open(TASK).read().replace('".*_HAA": 0.0', '".*_HAA": 0.0\n  "LF_WRIST": 0.1'))
-    err = _cli_error(capsys, anymal["mjw_pt"], "--target", "physx", "--source", "mjwarp", "--config", bad,
-                     "--asset", anymal["asset"])  # fmt: skip
+    err = _cli_error(
+        capsys, anymal["mjw_pt"], "--target", "physx", "--source", "mjwarp", "--config", bad, "--asset", anymal["asset"]
+    )
     assert "'LF_WRIST'" in err and "no joint of the asset" in err
 
 
@@ -170,18 +213,40 @@ def test_a_config_order_that_contradicts_the_asset(anymal, tmp_path, capsys):
     physx = physx.replace('"LH_HAA"', '"@@"', 1).replace('"RF_HAA"', '"LH_HAA"', 1).replace('"@@"', '"RF_HAA"', 1)
     swapped = tmp_path / "anymal.yaml"
     swapped.write_text(head + "physx_joint_names:" + physx)
-    err = _cli_error(capsys, anymal["physx_onnx"], "--target", "newton", "--source", "physx", "--config", swapped,
-                     "--asset", anymal["asset"])  # fmt: skip
+    err = _cli_error(
+        capsys,
+        anymal["physx_onnx"],
+        "--target",
+        "newton",
+        "--source",
+        "physx",
+        "--config",
+        swapped,
+        "--asset",
+        anymal["asset"],
+    )
     assert "[1] listed 'RF_HAA', resolved 'LH_HAA'" in err
 
 
 def test_missing_asset_and_missing_source(anymal, capsys):
-    assert "--asset is needed" in _cli_error(capsys, anymal["mjw_pt"], "--target", "physx", "--source", "mjwarp",
-                                             "--config", TASK)  # fmt: skip
-    assert "not found" in _cli_error(capsys, anymal["mjw_pt"], "--target", "physx", "--source", "mjwarp", "--config",
-                                     TASK, "--asset", "/no/robot.usda")  # fmt: skip
-    assert "--source is needed" in _cli_error(capsys, anymal["mjw_pt"], "--target", "physx", "--config", TASK,
-                                              "--asset", anymal["asset"])  # fmt: skip
+    assert "--asset is needed" in _cli_error(
+        capsys, anymal["mjw_pt"], "--target", "physx", "--source", "mjwarp", "--config", TASK
+    )
+    assert "not found" in _cli_error(
+        capsys,
+        anymal["mjw_pt"],
+        "--target",
+        "physx",
+        "--source",
+        "mjwarp",
+        "--config",
+        TASK,
+        "--asset",
+        "/no/robot.usda",
+    )
+    assert "--source is needed" in _cli_error(
+        capsys, anymal["mjw_pt"], "--target", "physx", "--config", TASK, "--asset", anymal["asset"]
+    )
 
 
 def test_a_policy_that_outputs_nan_counts_as_fallen_without_engine_errors(anymal, tmp_path, capfd):
@@ -200,8 +265,9 @@ def test_a_policy_that_outputs_nan_counts_as_fallen_without_engine_errors(anymal
 
     path = tmp_path / "half_nan.pt"
     torch.jit.save(torch.jit.script(HalfNan()), str(path))
-    run = replay(path, "physx", source="physx", config=TASK, asset=anymal["asset"], num_envs=2, seconds=2.0,
-                 progress=False)  # fmt: skip
+    run = replay(
+        path, "physx", source="physx", config=TASK, asset=anymal["asset"], num_envs=2, seconds=2.0, progress=False
+    )
     assert run.nonfinite_envs == 1 and run.fall_fraction == 0.5, run
     err = capfd.readouterr().err
     assert "nan" not in err.lower() or "error" not in err.lower(), err[-2000:]
@@ -212,8 +278,24 @@ def test_quiet_by_default_verbose_on_request(anymal):
     import subprocess
     import sys
 
-    args = [sys.executable, "-m", "transfer.cli", "replay", str(anymal["mjw_pt"]), "--target", "physx", "--source",
-            "mjwarp", "--config", TASK, "--asset", str(anymal["asset"]), "--seconds", "0.5", "--json"]  # fmt: skip
+    args = [
+        sys.executable,
+        "-m",
+        "transfer.cli",
+        "replay",
+        str(anymal["mjw_pt"]),
+        "--target",
+        "physx",
+        "--source",
+        "mjwarp",
+        "--config",
+        TASK,
+        "--asset",
+        str(anymal["asset"]),
+        "--seconds",
+        "0.5",
+        "--json",
+    ]
     quiet = subprocess.run(args, capture_output=True, text=True, timeout=300)
     assert quiet.returncode == 0, quiet.stderr[-2000:]
     json.loads(quiet.stdout)
@@ -230,10 +312,35 @@ def test_set_changes_settings_without_a_task_file_and_names_an_unknown_field(any
     from transfer.cli import main
 
     a = anymal_files
-    base = ["replay", str(a["mjw_pt"]), "--target", "physx", "--source", "mjwarp", "--config", str(a["yaml"]),
-            "--asset", str(a["asset"]), "--seconds", "0.2"]  # fmt: skip
-    assert main([*base, "--set", "physx.solver_position_iterations=8", "--set", "ground.friction_combine=multiply",
-                 "--set", "self_collisions=true", "--json"]) == 0  # fmt: skip
+    base = [
+        "replay",
+        str(a["mjw_pt"]),
+        "--target",
+        "physx",
+        "--source",
+        "mjwarp",
+        "--config",
+        str(a["yaml"]),
+        "--asset",
+        str(a["asset"]),
+        "--seconds",
+        "0.2",
+    ]
+    assert (
+        main(
+            [
+                *base,
+                "--set",
+                "physx.solver_position_iterations=8",
+                "--set",
+                "ground.friction_combine=multiply",
+                "--set",
+                "self_collisions=true",
+                "--json",
+            ]
+        )
+        == 0
+    )
     settings = json.loads(capsys.readouterr().out)["settings"]
     assert settings["physx"] == {"solver_position_iterations": 8, "solver_velocity_iterations": 0}
     assert settings["ground"]["friction_combine"] == "multiply" and settings["self_collisions"] is True
@@ -248,11 +355,16 @@ def test_set_reads_an_exponent_as_the_number_it_means():
     from transfer.cli.replay import parse_settings
 
     assert parse_settings(["sim_dt=1e-3", "spawn_height=0.5", "trained_on=physx", "command=[1, 0, 0]"]) == {
-        "sim_dt": 0.001, "spawn_height": 0.5, "trained_on": "physx", "command": [1, 0, 0],
-    }  # fmt: skip
+        "sim_dt": 0.001,
+        "spawn_height": 0.5,
+        "trained_on": "physx",
+        "command": [1, 0, 0],
+    }
     # inside a mapping too: 'stiffness={".*": 1e12}' was text, and the hint's own 1.0e9 was refused as well
     assert parse_settings(['stiffness={".*": 1e12}', 'damping={".*": 1.0e9}']) == {
-        "stiffness": {".*": 1e12}, "damping": {".*": 1e9}}
+        "stiffness": {".*": 1e12},
+        "damping": {".*": 1e9},
+    }
     with pytest.raises(ValueError, match="given twice"):
         parse_settings(['stiffness={".*": 1, ".*": 2}'])
 
@@ -320,15 +432,36 @@ def test_the_native_failure_names_the_native_engines_own_settings():
     """Issue 46: the message spelled PhysX's and Newton's settings whatever engine the native run was on."""
     from transfer.runs.replay import ReplayResult, baseline_failure
 
-    settings = {"mujoco": {"integrator": "implicitfast"}, "physx": {"solver_position_iterations": 4},
-                "ground": {"static_friction": 1.0}, "self_collisions": None, "sim_dt": 0.005, "decimation": 4,
-                "actuators": []}  # fmt: skip
+    settings = {
+        "mujoco": {"integrator": "implicitfast"},
+        "physx": {"solver_position_iterations": 4},
+        "ground": {"static_friction": 1.0},
+        "self_collisions": None,
+        "sim_dt": 0.005,
+        "decimation": 4,
+        "actuators": [],
+    }
     native = ReplayResult(
-        label="native (mujoco)", target="mujoco", source="mujoco", reordered=True, order="mujoco", num_envs=2,
-        seconds=4.0, command=(0.5, 0.0, 0.0), forward_velocity=0.1, lateral_velocity=0.0, yaw_rate=0.0,
-        fall_fraction=0.5, survival_seconds=2.0, fall_causes={"bad_orientation": 1}, env_steps_per_second=1.0,
-        nonfinite_envs=0, checkpoint="policy.pt", asset="robot.xml", settings=settings,
-    )  # fmt: skip
+        label="native (mujoco)",
+        target="mujoco",
+        source="mujoco",
+        reordered=True,
+        order="mujoco",
+        num_envs=2,
+        seconds=4.0,
+        command=(0.5, 0.0, 0.0),
+        forward_velocity=0.1,
+        lateral_velocity=0.0,
+        yaw_rate=0.0,
+        fall_fraction=0.5,
+        survival_seconds=2.0,
+        fall_causes={"bad_orientation": 1},
+        env_steps_per_second=1.0,
+        nonfinite_envs=0,
+        checkpoint="policy.pt",
+        asset="robot.xml",
+        settings=settings,
+    )
     text = baseline_failure(native)
     assert "fell in 50% of envs; walked 0.10 m/s, below half the commanded 0.50 m/s on mujoco" in text
     assert "Settings in effect: mujoco integrator implicitfast, ground" in text and "physx" not in text

@@ -56,8 +56,12 @@ def test_a_sweep_resolves_each_checkpoint_once(tmp_path, monkeypatch):
 
     monkeypatch.setattr(layer, "resolve_inputs", counted)
     monkeypatch.setattr(replay_module, "resolve_inputs", counted)
-    spec = {"checkpoints": [{"path": str(QUADRUPED), "settings": {"decimation": 4}}], "targets": ["physx", "newton"],
-            "seeds": [0, 1], "seconds": 1.1}  # fmt: skip
+    spec = {
+        "checkpoints": [{"path": str(QUADRUPED), "settings": {"decimation": 4}}],
+        "targets": ["physx", "newton"],
+        "seeds": [0, 1],
+        "seconds": 1.1,
+    }
     summary = sweep(spec, tmp_path / "out", in_process=True, progress=False)
     assert summary["cells"] == 4 and summary["ran"] == 4, summary
     assert calls == [str(QUADRUPED)]  # 4 cells (2 targets x 2 seeds; the native reference is among them): 1 resolution
@@ -91,8 +95,13 @@ def test_a_replay_reads_each_fact_of_the_robot_once(monkeypatch):
 
         monkeypatch.setattr(module, name, call)
 
-    for module, name in ((orders, "read_topology"), (orders, "holds_base"), (usd, "spawn_geometry"),
-                         (usd, "collider_corners"), (usd, "collider_points")):  # fmt: skip
+    for module, name in (
+        (orders, "read_topology"),
+        (orders, "holds_base"),
+        (usd, "spawn_geometry"),
+        (usd, "collider_corners"),
+        (usd, "collider_points"),
+    ):
         counted(module, name)
     inputs = resolve_inputs(QUADRUPED)
     assert isinstance(inputs.robot, Robot) and Path(inputs.robot) == inputs.asset

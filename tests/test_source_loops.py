@@ -111,11 +111,17 @@ def deploy_mujoco_observation(cfg: dict, m, d, action: np.ndarray, counter: int,
     assert dadr == list(range(6, 6 + len(names)))
     period = 0.8
     phase = counter * cfg["simulation_dt"] % period / period
-    return np.concatenate([
-        d.qvel[3:6] * cfg["ang_vel_scale"], gravity_orientation(d.qpos[3:7]),
-        np.array(cfg["cmd_init"], np.float32) * np.array(cfg["cmd_scale"], np.float32), qj, dqj, action,
-        [np.sin(2 * np.pi * phase), np.cos(2 * np.pi * phase)],
-    ]).astype(np.float32)  # fmt: skip
+    return np.concatenate(
+        [
+            d.qvel[3:6] * cfg["ang_vel_scale"],
+            gravity_orientation(d.qpos[3:7]),
+            np.array(cfg["cmd_init"], np.float32) * np.array(cfg["cmd_scale"], np.float32),
+            qj,
+            dqj,
+            action,
+            [np.sin(2 * np.pi * phase), np.cos(2 * np.pi * phase)],
+        ]
+    ).astype(np.float32)
 
 
 def _legged_gym_case(tmp_path: Path, xml: Path, config: Path | None = None, policy: Path | None = None):
@@ -160,8 +166,17 @@ def _rotation(quat_wxyz: np.ndarray) -> np.ndarray:
     return out.reshape(3, 3)
 
 
-def isaaclab_term(name: str, m, d, joints: list[str], default: np.ndarray, fed: np.ndarray, command: np.ndarray,
-                  root: str, link_velocity: bool = False) -> np.ndarray:  # fmt: skip
+def isaaclab_term(
+    name: str,
+    m,
+    d,
+    joints: list[str],
+    default: np.ndarray,
+    fed: np.ndarray,
+    command: np.ndarray,
+    root: str,
+    link_velocity: bool = False,
+) -> np.ndarray:
     """One term as Isaac Lab's ``isaaclab.envs.mdp.observations`` computes it from the articulation's data, here
     from MuJoCo's raw arrays of a free-floating robot (``qvel[0:3]``: the root frame's origin, world; ``qvel[3:6]``:
     angular, root frame). ``base_lin_vel`` is Isaac Lab's ``root_lin_vel_b`` (the root's centre of mass), or mjlab's
@@ -208,13 +223,24 @@ class ObservationManager:
         return np.concatenate(out).astype(np.float32)
 
 
-def _isaaclab_case(policy: Path, config: Path | None, xml: Path, source, joints: list[str], default: np.ndarray,
-                   manager: ObservationManager, root: str, link_velocity: bool = False) -> int:  # fmt: skip
+def _isaaclab_case(
+    policy: Path,
+    config: Path | None,
+    xml: Path,
+    source,
+    joints: list[str],
+    default: np.ndarray,
+    manager: ObservationManager,
+    root: str,
+    link_velocity: bool = False,
+) -> int:
     checked = 0
     for step, obs, m, d, fed, command in _run(policy, config, xml, source):
         assert d.time == pytest.approx(step * 0.02)  # Isaac Lab and mjlab observe the reset state first
-        values = {name: isaaclab_term(name, m, d, joints, default, fed, command, root, link_velocity)
-                  for name, *_ in manager.terms}  # fmt: skip
+        values = {
+            name: isaaclab_term(name, m, d, joints, default, fed, command, root, link_velocity)
+            for name, *_ in manager.terms
+        }
         np.testing.assert_allclose(obs, manager.compute(values), atol=2e-5, err_msg=f"step {step}")
         checked += 1
     return checked
@@ -230,8 +256,10 @@ def test_unitree_deploy_yaml_observation_term_for_term(tmp_path):
     names = list(resolve_ordering(resolve_asset("transfer:quadruped.xml"), "physx").joints)
     config = export_deploy_cfg(tmp_path / "run", names, names, history=3, clip=(-3.0, 3.0))
     cfg = yaml.safe_load(config.read_text())
-    terms = [(k, np.asarray(v["scale"]), None if v["clip"] is None else tuple(v["clip"]), v["history_length"])
-             for k, v in cfg["observations"].items()]  # fmt: skip
+    terms = [
+        (k, np.asarray(v["scale"]), None if v["clip"] is None else tuple(v["clip"]), v["history_length"])
+        for k, v in cfg["observations"].items()
+    ]
     terms = [(k, s, c, h if h > 1 else 0) for k, s, c, h in terms]  # the exporter writes 1 for none
     policy = _policy(tmp_path, 3 * (9 + 36), 12)
     default = np.asarray(cfg["default_joint_pos"])
@@ -261,11 +289,16 @@ def test_mjlab_observation_term_for_term(tmp_path):
     plain = onnx_mlp(tmp_path / "plain.onnx", layers)
     meta = mjlab_metadata(names, default, terms=MJLAB_LAYOUT, action_scale=0.25)
     policy = attach(plain, tmp_path / "policy.onnx", meta)
-    mjlab_names = {"joint_pos": "joint_pos_rel", "joint_vel": "joint_vel_rel", "actions": "last_action",
-                   "command": "velocity_commands"}  # fmt: skip
+    mjlab_names = {
+        "joint_pos": "joint_pos_rel",
+        "joint_vel": "joint_vel_rel",
+        "actions": "last_action",
+        "command": "velocity_commands",
+    }
     terms = [(mjlab_names.get(n, n), 1.0, None, 0) for n in MJLAB_LAYOUT]
-    checked = _isaaclab_case(policy, None, xml, None, names, default, ObservationManager(terms), "base",
-                             link_velocity=True)  # fmt: skip
+    checked = _isaaclab_case(
+        policy, None, xml, None, names, default, ObservationManager(terms), "base", link_velocity=True
+    )
     assert checked == STEPS + 1
 
 
@@ -281,8 +314,11 @@ def test_every_engine_reports_the_roots_centre_of_mass_where_the_file_puts_it(tm
     xml = folder / "quadruped.xml"
     if not xml.is_file():
         folder.mkdir(exist_ok=True)
-        xml.write_text(QUADRUPED.read_text().replace('<inertial pos="0 0 0" mass="6"',
-                                                     '<inertial pos="0.08 0.02 -0.05" mass="6"', 1))  # fmt: skip
+        xml.write_text(
+            QUADRUPED.read_text().replace(
+                '<inertial pos="0 0 0" mass="6"', '<inertial pos="0.08 0.02 -0.05" mass="6"', 1
+            )
+        )
     art = open_articulation(xml, backend=backend, num_envs=2)
     try:
         np.testing.assert_allclose(art.root_com_offset(), [[0.08, 0.02, -0.05]] * 2, atol=1e-5)
@@ -300,19 +336,27 @@ def test_isaaclab_run_observation_term_for_term(tmp_path):
 
     xml = tmp_path / "robot" / "quadruped.xml"
     xml.parent.mkdir()
-    xml.write_text(QUADRUPED.read_text().replace('<inertial pos="0 0 0" mass="6"',
-                                                 '<inertial pos="0.08 0.02 -0.05" mass="6"', 1))  # fmt: skip
+    xml.write_text(
+        QUADRUPED.read_text().replace('<inertial pos="0 0 0" mass="6"', '<inertial pos="0.08 0.02 -0.05" mass="6"', 1)
+    )
     env_cfg = isaaclab_env("physx")
     run = write_run(tmp_path / "logs/run", "physx", exported=_policy(tmp_path, 48, 12), env=env_cfg)
     names = list(resolve_ordering(xml, "physx").joints)
     init = env_cfg["scene"]["robot"]["init_state"]["joint_pos"]
     default = np.array([next(v for p, v in init.items() if re.fullmatch(p, n)) for n in names])
     policy_cfg = env_cfg["observations"]["policy"]
-    terms = [(k, 1.0 if v["scale"] is None else np.asarray(v["scale"]), v["clip"], v["history_length"] or 0)
-             for k, v in policy_cfg.items() if isinstance(v, dict)]  # fmt: skip
+    terms = [
+        (k, 1.0 if v["scale"] is None else np.asarray(v["scale"]), v["clip"], v["history_length"] or 0)
+        for k, v in policy_cfg.items()
+        if isinstance(v, dict)
+    ]
     funcs = {k: v["func"].rpartition(":")[2] for k, v in policy_cfg.items() if isinstance(v, dict)}
-    ours = {"generated_commands": "velocity_commands", "joint_pos_rel": "joint_pos_rel", "joint_vel_rel":
-            "joint_vel_rel", "last_action": "last_action"}  # Isaac Lab's functions, by the keys of this task  # fmt: skip
+    ours = {
+        "generated_commands": "velocity_commands",
+        "joint_pos_rel": "joint_pos_rel",
+        "joint_vel_rel": "joint_vel_rel",
+        "last_action": "last_action",
+    }  # Isaac Lab's functions, by the keys of this task
     terms = [(ours.get(funcs[k], funcs[k]), s, c, h) for k, s, c, h in terms]
     checked = _isaaclab_case(run, None, xml, None, names, default, ObservationManager(terms), "base")
     assert checked == STEPS + 1

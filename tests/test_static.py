@@ -27,10 +27,21 @@ PACKAGE = ROOT / "transfer"
 MAX_FUNCTION_LINES = 80
 BACKEND_NAMES = frozenset(backend_names())
 BELOW_THE_ENGINES = (  # floors 0-3 (docs/architecture.md): the registry and what it stands on
-    "transfer.ordering", "transfer._arrays", "transfer._rotations", "transfer.name_map", "transfer._console",
-    "transfer.errors", "transfer.orders", "transfer.presets", "transfer.profile", "transfer.assets",
-    "transfer.kernels", "transfer.plan", "transfer.backends", "transfer.actuators",
-)  # fmt: skip
+    "transfer.ordering",
+    "transfer._arrays",
+    "transfer._rotations",
+    "transfer.name_map",
+    "transfer._console",
+    "transfer.errors",
+    "transfer.orders",
+    "transfer.presets",
+    "transfer.profile",
+    "transfer.assets",
+    "transfer.kernels",
+    "transfer.plan",
+    "transfer.backends",
+    "transfer.actuators",
+)
 
 
 def _modules() -> dict[str, tuple[Path, bool]]:
@@ -162,7 +173,12 @@ def _docstrings(tree: ast.AST) -> set[int]:
     out = set()
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
-        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        if (
+            isinstance(body, list)
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+        ):
             out.add(id(body[0].value))
     return out
 
@@ -270,9 +286,13 @@ def stage_compositions(trees: dict[str, ast.AST] | None = None) -> list[str]:
         if module in STAGE_READERS or module.startswith("transfer.backends"):
             continue
         for node in ast.walk(tree):
-            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                    and node.func.attr in ("Open", "CreateNew", "CreateInMemory")
-                    and isinstance(node.func.value, ast.Attribute) and node.func.value.attr == "Stage"):  # fmt: skip
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("Open", "CreateNew", "CreateInMemory")
+                and isinstance(node.func.value, ast.Attribute)
+                and node.func.value.attr == "Stage"
+            ):
                 out.append(f"{module}:{node.lineno} {ast.unparse(node.func)}")
     return out
 
@@ -327,10 +347,21 @@ def test_the_checks_see_what_they_look_for():
 
 
 INPUT_LAYER = "transfer.runs.inputs"
-INPUT_JOBS = frozenset({
-    "load_policy", "open_checkpoint", "read_config", "load_task", "find_run", "read_isaaclab_run",
-    "metadata_to_task", "resolve_asset", "locate_asset", "convert_source", "read_metadata",
-})  # fmt: skip
+INPUT_JOBS = frozenset(
+    {
+        "load_policy",
+        "open_checkpoint",
+        "read_config",
+        "load_task",
+        "find_run",
+        "read_isaaclab_run",
+        "metadata_to_task",
+        "resolve_asset",
+        "locate_asset",
+        "convert_source",
+        "read_metadata",
+    }
+)
 """What resolving a run's inputs takes: loading or describing the checkpoint, reading its task, config or run
 folder, locating and converting its robot. Above floor 6 only the input layer does them."""
 INPUT_JOB_EXCEPTIONS = {
@@ -362,7 +393,11 @@ def test_no_function_of_the_input_layers_job_outside_it():
     :data:`INPUT_LAYER` (``resolve_inputs``, ``resolve_task``, ``locate_checkpoint``, ``open_policy``,
     ``Robot.of``) and handed down; a synthetic module doing it itself is caught."""
     assert input_jobs_outside_the_layer() == []
-    sneaky = ast.parse("def f(p):\n    from transfer.formats import load_policy\n    import transfer.task as t\n"
-                       "    return load_policy(p), t.load_task(p)\n")  # fmt: skip
+    sneaky = ast.parse(
+        "def f(p):\n    from transfer.formats import load_policy\n    import transfer.task as t\n"
+        "    return load_policy(p), t.load_task(p)\n"
+    )
     assert input_jobs_outside_the_layer({"transfer.runs.synthetic": sneaky}) == [
-        "transfer.runs.synthetic:2 load_policy", "transfer.runs.synthetic:4 load_task"]
+        "transfer.runs.synthetic:2 load_policy",
+        "transfer.runs.synthetic:4 load_task",
+    ]

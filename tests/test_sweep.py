@@ -88,10 +88,14 @@ def test_the_grid_is_the_product_of_every_list_plus_the_references_it_lacks(grid
         commands = spec["commands"] or [list(c.command)]
         for seed, command in itertools.product(spec["seeds"], commands):
             refs = [
-                x for x in cells
-                if x["checkpoint"] == c.path and x["seed"] == seed and x["command"] == [float(v) for v in command]
-                and x["target"] == c.native and _neutral(x)
-            ]  # fmt: skip
+                x
+                for x in cells
+                if x["checkpoint"] == c.path
+                and x["seed"] == seed
+                and x["command"] == [float(v) for v in command]
+                and x["target"] == c.native
+                and _neutral(x)
+            ]
             assert len(refs) == 1
     in_grid = all(
         any(_neutral(x) for x in cells[:product] if x["checkpoint"] == c.path and x["target"] == c.native)
@@ -169,8 +173,10 @@ BAD = [
         "checkpoints[0] (policy.pt): source mjwarp contradicts",
     ),
     ({"checkpoints": [{"path": str(ANT), "settings": {"sim_hz": 1}}]}, "checkpoints[0].settings: 'sim_hz' names no"),
-    ({"seconds": 2, "perturbations": {"action_delay": [0, 1000]}},
-     "perturbations.action_delay: perturbation action_delay: 1000 physics steps, but the run has 400"),
+    (
+        {"seconds": 2, "perturbations": {"action_delay": [0, 1000]}},
+        "perturbations.action_delay: perturbation action_delay: 1000 physics steps, but the run has 400",
+    ),
 ]
 
 
@@ -259,8 +265,21 @@ def _small(tmp_path: Path, targets=("physx",), **perturbations) -> Path:
     return _spec(tmp_path, targets=list(targets), num_envs=2, seconds=1.5, perturbations=perturbations)
 
 
-FIELDS = {"key", "checkpoint", "label", "target", "seed", "command", *PERTURBATIONS, "forward_velocity",
-          "fall_fraction", "survival_seconds", "wall_seconds", "error", "cell"}  # fmt: skip
+FIELDS = {
+    "key",
+    "checkpoint",
+    "label",
+    "target",
+    "seed",
+    "command",
+    *PERTURBATIONS,
+    "forward_velocity",
+    "fall_fraction",
+    "survival_seconds",
+    "wall_seconds",
+    "error",
+    "cell",
+}
 
 
 @pytest.fixture(scope="module")
@@ -290,9 +309,12 @@ def test_a_sweep_on_ray_records_every_cell_and_summarizes(ray_sweep):
     assert all(r["forward_velocity"] > 0.3 and r["fall_fraction"] == 0.0 for r in walked)
     assert len({r["pid"] for r in records.values()}) == 2  # two workers shared the cells
     (row,) = summary["rows"]
-    assert row["cells"] == 4 and row["failed"] == 2 and row["worst_ratio"] == pytest.approx(min(
-        r["forward_velocity"] / records[_reference(records)]["forward_velocity"] for r in walked
-    ))  # fmt: skip
+    assert (
+        row["cells"] == 4
+        and row["failed"] == 2
+        and row["worst_ratio"]
+        == pytest.approx(min(r["forward_velocity"] / records[_reference(records)]["forward_velocity"] for r in walked))
+    )
     assert summary["ran"] == 4 and summary["failed"] == 2 and summary["workers"] == 2
     assert json.loads((out / "summary.json").read_text())["rows"] == summary["rows"]
     assert (out / "heatmap.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -399,13 +421,21 @@ def test_a_spec_that_asks_records_every_cells_trace_under_its_key(tmp_path):
     from transfer.runs.sweep import sweep
     from transfer.traces.parquet import read_trace
 
-    spec = {"checkpoints": [str(ANT)], "targets": ["physx"], "seeds": [0, 1], "num_envs": 1, "seconds": 1.2,
-            "record": True}  # fmt: skip
+    spec = {
+        "checkpoints": [str(ANT)],
+        "targets": ["physx"],
+        "seeds": [0, 1],
+        "num_envs": 1,
+        "seconds": 1.2,
+        "record": True,
+    }
     summary = sweep(spec, tmp_path / "out", in_process=True, progress=False)
     assert summary["ran"] == 2 and summary["files"]["traces"] == str(tmp_path / "out" / "traces")
     records = [json.loads(line) for line in (tmp_path / "out" / "cells.jsonl").read_text().splitlines()]
     for record in records:
-        assert record["error"] is None and record["trace"] == str(tmp_path / "out" / "traces" / f"{record['key']}.parquet")
+        assert record["error"] is None and record["trace"] == str(
+            tmp_path / "out" / "traces" / f"{record['key']}.parquet"
+        )
         table, meta = read_trace(record["trace"])
         assert meta["engine"] == "physx" and table.num_rows == 60  # 1.2 s at the Ant's 50 Hz, one env
     with pytest.raises(SpecError, match="record: expected true or false"):

@@ -104,8 +104,12 @@ def test_flat_velocity_layout_is_48_for_12_joints_and_follows_the_action():
 
 def test_per_joint_action_scale_expands_by_name_and_pattern():
     """Isaac Lab and mjlab give per-joint action scales: a mapping, expanded for the action's joints."""
-    task = Task("t", FLAT_VELOCITY_OBSERVATION, ActionTerm(scale={".*_HAA": 0.25, ".*_(HFE|KFE)": 0.5}),
-                default_joint_pos={".*": 0.0})  # fmt: skip
+    task = Task(
+        "t",
+        FLAT_VELOCITY_OBSERVATION,
+        ActionTerm(scale={".*_HAA": 0.25, ".*_(HFE|KFE)": 0.5}),
+        default_joint_pos={".*": 0.0},
+    )
     expanded = task.with_joint_names(MJW)
     assert tuple(expanded.action.scale) == tuple(MJW)
     assert expanded.action.scale_vector(["LF_HAA", "LF_KFE"]) == (0.25, 0.5)
@@ -117,8 +121,12 @@ def test_per_joint_action_scale_expands_by_name_and_pattern():
     with pytest.raises(TaskError, match="empty mapping"):
         ActionTerm(scale={})
     # only the driven joints need a scale
-    sub = Task("t", FLAT_VELOCITY_OBSERVATION, ActionTerm(scale={"LF_.*": 0.5}, joints=("LF_.*",)),
-               default_joint_pos={".*": 0.0}).with_joint_names(MJW)  # fmt: skip
+    sub = Task(
+        "t",
+        FLAT_VELOCITY_OBSERVATION,
+        ActionTerm(scale={"LF_.*": 0.5}, joints=("LF_.*",)),
+        default_joint_pos={".*": 0.0},
+    ).with_joint_names(MJW)
     assert sub.action.scale_vector(sub.action.joints) == (0.5, 0.5, 0.5)
 
 
@@ -308,7 +316,8 @@ def actions(draw, keys):
     default = draw(st.booleans())
     bounds = st.tuples(FLOATS, FLOATS).filter(lambda b: b[0] != b[1]).map(sorted).map(tuple)  # [x, x] moves nothing
     return ActionTerm(
-        scale=draw(NONZERO | st.dictionaries(keys, NONZERO, min_size=1, max_size=3)), use_default_offset=default,
+        scale=draw(NONZERO | st.dictionaries(keys, NONZERO, min_size=1, max_size=3)),
+        use_default_offset=default,
         joints=draw(st.none() | JOINTS.map(tuple)),
         offset=0.0 if default else draw(FLOATS | st.dictionaries(keys, FLOATS, min_size=1, max_size=3)),
         clip=draw(st.none() | bounds | st.dictionaries(keys, bounds, min_size=1, max_size=3)),
@@ -350,18 +359,51 @@ def tasks(draw):
         effort_limit=draw(st.none() | limits),
         sim_dt=draw(st.floats(1e-4, MAX_SIM_DT / 2)),
         decimation=draw(st.integers(1, 20)),
-        engines={"physx": draw(st.fixed_dictionaries({}, optional={"solver_position_iterations": st.integers(1, 255), "solver_velocity_iterations": st.integers(0, 255)})),
-        "newton": draw(st.fixed_dictionaries({}, optional={"solver": st.sampled_from(["mujoco_cpu", "mujoco_warp"]), "solver_options": st.dictionaries(st.sampled_from(["iterations", "ls_iterations"]), st.integers(1, 50)) | st.dictionaries(st.just("use_mujoco_contacts"), st.booleans())}))},
+        engines={
+            "physx": draw(
+                st.fixed_dictionaries(
+                    {},
+                    optional={
+                        "solver_position_iterations": st.integers(1, 255),
+                        "solver_velocity_iterations": st.integers(0, 255),
+                    },
+                )
+            ),
+            "newton": draw(
+                st.fixed_dictionaries(
+                    {},
+                    optional={
+                        "solver": st.sampled_from(["mujoco_cpu", "mujoco_warp"]),
+                        "solver_options": st.dictionaries(
+                            st.sampled_from(["iterations", "ls_iterations"]), st.integers(1, 50)
+                        )
+                        | st.dictionaries(st.just("use_mujoco_contacts"), st.booleans()),
+                    },
+                )
+            ),
+        },
         spawn_height=draw(st.none() | st.floats(1e-3, 10.0)),
         command=draw(st.tuples(PHYSICAL, PHYSICAL, PHYSICAL)),
         asset=draw(st.none() | st.sampled_from(["newton:ant", "/robots/a.usda"])),
         trained_on=draw(st.none() | st.sampled_from(["physx", "newton"])),
-        joint_names_by_convention=draw(st.dictionaries(st.sampled_from(["physx", "mjwarp"]), JOINTS.map(tuple), max_size=2)),
+        joint_names_by_convention=draw(
+            st.dictionaries(st.sampled_from(["physx", "mjwarp"]), JOINTS.map(tuple), max_size=2)
+        ),
         gravity=draw(st.none() | st.tuples(FLOATS, FLOATS, FLOATS)),
-        ground=draw(st.none() | st.builds(GroundMaterial, static_friction=st.floats(0, 2), dynamic_friction=st.floats(0, 2), restitution=st.floats(0, 1), friction_combine=st.sampled_from(COMBINE_MODES), restitution_combine=st.sampled_from(COMBINE_MODES))),
+        ground=draw(
+            st.none()
+            | st.builds(
+                GroundMaterial,
+                static_friction=st.floats(0, 2),
+                dynamic_friction=st.floats(0, 2),
+                restitution=st.floats(0, 1),
+                friction_combine=st.sampled_from(COMBINE_MODES),
+                restitution_combine=st.sampled_from(COMBINE_MODES),
+            )
+        ),
         self_collisions=draw(st.none() | st.booleans()),
         actuators=tuple(draw(groups)),
-    )  # fmt: skip
+    )
 
 
 @given(task=tasks())
@@ -379,8 +421,12 @@ def test_to_dict_round_trips_exactly_through_json(task):
 def test_changing_any_field_breaks_equality(task, data):
     d = task.to_dict()
     key = data.draw(st.sampled_from(["sim_dt", "decimation", "command", "name"]))
-    d[key] = {"sim_dt": d["sim_dt"] * 2, "decimation": d["decimation"] + 1, "name": d["name"] + "x",
-              "command": [d["command"][0] + 1.0, *d["command"][1:]]}[key]  # fmt: skip
+    d[key] = {
+        "sim_dt": d["sim_dt"] * 2,
+        "decimation": d["decimation"] + 1,
+        "name": d["name"] + "x",
+        "command": [d["command"][0] + 1.0, *d["command"][1:]],
+    }[key]
     assume(d[key] != task.to_dict()[key])
     assert Task.from_dict(d) != task
 
@@ -391,8 +437,14 @@ def test_from_dict_errors_name_source_and_field():
         ({k: v for k, v in minimal().items() if k != "sim_dt"}, "missing fields ['sim_dt']"),
         (minimal(action={"scale": "half"}), "action.scale: expected a number, got 'half'"),
         (minimal(action={"kind": "joint_position"}), "action: missing 'scale'"),
-        (minimal(observation=["base_lin_vel", {"name": "joint_pos_rel", "scael": 2}]), "observation[1]: unknown keys ['scael']"),
-        (minimal(observation=["base_lin_vel", "feet_contact"]), "observation[1]: unknown observation term 'feet_contact'"),
+        (
+            minimal(observation=["base_lin_vel", {"name": "joint_pos_rel", "scael": 2}]),
+            "observation[1]: unknown keys ['scael']",
+        ),
+        (
+            minimal(observation=["base_lin_vel", "feet_contact"]),
+            "observation[1]: unknown observation term 'feet_contact'",
+        ),
         (minimal(decimation=2.5), "decimation: expected an integer"),
         (minimal(command=[1, 0]), "command: expected [vx, vy, wz]"),
         (minimal(stiffness=[300.0]), "stiffness: expected a mapping"),
@@ -403,7 +455,7 @@ def test_from_dict_errors_name_source_and_field():
         (minimal(action={"scale": 0}), "action.scale: 0.0 makes every action a no-op"),
         (minimal(action={"scale": {".*": 0.0}}), "action.scale: {'.*': 0.0} makes every action a no-op"),
         (minimal(sim_dt="5e-3"), "sim_dt: expected a number, got '5e-3' (str); a number written as text"),
-    ]  # fmt: skip
+    ]
     for data, message in cases:
         with pytest.raises(TaskError) as err:
             Task.from_dict(data, source="f.yaml")
@@ -533,7 +585,10 @@ def test_newton_asset_token_resolves_without_importing_newton():
 @pytest.mark.parametrize(
     ("change", "match"),
     [
-        ({"physx.solver_position_iterations": 0}, r"solver_position_iterations: expected an integer in \[1, 255\], got 0"),
+        (
+            {"physx.solver_position_iterations": 0},
+            r"solver_position_iterations: expected an integer in \[1, 255\], got 0",
+        ),
         ({"physx.solver_velocity_iterations": 100_000_000}, "at most 255 iterations"),
         ({"trained_on": "bullet"}, "trained_on: 'bullet' is not a backend"),
         ({"asset": "other.usda"}, "give --asset instead"),
@@ -553,8 +608,9 @@ def test_settings_the_engines_would_not_take_are_refused(change, match):
 def test_a_velocity_limit_round_trips_and_expands_per_joint():
     """``velocity_limit`` (rad/s, every joint or none) is a task field like ``effort_limit``: in the dict form, by
     pattern, expanded for the asset's joints."""
-    task = load_task("presets/tasks/quadruped_flat_velocity.yaml").with_settings({"velocity_limit": {".*_KFE": 9.0,
-                                                                                                    ".*_H..": 7.5}})
+    task = load_task("presets/tasks/quadruped_flat_velocity.yaml").with_settings(
+        {"velocity_limit": {".*_KFE": 9.0, ".*_H..": 7.5}}
+    )
     assert Task.from_dict(task.to_dict()) == task
     names = ("LF_HAA", "LF_HFE", "LF_KFE")
     assert task.with_joint_names(names).velocity_limit == {"LF_HAA": 7.5, "LF_HFE": 7.5, "LF_KFE": 9.0}

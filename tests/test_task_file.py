@@ -49,7 +49,9 @@ def test_anymal_c_starting_task(tmp_path, shared, capsys):
         assert task.joint_names_by_convention[convention] == resolve_ordering(asset, convention).joints
     assert task.convention == "physx" and task.trained_on == "physx"
     assert task.effort_limit == {".*": 80.0} and task.engines["physx"] == {
-        "solver_position_iterations": 32, "solver_velocity_iterations": 16}  # fmt: skip
+        "solver_position_iterations": 32,
+        "solver_velocity_iterations": 16,
+    }
     assert task.observation_size(12) == 48 and task.action_size(12) == 12
     assert (out.parent / task.asset).resolve() == asset.resolve()
     for field in ("default_joint_pos", "stiffness", "physx", "sim_dt", "observation", "action"):
@@ -86,8 +88,11 @@ def test_a_checkpoint_that_does_not_fit_is_refused_naming_both_sizes(tmp_path, c
 
 def _set_decisions(text: str) -> str:
     """What a human writes where the comments point, from Isaac Lab's ANYmal C flat-velocity task (the preset)."""
-    text = text.replace('default_joint_pos:\n  ".*": 0.0', 'default_joint_pos:\n  ".*_HAA": 0.0\n  "(LF|RF)_HFE": 0.4\n'
-                        '  "(LH|RH)_HFE": -0.4\n  "(LF|RF)_KFE": -0.8\n  "(LH|RH)_KFE": 0.8')  # fmt: skip
+    text = text.replace(
+        'default_joint_pos:\n  ".*": 0.0',
+        'default_joint_pos:\n  ".*_HAA": 0.0\n  "(LF|RF)_HFE": 0.4\n'
+        '  "(LH|RH)_HFE": -0.4\n  "(LF|RF)_KFE": -0.8\n  "(LH|RH)_KFE": 0.8',
+    )
     text = text.replace('stiffness:\n  ".*": 0.0', 'stiffness:\n  ".*": 300.0')
     text = text.replace('damping:\n  ".*": 0.0', 'damping:\n  ".*": 10.0')
     text = text.replace("solver_position_iterations: 32", "solver_position_iterations: 4")
@@ -107,8 +112,21 @@ def test_generated_task_replays_on_both_engines(target, tmp_path, shared, capsys
     out.write_text(_set_decisions(generated))
     assert out.read_text() != generated
     capsys.readouterr()
-    code = main(["replay", str(ckpt), "--target", target, "--config", str(out), "--asset", str(asset), "--seconds",
-                 "4", "--json"])  # fmt: skip
+    code = main(
+        [
+            "replay",
+            str(ckpt),
+            "--target",
+            target,
+            "--config",
+            str(out),
+            "--asset",
+            str(asset),
+            "--seconds",
+            "4",
+            "--json",
+        ]
+    )
     assert code == 0
     run = json.loads(capsys.readouterr().out)
     assert run["target"] == target and run["order"] == "physx"

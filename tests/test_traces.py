@@ -36,15 +36,22 @@ def recording(steps: int, envs: int = 1, *, joints=("a", "b"), feet=("f",), **ar
     """A synthetic recording: zeros everywhere but the arrays given, every env standing."""
     j, f = len(joints), len(feet)
     full = {
-        "action": np.zeros((steps, envs, j), np.float32), "target": np.zeros((steps, envs, j), np.float32),
-        "position": np.zeros((steps, envs, j), np.float32), "velocity": np.zeros((steps, envs, j), np.float32),
-        "effort": np.zeros((steps, envs, j), np.float32), "saturated": np.zeros((steps, envs, j), bool),
-        "base": np.zeros((steps, envs, 13), np.float32), "contact": np.zeros((steps, envs, f), bool),
-        "foot_height": np.zeros((steps, envs, f), np.float32), "foot_speed": np.zeros((steps, envs, f), np.float32),
+        "action": np.zeros((steps, envs, j), np.float32),
+        "target": np.zeros((steps, envs, j), np.float32),
+        "position": np.zeros((steps, envs, j), np.float32),
+        "velocity": np.zeros((steps, envs, j), np.float32),
+        "effort": np.zeros((steps, envs, j), np.float32),
+        "saturated": np.zeros((steps, envs, j), bool),
+        "base": np.zeros((steps, envs, 13), np.float32),
+        "contact": np.zeros((steps, envs, f), bool),
+        "foot_height": np.zeros((steps, envs, f), np.float32),
+        "foot_speed": np.zeros((steps, envs, f), np.float32),
         "alive": np.ones((steps, envs), bool),
-    }  # fmt: skip
+    }
     full.update(arrays)
-    return Recording("synthetic", DT, list(joints), list(joints), list(feet), [], np.arange(1, steps + 1) * DT, full, {})
+    return Recording(
+        "synthetic", DT, list(joints), list(joints), list(feet), [], np.arange(1, steps + 1) * DT, full, {}
+    )
 
 
 # -- metrics ----------------------------------------------------------------------------------------------------
@@ -248,10 +255,20 @@ def test_a_bad_destination_is_refused_before_the_run(tmp_path, where):
     mine = tmp_path / "mine.parquet"
     pq.write_table(pa.table({"x": [1, 2]}), mine)
     before = mine.read_bytes()
-    dest = {"folder": tmp_path, "missing": tmp_path / "nowhere" / "t.parquet", "checkpoint": copy,
-            "user_parquet": mine, "no_suffix": tmp_path / "trace"}[where]  # fmt: skip
-    message = {"folder": "is a folder", "missing": "does not exist", "checkpoint": "never overwritten",
-               "user_parquet": "is not a transfer trace; it is never overwritten", "no_suffix": "ending in .parquet"}
+    dest = {
+        "folder": tmp_path,
+        "missing": tmp_path / "nowhere" / "t.parquet",
+        "checkpoint": copy,
+        "user_parquet": mine,
+        "no_suffix": tmp_path / "trace",
+    }[where]
+    message = {
+        "folder": "is a folder",
+        "missing": "does not exist",
+        "checkpoint": "never overwritten",
+        "user_parquet": "is not a transfer trace; it is never overwritten",
+        "no_suffix": "ending in .parquet",
+    }
     with pytest.raises(TraceError, match=message[where]):
         replay(copy, "physx", seconds=0.1, progress=False, record=dest)
     assert copy.read_bytes() == DEMO.read_bytes() and mine.read_bytes() == before
@@ -390,8 +407,9 @@ def test_mujoco_and_physx_traces_hold_the_engines_foot_forces_and_a_metrics_run_
 
     physx_result, physx_path = physx_trace
     path = tmp_path / "mujoco.parquet"
-    result = replay(DEMO, "mujoco", asset="transfer:quadruped.xml", num_envs=2, seconds=2.0, progress=False,
-                    record=path)  # fmt: skip
+    result = replay(
+        DEMO, "mujoco", asset="transfer:quadruped.xml", num_envs=2, seconds=2.0, progress=False, record=path
+    )
     columns = [f"contact_force.{f}" for f in result.recording.foot_names]
     weight = 14.0 * 9.81  # the demo quadruped: 14 kg (a 6 kg base, four legs of 0.6 + 1 + 0.4 kg)
     for rec, file in ((result.recording, path), (physx_result.recording, physx_path)):
@@ -446,8 +464,9 @@ def test_a_trace_of_another_schema_doubled_or_malformed_is_refused_naming_why(ph
     strings = table.set_column(table.column_names.index(column), column, pa.array(["x"] * table.num_rows))
     nan_time = table.set_column(table.column_names.index("time"), "time", pa.array([np.nan] * table.num_rows))
     cases = {
-        "schema transfer.trace/99, but this transfer reads transfer.trace/1":
-            written("v99.parquet", table, {**meta, "schema": "transfer.trace/99"}),
+        "schema transfer.trace/99, but this transfer reads transfer.trace/1": written(
+            "v99.parquet", table, {**meta, "schema": "transfer.trace/99"}
+        ),
         "some (env, step) sample more than once": written("twice.parquet", pa.concat_tables([table, table])),
         f"column '{column}' holds string, not numbers": written("strings.parquet", strings),
         "is not one JSON document": written("bad.parquet", table, b"{not json"),

@@ -29,8 +29,20 @@ def physx_order():
 def test_two_iterations_write_a_checkpoint_that_knows_its_order(backend, num_envs, tmp_path, physx_order, capsys):
     pytest.importorskip("ovphysx" if backend == "physx" else "newton")
     out = tmp_path / backend
-    args = ["train", "--task", TASK, "--backend", backend, "-o", str(out), "--num-envs", str(num_envs),
-            "--iterations", "2", "--json"]  # fmt: skip
+    args = [
+        "train",
+        "--task",
+        TASK,
+        "--backend",
+        backend,
+        "-o",
+        str(out),
+        "--num-envs",
+        str(num_envs),
+        "--iterations",
+        "2",
+        "--json",
+    ]
     assert main(args) == 0, capsys.readouterr().err
     summary = json.loads(capsys.readouterr().out)
     assert summary["iterations"] == 2 and summary["backend"] == backend

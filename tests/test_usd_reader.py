@@ -369,7 +369,9 @@ def test_several_articulations_and_root_selection():
 
 def test_several_articulations_need_a_root():
     stage = _two_robots()
-    with pytest.raises(OrderingError, match=r"2 articulations \['/left/base', '/right/base'\].*a run takes one robot.*root= picks it"):
+    with pytest.raises(
+        OrderingError, match=r"2 articulations \['/left/base', '/right/base'\].*a run takes one robot.*root= picks it"
+    ):
         resolve_ordering(stage, "physx")
     with pytest.raises(OrderingError, match=r"No articulation root at /nope.*\['/left/base', '/right/base'\]"):
         read_topology(stage, root="/nope")

@@ -88,8 +88,13 @@ def _box(stage, path: str, position, size, mass: float) -> None:
 def _joint(stage, kind: str, path: str, body0, body1, pos0, pos1, axis=None, limits=None):
     from pxr import Gf, Sdf, UsdPhysics
 
-    cls = {"revolute": UsdPhysics.RevoluteJoint, "prismatic": UsdPhysics.PrismaticJoint, "fixed": UsdPhysics.FixedJoint,
-           "spherical": UsdPhysics.SphericalJoint, "d6": UsdPhysics.Joint}[kind]  # fmt: skip
+    cls = {
+        "revolute": UsdPhysics.RevoluteJoint,
+        "prismatic": UsdPhysics.PrismaticJoint,
+        "fixed": UsdPhysics.FixedJoint,
+        "spherical": UsdPhysics.SphericalJoint,
+        "d6": UsdPhysics.Joint,
+    }[kind]
     joint = cls.Define(stage, path)
     if body0:
         joint.CreateBody0Rel().SetTargets([Sdf.Path(body0)])
@@ -117,8 +122,17 @@ def write_drawer(path: Path) -> Path:
     stage = _new_stage(path)
     _box(stage, "/cabinet/body", (0, 0, 0.5), (0.6, 1.0, 1.0), 20.0)
     _box(stage, "/cabinet/drawer", (0, 0, 0.6), (0.56, 0.9, 0.2), 2.0)
-    _joint(stage, "prismatic", "/cabinet/slide", "/cabinet/body", "/cabinet/drawer", (0, 0, 0.1), (0, 0, 0), "X",
-           (-0.42, 0.01))  # fmt: skip
+    _joint(
+        stage,
+        "prismatic",
+        "/cabinet/slide",
+        "/cabinet/body",
+        "/cabinet/drawer",
+        (0, 0, 0.1),
+        (0, 0, 0),
+        "X",
+        (-0.42, 0.01),
+    )
     stage.GetRootLayer().Save()
     return path
 
@@ -130,8 +144,17 @@ def write_french_doors(path: Path) -> Path:
     _box(stage, "/cabinet/body", (0, 0, 0.5), (1.0, 1.0, 1.0), 20.0)
     for side, y, limits in (("left", 0.25, (0.0, 130.0)), ("right", -0.25, (-130.0, 0.0))):
         _box(stage, f"/cabinet/{side}_door", (0.51, y, 0.5), (0.02, 0.49, 1.0), 2.0)
-        _joint(stage, "revolute", f"/cabinet/{side}_hinge", "/cabinet/body", f"/cabinet/{side}_door",
-               (0.51, 2 * y, 0), (0, y, 0), "Z", limits)  # fmt: skip
+        _joint(
+            stage,
+            "revolute",
+            f"/cabinet/{side}_hinge",
+            "/cabinet/body",
+            f"/cabinet/{side}_door",
+            (0.51, 2 * y, 0),
+            (0, y, 0),
+            "Z",
+            limits,
+        )
     stage.GetRootLayer().Save()
     return path
 
@@ -153,8 +176,17 @@ def write_seized(path: Path) -> Path:
     _box(stage, "/cabinet/body", (0, 0, 0.5), (1.0, 1.0, 1.0), 20.0)
     _box(stage, "/cabinet/door", (0.51, 0.0, 0.5), (0.02, 1.0, 1.0), 2.0)
     _anchored(stage, "/cabinet/body", (0, 0, 0.5))
-    _joint(stage, "revolute", "/cabinet/hinge", "/cabinet/body", "/cabinet/door", (0.51, 0.5, 0), (0, 0.5, 0), "Z",
-           (0.0, 0.0))  # fmt: skip
+    _joint(
+        stage,
+        "revolute",
+        "/cabinet/hinge",
+        "/cabinet/body",
+        "/cabinet/door",
+        (0.51, 0.5, 0),
+        (0, 0.5, 0),
+        "Z",
+        (0.0, 0.0),
+    )
     stage.GetRootLayer().Save()
     return path
 
@@ -169,8 +201,17 @@ def write_locked_arm(path: Path, lower: float = 10.0, upper: float = 10.0) -> Pa
     _box(stage, "/cabinet/link2", (0.7, 0, 0.5), (0.4, 0.05, 0.05), 1.0)
     _anchored(stage, "/cabinet/base", (0, 0, 0.5))
     for name, body0, body1, pos0 in (("j1", "base", "link1", (0.1, 0, 0)), ("j2", "link1", "link2", (0.2, 0, 0))):
-        _joint(stage, "revolute", f"/cabinet/{name}", f"/cabinet/{body0}", f"/cabinet/{body1}", pos0, (-0.2, 0, 0),
-               "Z", (lower, upper))  # fmt: skip
+        _joint(
+            stage,
+            "revolute",
+            f"/cabinet/{name}",
+            f"/cabinet/{body0}",
+            f"/cabinet/{body1}",
+            pos0,
+            (-0.2, 0, 0),
+            "Z",
+            (lower, upper),
+        )
     stage.GetRootLayer().Save()
     return path
 
@@ -215,10 +256,20 @@ def write_ant_leg(path: Path, ankle: tuple[float, float] = (30.0, 100.0)) -> Pat
     _box(stage, "/cabinet/leg", (0.2, 0.2, 0.75), (0.2, 0.08, 0.08), 0.04)
     _box(stage, "/cabinet/foot", (0.4, 0.4, 0.75), (0.4, 0.08, 0.08), 0.07)
     _anchored(stage, "/cabinet/torso", (0, 0, 0.75))
-    hip = _joint(stage, "revolute", "/cabinet/hip", "/cabinet/torso", "/cabinet/leg", (0.2, 0.2, 0), (0, 0, 0), "Z",
-                 (-40.0, 40.0))  # fmt: skip
-    foot = _joint(stage, "revolute", "/cabinet/ankle", "/cabinet/leg", "/cabinet/foot", (0.2, 0.2, 0), (0, 0, 0), "X",
-                  ankle)  # fmt: skip
+    hip = _joint(
+        stage,
+        "revolute",
+        "/cabinet/hip",
+        "/cabinet/torso",
+        "/cabinet/leg",
+        (0.2, 0.2, 0),
+        (0, 0, 0),
+        "Z",
+        (-40.0, 40.0),
+    )
+    foot = _joint(
+        stage, "revolute", "/cabinet/ankle", "/cabinet/leg", "/cabinet/foot", (0.2, 0.2, 0), (0, 0, 0), "X", ankle
+    )
     turn = Gf.Quatf(0.38268343, 0, 0, 0.9238795)  # x turned 135 deg about z: the axis (-1, 1, 0)
     foot.CreateLocalRot0Attr(turn)
     foot.CreateLocalRot1Attr(turn)
@@ -233,9 +284,15 @@ def write_ant_leg(path: Path, ankle: tuple[float, float] = (30.0, 100.0)) -> Pat
 def stages(tmp_path_factory) -> dict[str, Path]:
     pytest.importorskip("pxr")
     root = tmp_path_factory.mktemp("validate")
-    writers = {"drawer": write_drawer, "french_doors": write_french_doors, "spherical": write_spherical,
-               "seized": write_seized, "all_fixed": write_all_fixed, "d6": write_d6,
-               "locked_arm": write_locked_arm}  # fmt: skip
+    writers = {
+        "drawer": write_drawer,
+        "french_doors": write_french_doors,
+        "spherical": write_spherical,
+        "seized": write_seized,
+        "all_fixed": write_all_fixed,
+        "d6": write_d6,
+        "locked_arm": write_locked_arm,
+    }
     return {name: write(root / f"{name}.usda") for name, write in writers.items()}
 
 
@@ -413,8 +470,17 @@ def test_cli_exit_codes_and_json(stages, capsys):
     data = json.loads(capsys.readouterr().out)
     assert set(data["joint_movement"]) == {"physx"} and data["same_child_bodies"] is None
     (joint,) = data["joint_movement"]["physx"]["joints"]
-    assert {"name", "type", "parent", "child", "moved", "rotation_deg", "translation_pct", "travel_fraction",
-            "direction"} <= set(joint)  # fmt: skip
+    assert {
+        "name",
+        "type",
+        "parent",
+        "child",
+        "moved",
+        "rotation_deg",
+        "translation_pct",
+        "travel_fraction",
+        "direction",
+    } <= set(joint)
     assert all(set(f) == {"rule", "prim", "message", "fix", "severity"} for f in data["profile"])
     assert all(f["severity"] in ("error", "warning", "info") for f in data["profile"])
     assert main(["validate", str(stages["all_fixed"]), "--strict"]) == 1  # skipped, but profile findings
@@ -538,8 +604,22 @@ def _driven(backend: str, joints: dict[str, tuple[str, str, float]], kind: str =
     """A passing result whose joints moved: ``{name: (commanded, direction, reached)}``, from 0."""
     from transfer.runs.validate import JointResult, MovementResult
 
-    rows = [JointResult(n, f"/a/{n}", kind, "/a/p", f"/a/{n}_c", moved=True, commanded=c, direction=d, reached=q,
-                        displacement=q, diagonal=1.0) for n, (c, d, q) in joints.items()]  # fmt: skip
+    rows = [
+        JointResult(
+            n,
+            f"/a/{n}",
+            kind,
+            "/a/p",
+            f"/a/{n}_c",
+            moved=True,
+            commanded=c,
+            direction=d,
+            reached=q,
+            displacement=q,
+            diagonal=1.0,
+        )
+        for n, (c, d, q) in joints.items()
+    ]
     return MovementResult(backend, "pass", "", rows)
 
 
@@ -548,10 +628,26 @@ def test_engines_disagree_on_a_driven_joints_drive_direction_or_reach_and_exit_1
     reach a quarter of the travel apart; a joint moving opposite ways. Passive motion is not compared."""
     from transfer.runs.validate import ValidateReport
 
-    physx = _driven("physx", {"hip_1": ("+", "+", 40.0), "ankle": ("+", "+", 100.0), "knee": ("-", "-", -90.0),
-                              "elbow": ("+", "+", 80.0), "toe": ("passive", "passive", 5.0)})  # fmt: skip
-    newton = _driven("newton", {"hip_1": ("-", "-", -3.8), "ankle": ("+", "+", 70.0), "knee": ("-", "+", 2.0),
-                                "elbow": ("+", "+", 71.0), "toe": ("passive", "passive", 60.0)})  # fmt: skip
+    physx = _driven(
+        "physx",
+        {
+            "hip_1": ("+", "+", 40.0),
+            "ankle": ("+", "+", 100.0),
+            "knee": ("-", "-", -90.0),
+            "elbow": ("+", "+", 80.0),
+            "toe": ("passive", "passive", 5.0),
+        },
+    )
+    newton = _driven(
+        "newton",
+        {
+            "hip_1": ("-", "-", -3.8),
+            "ankle": ("+", "+", 70.0),
+            "knee": ("-", "+", 2.0),
+            "elbow": ("+", "+", 71.0),
+            "toe": ("passive", "passive", 60.0),
+        },
+    )
     r = ValidateReport("a.usda", {"physx": physx, "newton": newton}, None, [], [])
     kinds = {d["joint"]: d["kind"] for d in r.joint_disagreements}
     assert kinds == {"/a/hip_1": "drives", "/a/ankle": "reach", "/a/knee": "direction"}  # elbow: 9 deg, within
@@ -643,17 +739,31 @@ def test_closed_loops_have_one_driver_each(data, bodies):
 
 
 class _J:
-    def __init__(self, type="revolute", lower=None, upper=None, axis="X", frame0=(0, 0, 0, 0, 0, 0, 1),
-                 frame1=(0, 0, 0, 0, 0, 0, 1)):  # fmt: skip
+    def __init__(
+        self,
+        type="revolute",
+        lower=None,
+        upper=None,
+        axis="X",
+        frame0=(0, 0, 0, 0, 0, 0, 1),
+        frame1=(0, 0, 0, 0, 0, 0, 1),
+    ):
         self.type, self.lower, self.upper, self.axis, self.frame0 = type, lower, upper, axis, frame0
         self.frame1 = frame1
 
 
 @pytest.mark.parametrize(
     ("kind", "lower", "upper", "sign"),
-    [("revolute", 0.0, 130.0, 1), ("revolute", -130.0, 0.0, -1), ("prismatic", -0.42, 0.01, -1),
-     ("revolute", -60.0, 60.0, 0), ("revolute", None, None, 0), ("revolute", 0.0, 0.0, 0), ("prismatic", 0.1, 0.3, 1)],
-)  # fmt: skip
+    [
+        ("revolute", 0.0, 130.0, 1),
+        ("revolute", -130.0, 0.0, -1),
+        ("prismatic", -0.42, 0.01, -1),
+        ("revolute", -60.0, 60.0, 0),
+        ("revolute", None, None, 0),
+        ("revolute", 0.0, 0.0, 0),
+        ("prismatic", 0.1, 0.3, 1),
+    ],
+)
 def test_open_direction_is_the_limit_farthest_from_zero(kind, lower, upper, sign):
     assert _open_direction(_J(kind, lower, upper))[0] == sign
     commands = _candidates(_J(kind, lower, upper))
@@ -677,8 +787,9 @@ def _quat(axis, degrees):
 
 
 def test_tracker_measures_rotation_angle_and_translation_percent():
-    poses = np.array([[0, 0, 0, *_quat([0, 0, 1], 0)], [0.03, 0.04, 0, *_quat([0, 0, 1], 30)],
-                      [0, 0, 0, *_quat([1, 0, 0], -2)]])  # fmt: skip
+    poses = np.array(
+        [[0, 0, 0, *_quat([0, 0, 1], 0)], [0.03, 0.04, 0, *_quat([0, 0, 1], 30)], [0, 0, 0, *_quat([1, 0, 0], -2)]]
+    )
     rotation, metres, pct = track(poses, diagonal=0.5)
     np.testing.assert_allclose(rotation, [0, 30, 2], atol=1e-9)
     np.testing.assert_allclose(metres, [0, 0.05, 0], atol=1e-12)
@@ -708,8 +819,15 @@ vectors = st.lists(st.floats(-1, 1), min_size=3, max_size=3).map(np.asarray)
 
 
 @settings(max_examples=200, deadline=None)
-@given(f0q=unit_quats, f1q=unit_quats, p0=vectors, p1=vectors, axis=st.sampled_from("XYZ"),
-       angles=st.lists(st.floats(-170, 170), min_size=1, max_size=5), kind=st.sampled_from(["revolute", "prismatic"]))  # fmt: skip
+@given(
+    f0q=unit_quats,
+    f1q=unit_quats,
+    p0=vectors,
+    p1=vectors,
+    axis=st.sampled_from("XYZ"),
+    angles=st.lists(st.floats(-170, 170), min_size=1, max_size=5),
+    kind=st.sampled_from(["revolute", "prismatic"]),
+)
 def test_joint_coordinate_inverts_the_joint_frames(f0q, f1q, p0, p1, axis, angles, kind):
     """Law: a child posed at joint coordinate q (child-in-parent = frame0 * J(q) * frame1^-1) reads back q, for any
     joint frames and axis: degrees about the axis (revolute) or units along it (prismatic)."""

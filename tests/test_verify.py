@@ -83,8 +83,19 @@ def test_trace_reports_divergence_and_says_what_it_is(mjw_report):
 
 def test_onnx_checkpoint_cli_json(paths, engines, capsys):
     """The PhysX-trained ONNX checkpoint, Newton's own YAML as the config: exit 0, stdout holds only the JSON."""
-    args = ["verify", str(paths["physx_onnx"]), "--source", "physx", "--config", str(paths["yaml"]),
-            "--asset", str(paths["asset"]), "--samples", "3", "--json"]  # fmt: skip
+    args = [
+        "verify",
+        str(paths["physx_onnx"]),
+        "--source",
+        "physx",
+        "--config",
+        str(paths["yaml"]),
+        "--asset",
+        str(paths["asset"]),
+        "--samples",
+        "3",
+        "--json",
+    ]
     assert main(args) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["ok"] is True and report["source"] == "physx"
@@ -122,9 +133,13 @@ def test_a_wrong_order_fails_check_2(paths, engines):
     """Feed Newton its own (mjwarp) order while PhysX gets the checkpoint's (physx): the by-name comparison catches
     it in every joint term and in the actions, and names Newton as the backend off the named state."""
     report = verify(
-        paths["physx_onnx"], source="physx", config=TASK, asset=paths["asset"], samples=3,
+        paths["physx_onnx"],
+        source="physx",
+        config=TASK,
+        asset=paths["asset"],
+        samples=3,
         backend_orders={"newton": None},
-    )  # fmt: skip
+    )
     assert not report.ok and report.sizes.ok
     failed = {t.term for t in report.terms if not t.ok}
     assert failed == {*JOINT_TERMS, "action"}, failed
@@ -133,8 +148,10 @@ def test_a_wrong_order_fails_check_2(paths, engines):
             assert t.expected["physx"].difference < 1e-5 < 1e-2 < t.expected["newton"].difference
     assert report.largest()["action"]["difference"] > 0.1
     assert "Check 2 failed" in report.verdict
-    assert "newton feeds the policy another joint order than the checkpoint's: position 1 holds LF_HFE where the " \
-           "checkpoint reads LH_HAA" in report.verdict  # fmt: skip
+    assert (
+        "newton feeds the policy another joint order than the checkpoint's: position 1 holds LF_HFE where the "
+        "checkpoint reads LH_HAA" in report.verdict
+    )
 
 
 def test_check_1_sizes_and_config_problems(paths):

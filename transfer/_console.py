@@ -205,7 +205,6 @@ def printable(text: Any, limit: int = PRINT_LIMIT) -> str:
     return f"{safe}... ({len(text)} characters)" if cut else safe
 
 
-
 ERROR_LIMIT = 20_000
 """Characters of one error message shown (a message quoting a 50 MB value stops there, with its length)."""
 
@@ -235,8 +234,11 @@ def _cache_hint(filename: Any) -> str:
         inside = Path(os.fsdecode(filename)).expanduser().absolute().is_relative_to(base.absolute())
     except (TypeError, ValueError, OSError):
         return ""
-    return (f" (the cache folder {base}: point XDG_CACHE_HOME at a folder you can write, or make this one "
-            "writable)") if inside else ""  # fmt: skip
+    return (
+        (f" (the cache folder {base}: point XDG_CACHE_HOME at a folder you can write, or make this one writable)")
+        if inside
+        else ""
+    )
 
 
 def print_error(message: Any) -> None:

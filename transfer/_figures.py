@@ -48,11 +48,19 @@ def check_destination(path: str | Path) -> None:
     out = Path(path)
     fmt = out.suffix[1:].lower() or "png"
     if out.is_file() and out.stat().st_size and not _is_image(out, fmt):  # an empty file holds nothing to lose
-        raise ValueError(f"--plot {out}: the file exists and is not a {fmt.upper()} image (a plot would replace it); "
-                         "give another path, or remove it first")  # fmt: skip
+        raise ValueError(
+            f"--plot {out}: the file exists and is not a {fmt.upper()} image (a plot would replace it); "
+            "give another path, or remove it first"
+        )
 
 
-_MAGIC = {"png": (b"\x89PNG",), "pdf": (b"%PDF",), "jpg": (b"\xff\xd8",), "jpeg": (b"\xff\xd8",), "svg": (b"<?xml", b"<svg")}
+_MAGIC = {
+    "png": (b"\x89PNG",),
+    "pdf": (b"%PDF",),
+    "jpg": (b"\xff\xd8",),
+    "jpeg": (b"\xff\xd8",),
+    "svg": (b"<?xml", b"<svg"),
+}
 
 
 def _is_image(path: Path, fmt: str) -> bool:

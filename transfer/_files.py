@@ -56,9 +56,12 @@ def disk_full(out: Path, exc: BaseException, written: int = 0) -> DiskFullError 
         return None
     if getattr(exc, "errno", None) != errno.ENOSPC and free > max(written, 1) * 2 + (1 << 20):
         return None
-    return DiskFullError(errno.ENOSPC, f"{out}: the disk is full ({free / 1024:.0f} KiB free in {out.parent} after "
-                         f"{written / 1024:.0f} KiB of it were written); the file was not written (an earlier one "
-                         "there is kept): free space there, or write it to another disk")  # fmt: skip
+    return DiskFullError(
+        errno.ENOSPC,
+        f"{out}: the disk is full ({free / 1024:.0f} KiB free in {out.parent} after "
+        f"{written / 1024:.0f} KiB of it were written); the file was not written (an earlier one "
+        "there is kept): free space there, or write it to another disk",
+    )
 
 
 def put_in_place(tmp: str | os.PathLike, out: str | os.PathLike, replace: bool) -> None:
@@ -79,4 +82,3 @@ def put_in_place(tmp: str | os.PathLike, out: str | os.PathLike, replace: bool) 
         os.replace(tmp, out)
         return
     os.unlink(tmp)
-

@@ -43,8 +43,9 @@ def full_matches(pattern: str, names: Iterable[str], where: str = "pattern") -> 
     try:
         rx = re.compile(pattern)
     except re.error as exc:
-        raise PatternError(f"{where}: {printable(pattern, 200)!r} is not a valid regular expression ({exc})",
-                           str(exc)) from None  # fmt: skip
+        raise PatternError(
+            f"{where}: {printable(pattern, 200)!r} is not a valid regular expression ({exc})", str(exc)
+        ) from None
     names = list(names)
     try:
         with _bounded(MATCH_SECONDS):

@@ -71,8 +71,22 @@ TORCHSCRIPT_EXTRA_FILE = "transfer.json"
 
 _OWN_KEYS = ("format", "body_names", "sim", "history", "asset_source")
 """Keys of the document that are not :meth:`Task.to_dict` fields (``sim`` stands for ``sim_dt``/``decimation``)."""
-_HEAD = ("format", "joint_names", "body_names", "convention", "trained_on", "asset", "observation", "action",
-         "default_joint_pos", "stiffness", "damping", "armature", "effort_limit", "sim")  # fmt: skip
+_HEAD = (
+    "format",
+    "joint_names",
+    "body_names",
+    "convention",
+    "trained_on",
+    "asset",
+    "observation",
+    "action",
+    "default_joint_pos",
+    "stiffness",
+    "damping",
+    "armature",
+    "effort_limit",
+    "sim",
+)
 """The document's first keys, in this order (the rest follow in :meth:`Task.to_dict`'s order)."""
 
 
@@ -105,8 +119,9 @@ def build_metadata(
     expanded = plain.with_joint_names(tuple(joint_names))
     bodies = None if body_names is None else len(body_names)
     sizes = expanded.term_slices(len(expanded.joint_names), bodies)
-    observation = tuple(dataclasses.replace(t, size=(sizes[t.name].stop - sizes[t.name].start) // t.steps)
-                        for t in task.observation)  # one step's entries (the history is the term's own field)
+    observation = tuple(
+        dataclasses.replace(t, size=(sizes[t.name].stop - sizes[t.name].start) // t.steps) for t in task.observation
+    )  # one step's entries (the history is the term's own field)
     final = dataclasses.replace(
         expanded,
         observation=observation,
@@ -216,8 +231,9 @@ def decode_metadata(raw: Any, where: str) -> dict[str, Any]:
             except json.JSONDecodeError as exc:
                 raise CheckpointError(f"{where}: the stored metadata is not valid JSON ({exc})") from None
             except ValueError as exc:  # a key given twice
-                raise CheckpointError(f"{where}: the stored metadata is not one document: {exc}; write it again with "
-                                      "transfer convert") from None
+                raise CheckpointError(
+                    f"{where}: the stored metadata is not one document: {exc}; write it again with transfer convert"
+                ) from None
         return check_metadata(raw, where)
     except RecursionError:  # in the JSON parser or in the checks
         raise CheckpointError(f"{where}: the stored metadata nests too deeply to be a metadata document") from None
@@ -246,7 +262,11 @@ def _same_observation(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> bool:
 def _terms(terms: list[dict[str, Any]]) -> str:
     def one(t: dict[str, Any]) -> str:
         extra = [f"size {t['size']}"] if t["size"] is not None else []
-        extra += [f"scale {t['scale']:g}" if isinstance(t["scale"], float) else f"scale {t['scale']}"] if t["scale"] != 1.0 else []
+        extra += (
+            [f"scale {t['scale']:g}" if isinstance(t["scale"], float) else f"scale {t['scale']}"]
+            if t["scale"] != 1.0
+            else []
+        )
         extra += [f"clip {t['clip']}"] if t["clip"] is not None else []
         extra += [f"history {t['history_length']}"] if t.get("history_length") else []
         extra += [f"params {t['params']}"] if t.get("params") else []
@@ -384,8 +404,10 @@ def _install(tmp: str, out: Path, replace: bool) -> None:
     try:
         put_in_place(tmp, out, replace)
     except FileExistsError:
-        raise CheckpointError(f"{out}: a file appeared there while this one was being written (another run, or "
-                              "yours); it is kept: give another path, or --force to replace it") from None
+        raise CheckpointError(
+            f"{out}: a file appeared there while this one was being written (another run, or "
+            "yours); it is kept: give another path, or --force to replace it"
+        ) from None
 
 
 def atomic_write(out: str | Path, write: Callable[[Path], None], *, replace: bool | None = None) -> Path:
@@ -397,8 +419,10 @@ def atomic_write(out: str | Path, write: Callable[[Path], None], *, replace: boo
     within :func:`new_output`) never replaces a file that is there by then."""
     out = Path(out)
     if out.exists() and not out.is_file():  # a device, a FIFO, /proc/self/fd/1: replacing it would destroy it
-        raise CheckpointError(f"{out}: not a regular file (a folder, a device, a FIFO or a link to one); an output "
-                              "is only ever written over a file: give another path")  # fmt: skip
+        raise CheckpointError(
+            f"{out}: not a regular file (a folder, a device, a FIFO or a link to one); an output "
+            "is only ever written over a file: give another path"
+        )
     try:  # the temporary name stays within NAME_MAX however long the output's own name is
         fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name[:200]}.", suffix=".tmp")
     except OSError as exc:
@@ -418,5 +442,3 @@ def atomic_write(out: str | Path, write: Callable[[Path], None], *, replace: boo
             raise full from None
         raise
     return out
-
-

@@ -28,14 +28,14 @@ from transfer.task import Task
 from transfer.task.observation import ObservationBuffer
 from transfer.task.terms import OBS_TERMS
 
-__all__ = ["EXPLICIT_EFFORT_LIMIT", "FALL_CAUSES", "Measure", "PolicyEnv", "fallen",
-           "training_base"]
+__all__ = ["EXPLICIT_EFFORT_LIMIT", "FALL_CAUSES", "Measure", "PolicyEnv", "fallen", "training_base"]
 
 log = logging.getLogger("transfer")
 
 EXPLICIT_EFFORT_LIMIT = 1.0e9
 """The engine's effort limit on joints driven by explicit actuators (N·m or N): the model clips, not the engine
 (Isaac Lab's default ``effort_limit_sim`` for explicit actuators)."""
+
 
 class PolicyEnv:
     """A task on ``num_envs`` copies of an asset on one backend, in the checkpoint's (public) order.
@@ -91,8 +91,9 @@ class PolicyEnv:
         self._perturbing = self.perturbation.active()  # (kind, value) of each kind changed: the hooks called below
         fixed_base = training_base(task, asset)
         self.spawn_height, root_z = spawn_heights(task, asset, fixed_base)
-        self.scene = dataclasses.replace(task.scene(self.spawn_height, root_z), fixed_base=fixed_base,
-                                         joint_positions=default_pose(task, asset))  # fmt: skip
+        self.scene = dataclasses.replace(
+            task.scene(self.spawn_height, root_z), fixed_base=fixed_base, joint_positions=default_pose(task, asset)
+        )
         for kind, value in self._perturbing:  # the engine's side: the world every backend builds
             self.scene = kind.scene(value, self.scene)
         opts = {"scene": self.scene, **dict(backend_overrides or {})}
@@ -102,17 +103,30 @@ class PolicyEnv:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", category=UserWarning)  # a joint list without a body list is meant here
             self.art = open_articulation(
-                asset, backend, num_envs=num_envs, device=device, joint_ordering=joint_ordering,
-                body_ordering=body_ordering, **opts,
-            )  # fmt: skip
+                asset,
+                backend,
+                num_envs=num_envs,
+                device=device,
+                joint_ordering=joint_ordering,
+                body_ordering=body_ordering,
+                **opts,
+            )
         try:
             self._setup(task, num_envs, command, seed, init_noise, motion, motion_anchor)
         except BaseException:
             self.art.close()
             raise
 
-    def _setup(self, task: Task, num_envs: int, command: Sequence[float] | None, seed: int, noise: float,
-               motion: Any = None, anchor: str | None = None) -> None:  # fmt: skip
+    def _setup(
+        self,
+        task: Task,
+        num_envs: int,
+        command: Sequence[float] | None,
+        seed: int,
+        noise: float,
+        motion: Any = None,
+        anchor: str | None = None,
+    ) -> None:
         art = self.art
         self.task = task.with_joint_names(art.joint_names)
         t = self.task
@@ -120,8 +134,10 @@ class PolicyEnv:
         self.default_joint_pos = np.array([[t.default_joint_pos.get(n, 0.0) for n in names]] * num_envs, np.float32)
         self.tracking = self._tracking(t, motion, anchor)
         if art.backend.changes and not t.stiffness:  # actuators the backend added take the task's gains alone
-            raise ValueError(f"{'; '.join(art.backend.changes)}; but the task gives no stiffness, so every joint would "
-                             "hang limp: give stiffness and damping (--config, or --set 'stiffness={.*: KP}')")  # fmt: skip
+            raise ValueError(
+                f"{'; '.join(art.backend.changes)}; but the task gives no stiffness, so every joint would "
+                "hang limp: give stiffness and damping (--config, or --set 'stiffness={.*: KP}')"
+            )
         self._write_joint_properties(t, seed)
         action_joints = t.action.joints if t.action.joints is not None else names
         self.action_ids = [names.index(n) for n in action_joints]
@@ -131,13 +147,18 @@ class PolicyEnv:
         self._target_ids = None if self.action_ids == list(range(len(names))) else self.action_ids
         action_names = [names[i] for i in self.action_ids]
         self.action_scale = np.asarray(t.action.scale_vector(action_names), np.float32)
-        self.action_offset = (self.default_joint_pos[:, self.action_ids] if t.action.use_default_offset
-                              else np.asarray(t.action.offset_vector(action_names), np.float32))  # fmt: skip
+        self.action_offset = (
+            self.default_joint_pos[:, self.action_ids]
+            if t.action.use_default_offset
+            else np.asarray(t.action.offset_vector(action_names), np.float32)
+        )
         bounds = t.action.clip_vectors(action_names)
         self.action_clip = None if bounds is None else tuple(np.asarray(b, np.float32) for b in bounds)
         self.slices = t.term_slices(art.num_joints, art.num_bodies)
         self.observation_size = t.observation_size(art.num_joints, art.num_bodies)
-        frames = {term.name: term.frame_size(art.num_joints, art.num_bodies, self.action_size) for term in t.observation}
+        frames = {
+            term.name: term.frame_size(art.num_joints, art.num_bodies, self.action_size) for term in t.observation
+        }
         self._observation = ObservationBuffer(t.observation, frames, num_envs)
         self._fresh = True
         self.command = np.tile(np.asarray(command if command is not None else t.command, np.float32), (num_envs, 1))
@@ -201,30 +222,41 @@ class PolicyEnv:
         d, names, out = self.art.data, self.art.joint_names, []
         lo, hi = d.joint_pos_limit_lower.numpy()[0], d.joint_pos_limit_upper.numpy()[0]
         q = self.default_joint_pos[0]
-        outside = [f"{n} {q[i]:.3g} not in [{lo[i]:.3g}, {hi[i]:.3g}]" for i, n in enumerate(names)
-                   if not lo[i] - 1e-4 <= q[i] <= hi[i] + 1e-4]  # fmt: skip
+        outside = [
+            f"{n} {q[i]:.3g} not in [{lo[i]:.3g}, {hi[i]:.3g}]"
+            for i, n in enumerate(names)
+            if not lo[i] - 1e-4 <= q[i] <= hi[i] + 1e-4
+        ]
         if outside:
-            out.append(f"default_joint_pos lies outside the joints' limits ({'; '.join(outside[:4])}"
-                       f"{'; ...' if len(outside) > 4 else ''}): the engines push those joints back hard at the first "
-                       "step; give defaults inside the limits")  # fmt: skip
+            out.append(
+                f"default_joint_pos lies outside the joints' limits ({'; '.join(outside[:4])}"
+                f"{'; ...' if len(outside) > 4 else ''}): the engines push those joints back hard at the first "
+                "step; give defaults inside the limits"
+            )
         if t.spawn_height is not None and self._corners and not self.art.fixed_base:
             pos, quat = d.body_pos_w.numpy(), d.body_quat_w.numpy()
             low = min(float(lowest(c, pos[:1, i], quat[:1, i])[0]) for i, c in self._corners.items())
             if low < -0.005:
-                out.append(f"spawn_height {t.spawn_height:g} m puts the default pose's lowest collision geometry "
-                           f"{-low:.3f} m into the ground (the base needs {t.spawn_height - low:.3f} m); the robot "
-                           "is thrown out of it at the first step: raise spawn_height, or leave it null")  # fmt: skip
+                out.append(
+                    f"spawn_height {t.spawn_height:g} m puts the default pose's lowest collision geometry "
+                    f"{-low:.3f} m into the ground (the base needs {t.spawn_height - low:.3f} m); the robot "
+                    "is thrown out of it at the first step: raise spawn_height, or leave it null"
+                )
         if self._robot.up_axis_warning:
             out.append(self._robot.up_axis_warning)
         out += self.art.backend.changes
         errors = list(dict.fromkeys(e for a in self._robot.topology for e in a.composition_errors))
         if errors:  # Newton refuses such a stage; PhysX builds what composed
             more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-            out.append(f"the asset's stage did not compose whole: {errors[0].rstrip('.')}{more}; the robot lacks what "
-                       "that layer holds: fix the reference")  # fmt: skip
+            out.append(
+                f"the asset's stage did not compose whole: {errors[0].rstrip('.')}{more}; the robot lacks what "
+                "that layer holds: fix the reference"
+            )
         if t.velocity_limit and not self.art.backend.enforces_velocity_limit:
-            out.append(f"velocity_limit: {self.art.backend.name} enforces no joint velocity limit (the task's "
-                       f"{min(t.velocity_limit.values()):.3g} rad/s and up do not act in this run)")
+            out.append(
+                f"velocity_limit: {self.art.backend.name} enforces no joint velocity limit (the task's "
+                f"{min(t.velocity_limit.values()):.3g} rad/s and up do not act in this run)"
+            )
         return out
 
     def _stand_on_ground(self) -> None:
@@ -259,8 +291,15 @@ class PolicyEnv:
             d = art.data  # the asset's values where the task gives none (Isaac Lab reads the USD drive then)
             engine = {"stiffness": d.joint_stiffness, "damping": d.joint_damping, "effort_limit": d.joint_effort_limits}
             gains = {k: rows[k] if k in rows else engine[k].numpy()[0].astype(np.float32) for k in engine}
-            actuators = Actuators(explicit, names, num_envs=n, device=art.device, seed=seed,
-                                  base_dir=Path(t.source).parent if t.source else None, **gains)  # fmt: skip
+            actuators = Actuators(
+                explicit,
+                names,
+                num_envs=n,
+                device=art.device,
+                seed=seed,
+                base_dir=Path(t.source).parent if t.source else None,
+                **gains,
+            )
             ids = [names.index(j) for j in actuators.explicit_joints]
             for key, value in (("stiffness", 0.0), ("damping", 0.0), ("effort_limit", EXPLICIT_EFFORT_LIMIT)):
                 row = rows.get(key, gains[key]).copy()
@@ -319,8 +358,11 @@ class PolicyEnv:
         else:
             low = lowest(self._base_corners, pos, quat) < BASE_CONTACT_HEIGHT
         with np.errstate(invalid="ignore"):
-            return {"base_contact": low & ~broken, "bad_orientation": (g_b[:, 2] > -FALL_TILT_COS) & ~broken,
-                    "nonfinite": broken}  # fmt: skip
+            return {
+                "base_contact": low & ~broken,
+                "bad_orientation": (g_b[:, 2] > -FALL_TILT_COS) & ~broken,
+                "nonfinite": broken,
+            }
 
     @property
     def time(self) -> float:
@@ -454,9 +496,12 @@ class PolicyEnv:
         """``(position, quaternion xyzw, linear velocity w, angular velocity w, projected gravity b)`` per env."""
         d = self.art.data
         return (
-            host(d.root_pos_w), host(d.root_quat_w), host(d.root_lin_vel_w), host(d.root_ang_vel_w),
+            host(d.root_pos_w),
+            host(d.root_quat_w),
+            host(d.root_lin_vel_w),
+            host(d.root_ang_vel_w),
             host(d.projected_gravity_b),
-        )  # fmt: skip
+        )
 
     def close(self) -> None:
         self.art.close()
@@ -477,8 +522,10 @@ def _check_memory(floats_per_env: Mapping[str, int], num_envs: int) -> None:
     for what, n in floats_per_env.items():
         size = 4 * n * num_envs
         if size > MAX_BUFFER_BYTES:
-            raise ValueError(f"{what} would take {size / 2**30:.1f} GiB for {num_envs} envs (at most "
-                             f"{MAX_BUFFER_BYTES / 2**30:g} GiB); use fewer envs, or a shorter delay or history")  # fmt: skip
+            raise ValueError(
+                f"{what} would take {size / 2**30:.1f} GiB for {num_envs} envs (at most "
+                f"{MAX_BUFFER_BYTES / 2**30:g} GiB); use fewer envs, or a shorter delay or history"
+            )
 
 
 def _by_name(values: Mapping[str, Any], names: Sequence[str], num_envs: int, what: str) -> np.ndarray:

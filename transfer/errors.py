@@ -11,9 +11,17 @@ import functools
 from typing import Any
 
 __all__ = [
-    "MAX_CONFIG_BYTES", "MissingPackageError", "SLICE_TAG", "read_config_text", "read_yaml_mapping", "slice_loader",
-    "strict_json", "strict_loader", "yaml_problem", "yaml_slice",
-]  # fmt: skip
+    "MAX_CONFIG_BYTES",
+    "MissingPackageError",
+    "SLICE_TAG",
+    "read_config_text",
+    "read_yaml_mapping",
+    "slice_loader",
+    "strict_json",
+    "strict_loader",
+    "yaml_problem",
+    "yaml_slice",
+]
 
 
 class MissingPackageError(ImportError):
@@ -64,8 +72,11 @@ def strict_loader(base: type | None = None) -> type:
                         continue  # an unhashable key is refused by the constructor itself
                     if key in seen:
                         raise yaml.constructor.ConstructorError(
-                            None, None, f"the key {key!r} is given twice in one mapping (which one is meant?)",
-                            key_node.start_mark)  # fmt: skip
+                            None,
+                            None,
+                            f"the key {key!r} is given twice in one mapping (which one is meant?)",
+                            key_node.start_mark,
+                        )
                     seen.add(key)
             return super().construct_mapping(node, deep=deep)
 
@@ -100,8 +111,11 @@ def yaml_slice(loader: Any, node: Any) -> slice:
     if args is None or not 1 <= len(args) <= 3 or not all(a is None or type(a) is int for a in args):
         got = "a mapping or scalar" if args is None else f"{len(args)} arguments {args!r}"[:80]
         raise _tag_refused()(
-            None, None, f"{SLICE_TAG} takes a list of 1 to 3 integers or nulls (start, stop, step); got {got}",
-            node.start_mark)  # fmt: skip
+            None,
+            None,
+            f"{SLICE_TAG} takes a list of 1 to 3 integers or nulls (start, stop, step); got {got}",
+            node.start_mark,
+        )
     return slice(*args)
 
 
@@ -115,8 +129,12 @@ def slice_loader() -> type:
 
     def refuse(loader: Any, suffix: str, node: Any) -> Any:
         raise _tag_refused()(
-            None, None, f"the tag !!python/{suffix} is refused: transfer reads a configuration as plain data, and of "
-            f"Python's tags only {SLICE_TAG} (a slice of integers or nulls); remove that value", node.start_mark)  # fmt: skip
+            None,
+            None,
+            f"the tag !!python/{suffix} is refused: transfer reads a configuration as plain data, and of "
+            f"Python's tags only {SLICE_TAG} (a slice of integers or nulls); remove that value",
+            node.start_mark,
+        )
 
     SliceLoader.add_constructor(PYTHON_TAG + SLICE_TAG.removeprefix("!!python/"), yaml_slice)
     SliceLoader.add_multi_constructor(PYTHON_TAG, refuse)
@@ -155,8 +173,10 @@ def read_config_text(path: Any, error: type[Exception], what: str = "configurati
     :data:`MAX_CONFIG_BYTES`: a 200 MB YAML took a minute and 0.5 GB to parse before it was refused."""
     size = path.stat().st_size
     if size > MAX_CONFIG_BYTES:
-        raise error(f"{path}: {size / 2**20:.0f} MiB is more than a {what} holds ({MAX_CONFIG_BYTES // 2**20} MiB at "
-                    "most); give the file itself")  # fmt: skip
+        raise error(
+            f"{path}: {size / 2**20:.0f} MiB is more than a {what} holds ({MAX_CONFIG_BYTES // 2**20} MiB at "
+            "most); give the file itself"
+        )
     return path.read_text(encoding="utf-8")
 
 

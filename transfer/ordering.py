@@ -129,6 +129,7 @@ for _builtin in ("physx", "mjwarp", "robot_schema", "mujoco"):
 Ordering = OrderingConvention | tuple[str, ...] | None
 """What :func:`parse_ordering` returns: a convention, an explicit name tuple, or ``None``."""
 
+
 def _valid_values() -> str:
     return ", ".join(c.value for c in OrderingConvention)
 
@@ -206,8 +207,9 @@ def read_name_file(path: str | Path) -> list[str]:
         raise ValueError(f"{path}: not a readable YAML list of joint names ({yaml_problem(names)})")
     if not isinstance(names, list) or not names or not all(isinstance(n, str) and n.strip() for n in names):
         what = f"a {type(names).__name__}" if names is not None else "no list"
-        raise ValueError(f"{path}: expected a YAML list of joint names (- LF_HAA ...) or one name per line, found "
-                         f"{what}")  # fmt: skip
+        raise ValueError(
+            f"{path}: expected a YAML list of joint names (- LF_HAA ...) or one name per line, found {what}"
+        )
     if len(names) > MAX_NAMES:
         raise ValueError(f"{path}: lists {len(names)} names, more than any robot has joints (at most {MAX_NAMES})")
     names = [n.strip() for n in names]
@@ -215,6 +217,8 @@ def read_name_file(path: str | Path) -> list[str]:
     if twice:
         from transfer._console import printable
 
-        raise ValueError(f"{path}: lists {', '.join(printable(n, 80) for n in twice[:5])} more than once; an order "
-                         "names each joint once")  # fmt: skip
+        raise ValueError(
+            f"{path}: lists {', '.join(printable(n, 80) for n in twice[:5])} more than once; an order "
+            "names each joint once"
+        )
     return names

@@ -57,8 +57,9 @@ class PerturbationKind:
             if isinstance(value, float) and value.is_integer():
                 value = int(value)
             if isinstance(value, bool) or not isinstance(value, int) or value < (self.minimum or 0):
-                raise ValueError(f"{where}: expected a whole number >= {self.minimum or 0:g} ({self.meaning}), "
-                                 f"got {value!r}")  # fmt: skip
+                raise ValueError(
+                    f"{where}: expected a whole number >= {self.minimum or 0:g} ({self.meaning}), got {value!r}"
+                )
             return int(value)
         if not is_finite_number(value):
             raise ValueError(f"{where}: expected a finite number ({self.meaning}), got {value!r}")
@@ -125,8 +126,10 @@ class AddedBaseMass(PerturbationKind):
 
 
 def _too_light(value: float, base: str, mass: float) -> str:
-    return (f"perturbation added_base_mass {value:g} kg: the base ({base}) weighs {mass:g} kg; the sum must stay "
-            f"above 0: give a value above {-mass:g}")  # fmt: skip
+    return (
+        f"perturbation added_base_mass {value:g} kg: the base ({base}) weighs {mass:g} kg; the sum must stay "
+        f"above 0: give a value above {-mass:g}"
+    )
 
 
 class GainScale(PerturbationKind):
@@ -151,9 +154,11 @@ class ActionDelay(PerturbationKind):
 
     def check_run(self, value: float, task: Task, steps: int) -> None:
         if value >= steps * task.decimation:
-            raise ValueError(f"perturbation action_delay: {value:g} physics steps, but the run has "
-                             f"{steps * task.decimation}: no action would ever reach the joints; give a shorter "
-                             "delay or a longer run")  # fmt: skip
+            raise ValueError(
+                f"perturbation action_delay: {value:g} physics steps, but the run has "
+                f"{steps * task.decimation}: no action would ever reach the joints; give a shorter "
+                "delay or a longer run"
+            )
 
 
 class Push(PerturbationKind):
@@ -170,8 +175,10 @@ class Push(PerturbationKind):
 
 class ObservationNoise(PerturbationKind):
     name = "obs_noise"
-    meaning = ("scale of each observation term's training noise (Isaac Lab's uniform ranges, e.g. +-0.01 rad on "
-               "joint positions, +-1.5 rad/s on joint velocities), drawn anew every policy step")  # fmt: skip
+    meaning = (
+        "scale of each observation term's training noise (Isaac Lab's uniform ranges, e.g. +-0.01 rad on "
+        "joint positions, +-1.5 rad/s on joint velocities), drawn anew every policy step"
+    )
     neutral, minimum, why_minimum = 0.0, 0.0, "a scale >= 0 (0 adds none, 1 the noise a policy is trained with)"
 
     def observation(self, value: float, env: PolicyEnv, frames: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -78,8 +78,10 @@ def _no_colliders(asset: str | Path, root_body: str, composition_errors: tuple[s
     if composition_errors:
         why = f" The stage has composition errors, which may be why: {composition_errors[0]}"
         why += f" (+{len(composition_errors) - 1} more)." if len(composition_errors) > 1 else ""
-    fix = ("Apply PhysicsCollisionAPI to geometry under its links (the feet at least), or make the mesh files its "
-           "collision prims reference available")  # fmt: skip
+    fix = (
+        "Apply PhysicsCollisionAPI to geometry under its links (the feet at least), or make the mesh files its "
+        "collision prims reference available"
+    )
     if str(asset).lower().endswith(".xml"):  # an MJCF robot: said in its own terms
         fix = "Give its bodies geoms that collide (contype or conaffinity not 0; the feet at least)"
         root_body = f"body {root_body.rsplit('/', 1)[-1]!r}"

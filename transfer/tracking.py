@@ -39,11 +39,15 @@ def check_motion(task: Any, has_clip: bool) -> None:
 
     reads = [term.name for term in task.observation if OBS_TERMS[term.name].motion]
     if reads and not has_clip:
-        raise MotionError(f"the observation reads a reference motion ({', '.join(reads)}): a motion-tracking policy; "
-                          "give the clip it tracks with --motion CLIP (a .csv with --motion-fps, or a .npz)")  # fmt: skip
+        raise MotionError(
+            f"the observation reads a reference motion ({', '.join(reads)}): a motion-tracking policy; "
+            "give the clip it tracks with --motion CLIP (a .csv with --motion-fps, or a .npz)"
+        )
     if has_clip and not reads:
-        raise MotionError("--motion: the policy's observation reads no reference motion (no motion_command or "
-                          "motion_anchor_* term): it tracks no clip; drop --motion")  # fmt: skip
+        raise MotionError(
+            "--motion: the policy's observation reads no reference motion (no motion_command or "
+            "motion_anchor_* term): it tracks no clip; drop --motion"
+        )
 
 
 class MotionTracking:
@@ -52,8 +56,15 @@ class MotionTracking:
     the anchor and the tracked bodies); ``anchor``: the anchor body (default :data:`DEFAULT_ANCHOR` where the robot has
     one, else its root); the tracked bodies: the file's (a tracking export's ``body_names``), else every body."""
 
-    def __init__(self, motion: Motion, asset: Any, joint_names: Sequence[str], body_names: Sequence[str],
-                 policy_dt: float, anchor: str | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        motion: Motion,
+        asset: Any,
+        joint_names: Sequence[str],
+        body_names: Sequence[str],
+        policy_dt: float,
+        anchor: str | None = None,
+    ) -> None:
         from transfer.backends import reference_body_poses
 
         anchor = anchor or motion.anchor  # the flag, else the file's own word
@@ -62,8 +73,10 @@ class MotionTracking:
         names = list(body_names)
         for name, what in [(anchor, "--motion-anchor"), *((b, f"{motion.source}: body_names") for b in motion.bodies)]:
             if name not in names:
-                raise MotionError(f"{what} {name!r} is not a body of the robot; its bodies: "
-                                  f"{', '.join(names[:12])}{', ...' if len(names) > 12 else ''}")  # fmt: skip
+                raise MotionError(
+                    f"{what} {name!r} is not a body of the robot; its bodies: "
+                    f"{', '.join(names[:12])}{', ...' if len(names) > 12 else ''}"
+                )
         self.bodies = tuple(motion.bodies) or tuple(names)
         """The tracked bodies (their position error is ``body_pos_error``)."""
         clip = motion.resampled(policy_dt)
@@ -133,8 +146,11 @@ class MotionTracking:
         robot_anchor = np.asarray(body_quat_w, np.float64)[:, self.anchor_index]
         relative = self._relative(f, robot_anchor)
         angle = 2.0 * np.degrees(np.arccos(np.clip(np.abs(relative[:, 3]), 0.0, 1.0)))
-        return {"joint_pos_error": joint, "anchor_ori_error": angle,
-                "body_pos_error": self._body_error(f, np.asarray(body_pos_w, np.float64), robot_anchor)}  # fmt: skip
+        return {
+            "joint_pos_error": joint,
+            "anchor_ori_error": angle,
+            "body_pos_error": self._body_error(f, np.asarray(body_pos_w, np.float64), robot_anchor),
+        }
 
     def _body_error(self, frame: np.ndarray, body_pos_w: np.ndarray, robot_anchor_quat: np.ndarray) -> np.ndarray:
         """The tracked bodies' mean distance from their reference moved onto the robot's anchor in x, y and yaw."""

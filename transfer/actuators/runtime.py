@@ -21,8 +21,14 @@ from transfer.actuators.spec import ActuatorError, ActuatorGroup
 
 __all__ = ["Actuators"]
 
-_KIND = {"implicit": ak.PASS, "ideal_pd": ak.IDEAL, "delayed_pd": ak.IDEAL, "dc_motor": ak.DC, "mlp": ak.NET,
-         "lstm": ak.NET}  # fmt: skip
+_KIND = {
+    "implicit": ak.PASS,
+    "ideal_pd": ak.IDEAL,
+    "delayed_pd": ak.IDEAL,
+    "dc_motor": ak.DC,
+    "mlp": ak.NET,
+    "lstm": ak.NET,
+}
 
 
 class Actuators:
@@ -130,8 +136,13 @@ class Actuators:
         pos_t, vel_t, ff = position_target, velocity_target, feed_forward
         if self._delayed:
             for src, history, out in zip((pos_t, vel_t, ff), self._history, self._staged, strict=True):
-                wp.launch(ak.delay, dim=dim, inputs=[src, history, self._head, self._pushes, self._lag], outputs=[out],
-                          device=dev)  # fmt: skip
+                wp.launch(
+                    ak.delay,
+                    dim=dim,
+                    inputs=[src, history, self._head, self._pushes, self._lag],
+                    outputs=[out],
+                    device=dev,
+                )
             wp.launch(ak.advance, dim=self.num_envs, inputs=[self._head, self._pushes, self._size], device=dev)
             pos_t, vel_t, ff = self._staged
         for net in self._nets:
@@ -139,11 +150,23 @@ class Actuators:
         wp.launch(
             ak.explicit_effort,
             dim=dim,
-            inputs=[self._kind, self._kp, self._kd, self._limit, self._sat, self._vlim, pos_t, vel_t, ff, joint_pos,
-                    joint_vel, self._network],
+            inputs=[
+                self._kind,
+                self._kp,
+                self._kd,
+                self._limit,
+                self._sat,
+                self._vlim,
+                pos_t,
+                vel_t,
+                ff,
+                joint_pos,
+                joint_vel,
+                self._network,
+            ],
             outputs=[effort],
             device=dev,
-        )  # fmt: skip
+        )
 
     def reset(self, env_ids: Sequence[int] | np.ndarray | None = None) -> None:
         """Forget the history of the given environments (all if ``None``) and draw their delays anew."""

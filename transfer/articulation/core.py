@@ -387,9 +387,13 @@ class Articulation:
         self._plan.launch("joint_pos", "joint_vel")
         c = self._commands
         self._actuators.compute(  # type: ignore[union-attr]
-            c["position"], c["velocity"], self._feed_forward, self._public["joint_pos"], self._public["joint_vel"],
+            c["position"],
+            c["velocity"],
+            self._feed_forward,
+            self._public["joint_pos"],
+            self._public["joint_vel"],
             c["effort"],
-        )  # fmt: skip
+        )
 
     # -- stepping --------------------------------------------------------------------------------------
     def step(self, dt: float, count: int = 1) -> None:

@@ -134,8 +134,9 @@ def open_articulation(
     if own_file:
         joints, bodies = (w if isinstance(w, tuple) else None for w in wanted)  # checked by the engine's names
     else:
-        joints, bodies = resolve_public_order(path, cls.native_convention, joint_ordering, body_ordering, root,
-                                              native_from_usd=cls.native_from_usd)  # fmt: skip
+        joints, bodies = resolve_public_order(
+            path, cls.native_convention, joint_ordering, body_ordering, root, native_from_usd=cls.native_from_usd
+        )
     options = dict(backend_options)
     if cls.orders_natively:
         options.update(joint_order=joints, body_order=bodies)

@@ -276,8 +276,10 @@ def _check_meshes_converted(source: Path, fmt: str, refs: list[Any], warnings: l
         path, _, why = line[len(_MESH_FAILED) :].partition(": ")
         ref = next((r for r in refs if r.element == "mesh" and r.path.resolve() == Path(path).resolve()), None)
         if ref is not None and ref.exists and not ref.visual_only:  # a missing one: named below, with where looked
-            raise AssetError(f"{source}: {CONVERTERS[fmt].label} could not read the mesh {ref.text} ({why.strip()}) "
-                             "and would leave that link without its collision shape; repair or replace the file")  # fmt: skip
+            raise AssetError(
+                f"{source}: {CONVERTERS[fmt].label} could not read the mesh {ref.text} ({why.strip()}) "
+                "and would leave that link without its collision shape; repair or replace the file"
+            )
 
 
 def _left_out(refs: list[Any]) -> str:
@@ -295,8 +297,10 @@ def conversion_warnings(source: str | os.PathLike | None) -> tuple[str, ...]:
     left = conversion.record.get("left_out_visuals") or []
     out: tuple[str, ...] = ()
     if left:
-        out = (f"{Path(source).name}: the meshes {', '.join(left[:5])}{', ...' if len(left) > 5 else ''} do not exist "
-               "and only visual geometry uses them: the robot was converted without them (the physics is unchanged)",)
+        out = (
+            f"{Path(source).name}: the meshes {', '.join(left[:5])}{', ...' if len(left) > 5 else ''} do not exist "
+            "and only visual geometry uses them: the robot was converted without them (the physics is unchanged)",
+        )
     if conversion.format == "mjcf":  # what the converted USD's drives cannot keep (activation dynamics)
         from transfer.assets.mjcf_checks import mjcf_warnings
 
@@ -388,8 +392,10 @@ def import_asset(source: str | os.PathLike, out: str | os.PathLike, *, force: bo
         try:  # without --force, only where nothing is by then: a file that appeared at -o meanwhile is kept
             put_in_place(scratch, out, replace=force)
         except FileExistsError:
-            raise AssetError(f"-o {out}: a file appeared there while the robot was converted (another import, or "
-                             "yours); it is kept: give another path, or --force to replace it") from None
+            raise AssetError(
+                f"-o {out}: a file appeared there while the robot was converted (another import, or "
+                "yours); it is kept: give another path, or --force to replace it"
+            ) from None
     except (OSError, AssetError) as exc:  # USD says "Could not close" of a full disk, naming the scratch file
         full = disk_full(out, exc, scratch.stat().st_size if scratch.exists() else 0)
         if full is not None:

@@ -235,9 +235,17 @@ def ensure_environment(stream: Any = None) -> dict[str, str]:
 def _create(venv: Path) -> None:
     steps = [
         [sys.executable, "-m", "venv", str(venv)],
-        [str(_python(venv)), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-input",
-         *(c.requirement for c in CONVERTERS.values())],
-    ]  # fmt: skip
+        [
+            str(_python(venv)),
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--no-input",
+            *(c.requirement for c in CONVERTERS.values()),
+        ],
+    ]
     for step in steps:
         try:
             done = subprocess.run(step, capture_output=True, text=True, env=_clean_env(), check=False)
@@ -274,8 +282,12 @@ def run_converter(fmt: str, source: Path, out_dir: Path) -> tuple[Path, list[str
     packages = [{"name": n, "path": str(p)} for n, p in ros_packages(source).items()] if fmt == "urdf" else []
     done = subprocess.run(
         [str(python), "-c", _CONVERT, fmt, str(source.resolve()), str(out_dir), json.dumps(packages)],
-        capture_output=True, text=True, env=_clean_env(), cwd=str(out_dir), check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=_clean_env(),
+        cwd=str(out_dir),
+        check=False,
+    )
     seconds = time.perf_counter() - start
     result = next((line for line in done.stdout.splitlines() if line.startswith(_RESULT)), None)
     if done.returncode != 0 or result is None:

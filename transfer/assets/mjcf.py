@@ -90,8 +90,10 @@ def mjcf_joint_names(path: str | Path) -> tuple[str, ...]:
                 names.extend(dof_names(name, 3 if kind == "ball" else 1))
         for child in body:
             if child.tag in _UNSUPPORTED:
-                raise AssetError(f"{path}: <{child.tag}> in body {body.get('name')!r}: its joint order is MuJoCo's to "
-                                 "compute; list the joint names in a file and pass it as --source")  # fmt: skip
+                raise AssetError(
+                    f"{path}: <{child.tag}> in body {body.get('name')!r}: its joint order is MuJoCo's to "
+                    "compute; list the joint names in a file and pass it as --source"
+                )
             if child.tag in ("body", "frame"):
                 visit(child, cls)
 
@@ -188,7 +190,9 @@ def urdf_joint_names(path: str | Path) -> tuple[str, ...]:
         for joint in children.get(link, []):
             kind = joint.get("type", "")
             if kind == "planar":
-                raise AssetError(f"{path}: joint {joint.get('name')!r} is planar; list the joint names in a file (--source)")
+                raise AssetError(
+                    f"{path}: joint {joint.get('name')!r} is planar; list the joint names in a file (--source)"
+                )
             names.extend(dof_names(joint.get("name", ""), _URDF_DOFS.get(kind, 0)) if kind in _URDF_DOFS else [])
             visit(joint.find("child").get("link", ""))  # type: ignore[union-attr]
 

@@ -110,10 +110,12 @@ def _check_names(path: Path, root: ET.Element) -> None:
                 continue
             if element.tag == "joint" and element.get("type") == "free":
                 continue
-            raise AssetError(f"{path}: {element.tag} {name!r} is no USD name (letters, digits and _, not starting "
-                             "with a digit): the converter to USD would rename it 'tn__...', and a policy naming it "
-                             "would not find it on PhysX or Newton: rename it in the MJCF (and in the policy's "
-                             "joint list, if it names it)")  # fmt: skip
+            raise AssetError(
+                f"{path}: {element.tag} {name!r} is no USD name (letters, digits and _, not starting "
+                "with a digit): the converter to USD would rename it 'tn__...', and a policy naming it "
+                "would not find it on PhysX or Newton: rename it in the MJCF (and in the policy's "
+                "joint list, if it names it)"
+            )
 
 
 def _top_bodies(node: ET.Element) -> list[ET.Element]:
@@ -157,9 +159,11 @@ def refuse_welded_walker(file: str | Path | None, terms: Sequence[str]) -> None:
     walking = [t for t in dict.fromkeys(terms) if t in WALKING_TERMS]
     root = welded_root(file) if walking else None
     if root is not None:
-        raise AssetError(f"{file}: its root body {root!r} has no free joint: the robot is welded to the world; a "
-                         f"walking policy (its observation reads {', '.join(walking)}) needs <freejoint/> in its root "
-                         "body")  # fmt: skip
+        raise AssetError(
+            f"{file}: its root body {root!r} has no free joint: the robot is welded to the world; a "
+            f"walking policy (its observation reads {', '.join(walking)}) needs <freejoint/> in its root "
+            "body"
+        )
 
 
 def mjcf_warnings(path: str | Path) -> tuple[str, ...]:
@@ -179,8 +183,13 @@ def mjcf_warnings(path: str | Path) -> tuple[str, ...]:
     dynamic = [a for a in spec.actuators if a.dyntype != none]
     if not dynamic:
         return ()
-    named = [f"actuator {a.name!r} (joint {a.target!r}) has activation dynamics "
-             f'(dyntype="{a.dyntype.name.removeprefix("mjDYN_").lower()}")' for a in dynamic[:3]]  # fmt: skip
+    named = [
+        f"actuator {a.name!r} (joint {a.target!r}) has activation dynamics "
+        f'(dyntype="{a.dyntype.name.removeprefix("mjDYN_").lower()}")'
+        for a in dynamic[:3]
+    ]
     more = f" (and {len(dynamic) - 3} more actuators)" if len(dynamic) > 3 else ""
-    return (f"{Path(path).name}: {'; '.join(named)}{more}: MuJoCo steps it as authored, PhysX and Newton drive the "
-            "joint without it (the policy's targets reach their drives unfiltered)",)  # fmt: skip
+    return (
+        f"{Path(path).name}: {'; '.join(named)}{more}: MuJoCo steps it as authored, PhysX and Newton drive the "
+        "joint without it (the policy's targets reach their drives unfiltered)",
+    )

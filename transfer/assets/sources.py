@@ -84,8 +84,10 @@ def _parse(path: Path) -> ET.Element:
         raise AssetError(f"{path}: not a regular file (a folder, a FIFO or a device); give the robot file itself")
     size = path.stat().st_size
     if size > MAX_ROBOT_FILE:
-        raise AssetError(f"{path}: {size / 2**20:.0f} MB, more than the {MAX_ROBOT_FILE >> 20} MB a robot file is read "
-                         "up to (meshes belong in files of their own)")  # fmt: skip
+        raise AssetError(
+            f"{path}: {size / 2**20:.0f} MB, more than the {MAX_ROBOT_FILE >> 20} MB a robot file is read "
+            "up to (meshes belong in files of their own)"
+        )
     try:
         root = ET.parse(path).getroot()
     except ET.ParseError as exc:
@@ -95,11 +97,15 @@ def _parse(path: Path) -> ET.Element:
     links, geoms, repeated = _count(root)
     why = f" ({repeated} repeats what it holds)" if repeated else ""
     if links > MAX_LINKS:
-        raise AssetError(f"{path}: {links} links or bodies{why}, more than the {MAX_LINKS} a robot is read with (the "
-                         "converter and the engines would take hours); is it a scene rather than a robot?")  # fmt: skip
+        raise AssetError(
+            f"{path}: {links} links or bodies{why}, more than the {MAX_LINKS} a robot is read with (the "
+            "converter and the engines would take hours); is it a scene rather than a robot?"
+        )
     if geoms > MAX_GEOMS:
-        raise AssetError(f"{path}: {geoms} geoms{why}, more than the {MAX_GEOMS} a robot is read with (the converter "
-                         "takes ~1.6 ms a geom); is it a scene rather than a robot?")  # fmt: skip
+        raise AssetError(
+            f"{path}: {geoms} geoms{why}, more than the {MAX_GEOMS} a robot is read with (the converter "
+            "takes ~1.6 ms a geom); is it a scene rather than a robot?"
+        )
     return root
 
 
@@ -154,7 +160,9 @@ def references(path: str | Path, fmt: str | None = None) -> tuple[Reference, ...
     unique: dict[tuple[str, Path], Reference] = {}
     for ref in found:  # a file visual-only where every mention of it is
         seen = unique.get((ref.text, ref.path))
-        unique[(ref.text, ref.path)] = ref if seen is None else replace(seen, visual_only=seen.visual_only and ref.visual_only)
+        unique[(ref.text, ref.path)] = (
+            ref if seen is None else replace(seen, visual_only=seen.visual_only and ref.visual_only)
+        )
     return tuple(unique.values())
 
 
@@ -216,7 +224,9 @@ def _mjcf_references(path: Path) -> list[Reference]:
                 text = element.get(attribute)
                 if text:
                     only = element.tag == "mesh" and (element.get("name") or Path(text).stem) in visual
-                    found.append(Reference(text, _under(path.parent, folders.get(folder or ""), text), element.tag, only))
+                    found.append(
+                        Reference(text, _under(path.parent, folders.get(folder or ""), text), element.tag, only)
+                    )
     return found
 
 
@@ -227,7 +237,11 @@ def _geom_defaults(trees: list[ET.Element]) -> dict[str, tuple[str, str]]:
     def walk(node: ET.Element, inherited: tuple[str, str]) -> None:
         for d in node.findall("default"):
             geom = d.find("geom")
-            mine = inherited if geom is None else (geom.get("contype", inherited[0]), geom.get("conaffinity", inherited[1]))
+            mine = (
+                inherited
+                if geom is None
+                else (geom.get("contype", inherited[0]), geom.get("conaffinity", inherited[1]))
+            )
             out[d.get("class", "main")] = mine
             walk(d, mine)
 
@@ -336,25 +350,35 @@ def check_reference(source: Path, ref: Reference) -> None:
     that climbs out of its package with ``..``, and a special file (a FIFO or a device would block the converter)."""
     scheme = ref.text.split("://", 1)[0] if "://" in ref.text else None
     if scheme is not None and scheme not in ("package", "file"):
-        raise AssetError(f"{source}: <{ref.element}> {ref.text!r} is a URL; transfer fetches nothing: download the file "
-                         "next to the robot and name it by a relative path")  # fmt: skip
+        raise AssetError(
+            f"{source}: <{ref.element}> {ref.text!r} is a URL; transfer fetches nothing: download the file "
+            "next to the robot and name it by a relative path"
+        )
     if scheme == "package" and ".." in _package_split(ref.text)[1].parts:
-        raise AssetError(f"{source}: <{ref.element}> {ref.text!r} climbs out of its package with '..'; name a file "
-                         "inside the package")  # fmt: skip
+        raise AssetError(
+            f"{source}: <{ref.element}> {ref.text!r} climbs out of its package with '..'; name a file "
+            "inside the package"
+        )
     text = ref.text.removeprefix("file://")
     folder = source.resolve().parent
     if (scheme == "file" or Path(text).is_absolute()) and Path(text).is_absolute():
         if not ref.path.resolve().is_relative_to(folder):
-            raise AssetError(f"{source}: <{ref.element}> {ref.text!r} names a file outside the robot's folder {folder}; "
-                             "copy it next to the robot and name it by a relative path")  # fmt: skip
+            raise AssetError(
+                f"{source}: <{ref.element}> {ref.text!r} names a file outside the robot's folder {folder}; "
+                "copy it next to the robot and name it by a relative path"
+            )
     elif scheme is None and not ref.path.resolve().is_relative_to(folder.parent):
-        raise AssetError(f"{source}: <{ref.element}> {ref.text!r} is {ref.path.resolve()}, outside the robot's folder "
-                         f"{folder} and the one above it (where a urdf/ folder's meshes/ lie); a relative path or a "
-                         "link may not lead further: copy the file next to the robot")  # fmt: skip
+        raise AssetError(
+            f"{source}: <{ref.element}> {ref.text!r} is {ref.path.resolve()}, outside the robot's folder "
+            f"{folder} and the one above it (where a urdf/ folder's meshes/ lie); a relative path or a "
+            "link may not lead further: copy the file next to the robot"
+        )
     if ref.path.exists() and not ref.path.is_file():
         kind = "included" if ref.element == "include" else "mesh"
-        raise AssetError(f"{source}: <{ref.element}> {ref.text!r} is {ref.path}, not a regular file (a folder, a "
-                         f"FIFO or a device); name the {kind} file itself")  # fmt: skip
+        raise AssetError(
+            f"{source}: <{ref.element}> {ref.text!r} is {ref.path}, not a regular file (a folder, a "
+            f"FIFO or a device); name the {kind} file itself"
+        )
 
 
 def _urdf_references(path: Path) -> list[Reference]:
@@ -365,8 +389,11 @@ def _urdf_references(path: Path) -> list[Reference]:
             if element.tag in ("mesh", "texture"):
                 text = element.get("filename")
                 if text:
-                    target = _urdf_path(path, text) if "://" not in text or text.startswith(("package://", "file://")) \
-                        else Path(text)  # a URL: named so it is refused, never resolved
+                    target = (
+                        _urdf_path(path, text)
+                        if "://" not in text or text.startswith(("package://", "file://"))
+                        else Path(text)
+                    )  # a URL: named so it is refused, never resolved
                     found.append(Reference(text, target, element.tag, visual and element.tag == "mesh"))
             walk(element, visual or element.tag == "visual")
 

@@ -81,15 +81,37 @@ class BackendEntry:
     kinematics: str | None = None
 
 
-REGISTRY: Mapping[str, BackendEntry] = MappingProxyType({
-    "physx": BackendEntry("transfer.backends.physx", "PhysxBackend", "physx", "transfer.backends.physx.movement",
-                          "transfer.backends.physx.settings", "physx"),
-    "newton": BackendEntry("transfer.backends.newton", "NewtonBackend", "newton", "transfer.backends.newton.movement",
-                           "transfer.backends.newton.settings", "mjwarp", stands_in_for=("mujoco",)),
-    "mujoco": BackendEntry("transfer.backends.mujoco", "MujocoBackend", "mujoco", None,
-                           "transfer.backends.mujoco.settings", "mujoco", default_target=False,
-                           kinematics="transfer.backends.mujoco.kinematics"),
-})  # fmt: skip
+REGISTRY: Mapping[str, BackendEntry] = MappingProxyType(
+    {
+        "physx": BackendEntry(
+            "transfer.backends.physx",
+            "PhysxBackend",
+            "physx",
+            "transfer.backends.physx.movement",
+            "transfer.backends.physx.settings",
+            "physx",
+        ),
+        "newton": BackendEntry(
+            "transfer.backends.newton",
+            "NewtonBackend",
+            "newton",
+            "transfer.backends.newton.movement",
+            "transfer.backends.newton.settings",
+            "mjwarp",
+            stands_in_for=("mujoco",),
+        ),
+        "mujoco": BackendEntry(
+            "transfer.backends.mujoco",
+            "MujocoBackend",
+            "mujoco",
+            None,
+            "transfer.backends.mujoco.settings",
+            "mujoco",
+            default_target=False,
+            kinematics="transfer.backends.mujoco.kinematics",
+        ),
+    }
+)
 """Every backend, by name; the first is the default (:func:`default_backend`)."""
 
 
@@ -213,11 +235,14 @@ def engine_orders(name: str, asset: Any, root: str | None = None) -> list[Engine
     return backend_class(name).engine_orders(asset, root)
 
 
-def reference_body_poses(asset: Any, root_pos: Any, root_quat: Any, joint_names: Any, joint_pos: Any,
-                         bodies: Any) -> tuple[Any, Any]:  # fmt: skip
+def reference_body_poses(
+    asset: Any, root_pos: Any, root_quat: Any, joint_names: Any, joint_pos: Any, bodies: Any
+) -> tuple[Any, Any]:
     """``(positions (T, B, 3), quaternions (T, B, 4) xyzw)`` of the ``bodies`` of the robot ``asset`` at ``T`` states
     of its base and joints: forward kinematics by the first engine that offers it (:attr:`BackendEntry.kinematics`:
     MuJoCo, on the robot's file), as mjlab computes a clip's body poses. Raises ``ValueError`` naming a body or joint
     the robot lacks."""
     name = next(name for name, entry in REGISTRY.items() if entry.kinematics is not None)
-    return _import(name, REGISTRY[name].kinematics).body_poses(asset, root_pos, root_quat, joint_names, joint_pos, bodies)
+    return _import(name, REGISTRY[name].kinematics).body_poses(
+        asset, root_pos, root_quat, joint_names, joint_pos, bodies
+    )

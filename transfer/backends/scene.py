@@ -109,8 +109,16 @@ class SceneDescription:
     joint_positions: Mapping[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "joint_positions", MappingProxyType(
-            {str(k): finite_number(v, f"scene.joint_positions[{k!r}]") for k, v in dict(self.joint_positions).items()}))  # fmt: skip
+        object.__setattr__(
+            self,
+            "joint_positions",
+            MappingProxyType(
+                {
+                    str(k): finite_number(v, f"scene.joint_positions[{k!r}]")
+                    for k, v in dict(self.joint_positions).items()
+                }
+            ),
+        )
         if self.ground is not None and not isinstance(self.ground, GroundMaterial):
             raise TypeError(f"scene.ground: expected a GroundMaterial or None, got {self.ground!r}")
         object.__setattr__(self, "ground_height", finite_number(self.ground_height, "scene.ground_height"))
@@ -130,8 +138,11 @@ class SceneDescription:
 
         if not isinstance(self.engines, Mapping):
             raise TypeError(f"scene.engines: expected a mapping from backend name to settings, got {self.engines!r}")
-        object.__setattr__(self, "engines", MappingProxyType(
-            {str(k): check_settings(k, v, f"scene.engines.{k}") for k, v in self.engines.items()}))  # fmt: skip
+        object.__setattr__(
+            self,
+            "engines",
+            MappingProxyType({str(k): check_settings(k, v, f"scene.engines.{k}") for k, v in self.engines.items()}),
+        )
         object.__setattr__(self, "friction_scale", finite_number(self.friction_scale, "scene.friction_scale", 0.0))
         if self.fixed_base is not None and not isinstance(self.fixed_base, bool):
             raise TypeError(f"scene.fixed_base: expected true, false or None, got {self.fixed_base!r}")

@@ -66,10 +66,19 @@ def _commands() -> tuple[dict[str, Any], dict[type, Any]]:
         "traces": tyro.conf.FlagCreatePairsOff[Traces],
     }
     runners = {
-        Inspect: run_inspect, Replay: run_replay, Verify: run_verify, Train: run_train, Info: run_info,
-        Convert: run_convert, Validate: run_validate, TaskFile: run_task, Import: run_import, Sweep: run_sweep,
-        Traces: run_traces, Diagnose: run_diagnose,
-    }  # fmt: skip
+        Inspect: run_inspect,
+        Replay: run_replay,
+        Verify: run_verify,
+        Train: run_train,
+        Info: run_info,
+        Convert: run_convert,
+        Validate: run_validate,
+        TaskFile: run_task,
+        Import: run_import,
+        Sweep: run_sweep,
+        Traces: run_traces,
+        Diagnose: run_diagnose,
+    }
     return subcommands, runners
 
 
@@ -102,8 +111,9 @@ def entry() -> int:
 
     scratch = tempfile.mkdtemp(prefix="transfer-")
     try:
-        return _supervise({**os.environ, _CHILD: "1", _PARENT: str(os.getpid()), "TMPDIR": scratch, "TMP": scratch,
-                           "TEMP": scratch})  # fmt: skip
+        return _supervise(
+            {**os.environ, _CHILD: "1", _PARENT: str(os.getpid()), "TMPDIR": scratch, "TMP": scratch, "TEMP": scratch}
+        )
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -193,17 +203,22 @@ def _supervise(env: dict[str, str]) -> int:
     if received and received[0] != signal.SIGINT:  # stopped on request: however the engines took it, not a crash
         asked = signal.Signals(received[0])
         command = sys.argv[1] if len(sys.argv) > 1 else ""
-        kept = ("the cells it had finished are kept: --resume goes on from them" if command == "sweep" else
-                "no output was written in part (each appears whole or not at all)")  # fmt: skip
+        kept = (
+            "the cells it had finished are kept: --resume goes on from them"
+            if command == "sweep"
+            else "no output was written in part (each appears whole or not at all)"
+        )
         _stderr(f"error: transfer {command} stopped by {asked.name}; {kept}")
         return 128 + asked.value
     faults = (signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGFPE, signal.SIGILL)
     if sig in faults:
         command = sys.argv[1] if len(sys.argv) > 1 else ""
-        _stderr(f"error: transfer {command} stopped: native code crashed ({sig.name}), most likely inside an engine; "
-                "nothing more was written. Likely causes: a robot or setting the engine cannot simulate (joints "
-                "outside their limits, a collider inside the ground, a gain or time step out of range); --verbose "
-                "shows the engine's own output")  # fmt: skip
+        _stderr(
+            f"error: transfer {command} stopped: native code crashed ({sig.name}), most likely inside an engine; "
+            "nothing more was written. Likely causes: a robot or setting the engine cannot simulate (joints "
+            "outside their limits, a collider inside the ground, a gain or time step out of range); --verbose "
+            "shows the engine's own output"
+        )
     elif sig == signal.SIGKILL:
         _stderr("error: transfer was killed (SIGKILL: the system's out-of-memory killer, or kill -9)")
     return 128 + sig.value
@@ -338,8 +353,12 @@ def _name_stdout() -> None:
     except (OSError, ValueError):
         return
     raw = _Stdout(fd, "w", closefd=False)
-    sys.stdout = io.TextIOWrapper(io.BufferedWriter(raw), encoding=stream.encoding, errors="backslashreplace",
-                                  line_buffering=stream.line_buffering)  # fmt: skip
+    sys.stdout = io.TextIOWrapper(
+        io.BufferedWriter(raw),
+        encoding=stream.encoding,
+        errors="backslashreplace",
+        line_buffering=stream.line_buffering,
+    )
 
 
 def _error(message: str) -> int:

@@ -189,8 +189,10 @@ def check_command(cmd: Any, argv: list[str] | None = None) -> None:
         for marker in metadata:
             if isinstance(marker, OutputFile) and any(a == f"{value}/" or a.endswith(f"={value}/") for a in argv or ()):
                 # "out.parquet/" wrote the file out.parquet
-                raise UsageError(f"{_label(field, metadata)} {value}/ names a folder (it ends in /); give the "
-                                 f"{marker.what}'s file path, without the trailing /")  # fmt: skip
+                raise UsageError(
+                    f"{_label(field, metadata)} {value}/ names a folder (it ends in /); give the "
+                    f"{marker.what}'s file path, without the trailing /"
+                )
             if isinstance(marker, (Number, InputFile, OutputFile, OutputDir, Order, Reads)):
                 _check(marker, _label(field, metadata), value)
                 marked.append((marker, _label(field, metadata), value))
@@ -206,8 +208,11 @@ def _check_not_inputs(marked: list[tuple[Any, str, Any]]) -> None:
     from transfer.checkpoint import OVER_AN_INPUT
     from transfer.orders.usd_files import which_read
 
-    reads = [(f"{flag} {v}" if flag else f"the input {v}", Path(v)) for m, flag, v in marked
-             if isinstance(m, (InputFile, Reads)) or (isinstance(m, Order) and Path(str(v)).is_file())]  # fmt: skip
+    reads = [
+        (f"{flag} {v}" if flag else f"the input {v}", Path(v))
+        for m, flag, v in marked
+        if isinstance(m, (InputFile, Reads)) or (isinstance(m, Order) and Path(str(v)).is_file())
+    ]
     robots = [Path(v) for m, _, v in marked if isinstance(m, InputFile) and m.hints and Path(v).is_file()]
     for flag, out in outputs:
         hit = which_read(out, reads, robots)
@@ -288,8 +293,9 @@ def check_output_file(flag: str, path: Path, suffixes: tuple[str, ...] = (), wha
     if path.exists() and not path.is_file():
         raise UsageError(f"{flag} {_shown(path)}: {SPECIAL}; an output replaces only a regular file: give another path")
     if path.is_symlink() and not path.exists():
-        raise UsageError(f"{flag} {_shown(path)} is a symbolic link that leads to no file; remove it, or give another "
-                         "path")  # fmt: skip
+        raise UsageError(
+            f"{flag} {_shown(path)} is a symbolic link that leads to no file; remove it, or give another path"
+        )
     if suffixes and path.suffix.lower() not in suffixes:
         raise UsageError(
             f"{flag} {path}: the suffix says the format; give a {what} name ending in {', '.join(suffixes)}"
@@ -335,7 +341,9 @@ def check_order(flag: str, value: str) -> None:
             f"{flag} {_shown(path)} is a folder; give a convention ({conventions}) or a file of joint names"
         )
     if path.exists() and not path.is_file():
-        raise UsageError(f"{flag} {_shown(path)}: {SPECIAL}; give a convention ({conventions}) or a file of joint names")
+        raise UsageError(
+            f"{flag} {_shown(path)}: {SPECIAL}; give a convention ({conventions}) or a file of joint names"
+        )
     if path.is_file():
         from transfer.ordering import read_name_file
 

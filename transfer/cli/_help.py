@@ -66,10 +66,14 @@ def subcommand_union(commands: dict[str, Any], args: list[str]) -> Any:
     ``--help`` shows its whole docstring."""
     listing = not any(arg in commands for arg in args)
     choices = [
-        Annotated[Any, tyro.conf.subcommand(name=name, constructor=command,
-                                            description=summary(_dataclass(command)) if listing else None)]
+        Annotated[
+            Any,
+            tyro.conf.subcommand(
+                name=name, constructor=command, description=summary(_dataclass(command)) if listing else None
+            ),
+        ]
         for name, command in commands.items()
-    ]  # fmt: skip
+    ]
     return Union[tuple(choices)]  # noqa: UP007 - built at run time from a tuple
 
 

@@ -40,8 +40,9 @@ class Diagnose(CheckpointInputs, MotionInputs):
     """Environments per replay."""
     seconds: Annotated[float, DURATION] = 5.0
     """Simulated seconds per replay: over the 1 s warm-up before velocities count (a shorter run is refused)."""
-    command: Annotated[tuple[float, float, float] | None, tyro.conf.arg(metavar="VX VY WZ"), VELOCITY,
-                       DEFAULT_IN_TEXT] = None  # fmt: skip
+    command: Annotated[
+        tuple[float, float, float] | None, tyro.conf.arg(metavar="VX VY WZ"), VELOCITY, DEFAULT_IN_TEXT
+    ] = None
     """Velocity command (m/s, m/s, rad/s); default: the task's."""
     seed: Annotated[int, SEED] = 0
     """Seeds the initial joint-position noise (the same in every replay)."""
@@ -59,7 +60,9 @@ class Diagnose(CheckpointInputs, MotionInputs):
     factor: Annotated[
         tuple[str, ...],
         tyro.conf.UseAppendAction,
-        tyro.conf.arg(metavar="NAME", help=f"Vary only these factors (repeat the flag): {', '.join(FACTORS)}; default: all."),
+        tyro.conf.arg(
+            metavar="NAME", help=f"Vary only these factors (repeat the flag): {', '.join(FACTORS)}; default: all."
+        ),
     ] = ()
     workers: Annotated[int, WORKERS] = 1
     """Run the candidate replays on a local Ray cluster of this many CPU slots (1: one after another, here)."""
@@ -80,12 +83,23 @@ def run_diagnose(cmd: Diagnose) -> int:
         perturbation = parse_perturbations(cmd.perturb)
         with engine_output(cmd.verbose) as terminal:
             found = diagnose(
-                cmd.checkpoint, cmd.target, source=cmd.source, config=cmd.config, asset=cmd.asset,
-                num_envs=cmd.num_envs, seconds=cmd.seconds, command=cmd.command, seed=cmd.seed, settings=settings,
-                perturbation=perturbation, native_settings=native, factors=cmd.factor or None, workers=cmd.workers,
+                cmd.checkpoint,
+                cmd.target,
+                source=cmd.source,
+                config=cmd.config,
+                asset=cmd.asset,
+                num_envs=cmd.num_envs,
+                seconds=cmd.seconds,
+                command=cmd.command,
+                seed=cmd.seed,
+                settings=settings,
+                perturbation=perturbation,
+                native_settings=native,
+                factors=cmd.factor or None,
+                workers=cmd.workers,
                 motion=cmd.motion_args(),
                 progress=terminal,
-            )  # fmt: skip
+            )
         if cmd.plot is not None:
             plot(found, cmd.plot)
     except (FileNotFoundError, ValueError, NotImplementedError) as exc:
@@ -120,23 +134,40 @@ def print_diagnosis(d, out=None) -> None:
     print(f"{n['label']}: {_speed(n)}; {t['label']}: {_speed(t)}; gap {d.gap:.0%} of native", file=out)
     if d.baseline:
         print(f"warning: {shown(d.baseline)}", file=out)
-    for name, parted in (("open loop (native actions replayed on the target)", d.parted_open_loop),
-                         ("closed loop", d.parted_closed_loop)):  # fmt: skip
-        where = (f"{parted['joint']} first, at {parted['time']:.2f} s (position differs by over "
-                 f"{parted['threshold']:g} rad)" if parted else "no joint parted past its threshold")  # fmt: skip
+    for name, parted in (
+        ("open loop (native actions replayed on the target)", d.parted_open_loop),
+        ("closed loop", d.parted_closed_loop),
+    ):
+        where = (
+            f"{parted['joint']} first, at {parted['time']:.2f} s (position differs by over {parted['threshold']:g} rad)"
+            if parted
+            else "no joint parted past its threshold"
+        )
         print(f"{name}: {where}", file=out)
     rows = [["rank", "factor", "best value", "closes", "fwd m/s", "lat m/s", "yaw rad/s", "fell"]]
     number = lambda x: "n/a" if x is None else f"{x:.2f}"  # noqa: E731
     for i, r in enumerate(d.ranking, 1):
-        rows.append([str(i), r.factor, r.label, f"{r.closes:.0%}", number(r.forward_velocity),
-                     number(r.lateral_velocity), number(r.yaw_rate),
-                     "n/a" if r.fall_fraction is None else f"{r.fall_fraction:.0%}"])  # fmt: skip
+        rows.append(
+            [
+                str(i),
+                r.factor,
+                r.label,
+                f"{r.closes:.0%}",
+                number(r.forward_velocity),
+                number(r.lateral_velocity),
+                number(r.yaw_rate),
+                "n/a" if r.fall_fraction is None else f"{r.fall_fraction:.0%}",
+            ]
+        )
     for line in aligned(rows, left=3):
         print(line, file=out)
     failed = [x for x in d.tried if x.error]
     if failed:
-        print(f"{len(failed)} value(s) could not run: " + "; ".join(f"{x.factor} {x.label}: {x.error[:120]}"
-                                                                    for x in failed[:3]), file=out)  # fmt: skip
+        print(
+            f"{len(failed)} value(s) could not run: "
+            + "; ".join(f"{x.factor} {x.label}: {x.error[:120]}" for x in failed[:3]),
+            file=out,
+        )
     best = d.suggestion()
     if d.baseline:
         print("no factor varied: the native run is no baseline to close a gap to (set what training used)", file=out)

@@ -68,9 +68,14 @@ def _settings(meta: dict[str, Any]) -> list[tuple[str, str]]:
     rows += [(name, describe_settings(name, meta.get(name))) for name in backend_names()]
     ground = meta.get("ground")
     g = ground or DEFAULT_GROUND.to_dict()
-    rows.append(("ground", f"friction {g['static_friction']:g} static / {g['dynamic_friction']:g} dynamic "
-                 f"({g['friction_combine']} combine), restitution {g['restitution']:g} ({g['restitution_combine']})"
-                 + ("" if ground else " (default)")))  # fmt: skip
+    rows.append(
+        (
+            "ground",
+            f"friction {g['static_friction']:g} static / {g['dynamic_friction']:g} dynamic "
+            f"({g['friction_combine']} combine), restitution {g['restitution']:g} ({g['restitution_combine']})"
+            + ("" if ground else " (default)"),
+        )
+    )
     collisions = meta.get("self_collisions")
     rows.append(("collisions", "the asset's" if collisions is None else ("on" if collisions else "off")))
     groups = meta.get("actuators") or []
@@ -79,8 +84,13 @@ def _settings(meta: dict[str, Any]) -> list[tuple[str, str]]:
     for group in groups:
         extra = {k: v for k, v in group.items() if k not in ("name", "model", "joints")}
         shown = ", ".join(f"{k} {v:g}" if isinstance(v, float) else f"{k} {v}" for k, v in extra.items())
-        rows.append(("actuators", f"{group['name']}: {group['model']} on {len(group['joints'])} joints"
-                     + (f" ({shown})" if shown else "")))  # fmt: skip
+        rows.append(
+            (
+                "actuators",
+                f"{group['name']}: {group['model']} on {len(group['joints'])} joints"
+                + (f" ({shown})" if shown else ""),
+            )
+        )
     return rows
 
 
@@ -123,8 +133,13 @@ def _lines(info: dict[str, Any]) -> list[tuple[str, str]]:
     rows.append(("asset", str(meta["asset"] or "none (pass --asset to replay)")))
     source = meta.get("asset_source")
     if source:  # an MJCF/URDF asset: what it was when the checkpoint was written (docs/import.md)
-        rows.append(("", f"{source['format']}, sha256 {str(source['sha256'])[:16]}..., converted by "
-                         f"{source['converter']} {source['converter_version']}"))  # fmt: skip
+        rows.append(
+            (
+                "",
+                f"{source['format']}, sha256 {str(source['sha256'])[:16]}..., converted by "
+                f"{source['converter']} {source['converter_version']}",
+            )
+        )
     rows.append(("task", str(meta["name"])))
     terms = ", ".join(_term(t) for t in meta["observation"])
     rows.append(("observation", f"{terms} = {info['observation_size']}"))
@@ -144,9 +159,17 @@ def _lines(info: dict[str, Any]) -> list[tuple[str, str]]:
     if action.get("clip") is not None:
         clip = action["clip"]
         bounds = [clip] if isinstance(clip, list) else list(clip.values())
-        every = len({tuple(b) for b in bounds}) == 1 and (isinstance(clip, list) or len(clip) == len(meta["joint_names"]))
-        rows.append(("target clip", f"[{bounds[0][0]:g}, {bounds[0][1]:g}] (every joint)" if every else
-                     ", ".join(f"{k} [{lo:g}, {hi:g}]" for k, (lo, hi) in clip.items())))  # fmt: skip
+        every = len({tuple(b) for b in bounds}) == 1 and (
+            isinstance(clip, list) or len(clip) == len(meta["joint_names"])
+        )
+        rows.append(
+            (
+                "target clip",
+                f"[{bounds[0][0]:g}, {bounds[0][1]:g}] (every joint)"
+                if every
+                else ", ".join(f"{k} [{lo:g}, {hi:g}]" for k, (lo, hi) in clip.items()),
+            )
+        )
     rows.append(("defaults", _values(meta["default_joint_pos"])))
     for gain in ("stiffness", "damping", "armature", "friction"):
         rows.append((gain, _values(meta.get(gain) or {})))
@@ -178,10 +201,13 @@ def run_info(cmd: Info) -> int:
     run = info.get("run")
     if run is not None:
         rows[:0] = [
-            ("run", f"Isaac Lab run, trained on {run['trained_on']}: {Path(run['env_yaml']).relative_to(run['folder'])}, "
-             f"checkpoint {Path(run['checkpoint']).relative_to(run['folder'])}"),
+            (
+                "run",
+                f"Isaac Lab run, trained on {run['trained_on']}: {Path(run['env_yaml']).relative_to(run['folder'])}, "
+                f"checkpoint {Path(run['checkpoint']).relative_to(run['folder'])}",
+            ),
             ("usd_path", f"{run['usd_path']} (the run's; --asset replaces it)"),
-        ]  # fmt: skip
+        ]
         if info["metadata"] is not None:
             vx, vy, wz = info["metadata"]["command"]
             rows.append(("command", f"vx {vx:g} m/s, vy {vy:g} m/s, wz {wz:g} rad/s (replay's fixed command)"))

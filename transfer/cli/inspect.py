@@ -99,8 +99,11 @@ def inspect_asset(asset: Path, root: str | None = None, truth: bool = False, ver
         source = asset
         conversion = convert_source(asset)
         asset = conversion.usd
-        converted = {"usd": str(asset), "converter": f"{conversion.record['converter']} "
-                     f"{conversion.record['converter_version']}", "cached": conversion.cached}  # fmt: skip
+        converted = {
+            "usd": str(asset),
+            "converter": f"{conversion.record['converter']} {conversion.record['converter_version']}",
+            "cached": conversion.cached,
+        }
     from transfer.orders.robot import refuse_urls
 
     refuse_urls(asset)  # before any engine (--truth) opens it: an engine's resolver may fetch a URL
@@ -263,8 +266,10 @@ def run_inspect(cmd: Inspect) -> int:
     from transfer.orders import OrderingError
 
     if cmd.root is not None and not cmd.root.startswith("/"):
-        print(f"error: --root {cmd.root!r}: give the articulation root's prim path, starting with / (e.g. /ant)",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"error: --root {cmd.root!r}: give the articulation root's prim path, starting with / (e.g. /ant)",
+            file=sys.stderr,
+        )
         return 2
     asset = cmd.asset or default_asset()
     try:

@@ -49,8 +49,9 @@ class Replay(CheckpointInputs, MotionInputs):
     """Environments run at once."""
     seconds: Annotated[float, DURATION] = 10.0
     """Simulated seconds per replay."""
-    command: Annotated[tuple[float, float, float] | None, tyro.conf.arg(metavar="VX VY WZ"), VELOCITY,
-                       DEFAULT_IN_TEXT] = None  # fmt: skip
+    command: Annotated[
+        tuple[float, float, float] | None, tyro.conf.arg(metavar="VX VY WZ"), VELOCITY, DEFAULT_IN_TEXT
+    ] = None
     """Velocity command (m/s, m/s, rad/s); default: the task's."""
     seed: Annotated[int, SEED] = 0
     """Seeds the small initial joint-position noise that makes environments differ."""
@@ -75,8 +76,11 @@ class Replay(CheckpointInputs, MotionInputs):
     perturb: Annotated[
         tuple[str, ...],
         tyro.conf.UseAppendAction,
-        tyro.conf.arg(metavar="KIND=VALUE", help=f"Run under a disturbance (repeat the flag): {KINDS}, as a sweep's "
-                      "perturbations (docs/sweep.md: what each value means)."),
+        tyro.conf.arg(
+            metavar="KIND=VALUE",
+            help=f"Run under a disturbance (repeat the flag): {KINDS}, as a sweep's "
+            "perturbations (docs/sweep.md: what each value means).",
+        ),
     ] = ()
     verbose: bool = False
     """Show what the engines and Warp print, and the solver choices (kept off the terminal by default)."""
@@ -124,19 +128,24 @@ def print_table(rows: list[dict[str, Any]], out: Any = None) -> None:
     summaries = [{"label": r.get("label"), **((r.get("metrics") or {}).get("summary") or {})} for r in rows]
     if any(len(m) > 1 for m in summaries):
         print("control and gait (standing envs after the warm-up; docs/traces.md):", file=out)
-        cells = [[t for t, _, _ in CONTROL_COLUMNS]] + [[_cell(f, m.get(k)) for _, k, f in CONTROL_COLUMNS]
-                                                         for m in summaries]  # fmt: skip
+        cells = [[t for t, _, _ in CONTROL_COLUMNS]] + [
+            [_cell(f, m.get(k)) for _, k, f in CONTROL_COLUMNS] for m in summaries
+        ]
         for line in aligned(cells, left=2):
             print(line, file=out)
     tracked = [r for r in rows if r.get("tracking")]
     if tracked:
         print("tracking (the reference clip, every step each env stood):", file=out)
         cells = [["run", "joint err rad", "anchor err deg", "body err m", "completed"]] + [
-            [r.get("label"), _cell("{:.3f}", r["tracking"].get("joint_pos_error")),
-             _cell("{:.1f}", r["tracking"].get("anchor_ori_error")), _cell("{:.3f}", r["tracking"].get("body_pos_error")),
-             _cell("{:.0%}", r["tracking"].get("completed"))]
+            [
+                r.get("label"),
+                _cell("{:.3f}", r["tracking"].get("joint_pos_error")),
+                _cell("{:.1f}", r["tracking"].get("anchor_ori_error")),
+                _cell("{:.3f}", r["tracking"].get("body_pos_error")),
+                _cell("{:.0%}", r["tracking"].get("completed")),
+            ]
             for r in tracked
-        ]  # fmt: skip
+        ]
         for line in aligned(cells, left=2):
             print(line, file=out)
     from transfer.env import Measure
@@ -150,17 +159,30 @@ def print_table(rows: list[dict[str, Any]], out: Any = None) -> None:
         )
     fell = [r for r in rows if r.get("fall_causes")]
     if fell:
-        words = {"base_contact": "base touched the ground", "bad_orientation": "tilted past 60 deg",
-                 "nonfinite": "state not finite"}  # fmt: skip
-        print("fell: " + "; ".join(
-            f"{r['label']}: " + ", ".join(f"{words.get(k, k)} {v}" for k, v in r["fall_causes"].items())
-            + f" (of {r['num_envs']})" for r in fell), file=out)  # fmt: skip
+        words = {
+            "base_contact": "base touched the ground",
+            "bad_orientation": "tilted past 60 deg",
+            "nonfinite": "state not finite",
+        }
+        print(
+            "fell: "
+            + "; ".join(
+                f"{r['label']}: "
+                + ", ".join(f"{words.get(k, k)} {v}" for k, v in r["fall_causes"].items())
+                + f" (of {r['num_envs']})"
+                for r in fell
+            ),
+            file=out,
+        )
     for r in rows:
         if r.get("nonfinite_envs"):
             start = [w for w in r.get("warnings", ()) if "outside the joints' limits" in w or "into the ground" in w]
-            cause = ("the start the warning below names is the likely cause: the engine blew up and the policy read "
-                     "its state" if start else "NaN weights or observations; check the checkpoint and the task's "
-                     "values")  # fmt: skip
+            cause = (
+                "the start the warning below names is the likely cause: the engine blew up and the policy read "
+                "its state"
+                if start
+                else "NaN weights or observations; check the checkpoint and the task's values"
+            )
             print(
                 f"non-finite: {r['label']}: the policy wrote NaN or inf actions in {r['nonfinite_envs']} of "
                 f"{r['num_envs']} env(s), counted as fallen ({cause})",
@@ -229,8 +251,10 @@ def run_replay(cmd: Replay) -> int:
     from transfer.runs.replay import compare, plot, replay
 
     if cmd.compare and cmd.no_reorder:
-        print_error("--compare runs the naive order itself (beside native and reordered); drop --no-reorder, or "
-                    "drop --compare to replay only the naive order")  # fmt: skip
+        print_error(
+            "--compare runs the naive order itself (beside native and reordered); drop --no-reorder, or "
+            "drop --compare to replay only the naive order"
+        )
         return 2
     try:
         settings, perturbation = parse_settings(cmd.settings), parse_perturbations(cmd.perturb)
@@ -238,10 +262,18 @@ def run_replay(cmd: Replay) -> int:
         print_error(exc)
         return 2
     kwargs = dict(
-        source=cmd.source, config=cmd.config, asset=cmd.asset, num_envs=cmd.num_envs, seconds=cmd.seconds,
-        command=cmd.command, seed=cmd.seed, settings=settings, record=cmd.record, perturbation=perturbation or None,
+        source=cmd.source,
+        config=cmd.config,
+        asset=cmd.asset,
+        num_envs=cmd.num_envs,
+        seconds=cmd.seconds,
+        command=cmd.command,
+        seed=cmd.seed,
+        settings=settings,
+        record=cmd.record,
+        perturbation=perturbation or None,
         **cmd.motion_args(),
-    )  # fmt: skip
+    )
     try:
         with engine_output(cmd.verbose) as terminal:
             if cmd.verbose:

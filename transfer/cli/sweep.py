@@ -59,15 +59,22 @@ def run_sweep(cmd: Sweep) -> int:
     from transfer.runs.sweep import print_table, sweep
 
     if cmd.in_process and cmd.address is not None:
-        print_error(f"--address {cmd.address} names a Ray cluster, and --in-process runs every cell here without "
-                    "Ray: give one of the two")  # fmt: skip
+        print_error(
+            f"--address {cmd.address} names a Ray cluster, and --in-process runs every cell here without "
+            "Ray: give one of the two"
+        )
         return 2
     try:
         with engine_output(cmd.verbose) as terminal:
             summary = sweep(
-                cmd.spec, cmd.out, workers=cmd.workers, address=cmd.address, resume=cmd.resume,
-                in_process=cmd.in_process, progress=terminal,
-            )  # fmt: skip
+                cmd.spec,
+                cmd.out,
+                workers=cmd.workers,
+                address=cmd.address,
+                resume=cmd.resume,
+                in_process=cmd.in_process,
+                progress=terminal,
+            )
     except (FileNotFoundError, ValueError, NotImplementedError) as exc:
         print_error(exc)
         return 2

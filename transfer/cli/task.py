@@ -65,7 +65,9 @@ def run_task(cmd: TaskFile) -> int:
     if cmd.json:
         print(json.dumps(summary, indent=2))
         return 0
-    print(f"wrote {cmd.output}: {len(result.joints)} joints, {result.observation_size} observations, "
-          f"{result.action_size} actions" + (" (checked against the checkpoint)" if result.checkpoint else ""))  # fmt: skip
+    print(
+        f"wrote {cmd.output}: {len(result.joints)} joints, {result.observation_size} observations, "
+        f"{result.action_size} actions" + (" (checked against the checkpoint)" if result.checkpoint else "")
+    )
     print(f"decide (lines marked '# DECIDE:'): {', '.join(result.decide)}")
     return 0

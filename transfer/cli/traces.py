@@ -60,22 +60,39 @@ def run_traces(cmd: Traces) -> int:
         print(json.dumps(found.to_dict(), indent=2))
     else:
         for side, meta in (("A", found.a), ("B", found.b)):
-            print(f"{side}: {printable(meta.get('label'), 200)} on {printable(meta.get('engine'), 40)} ({meta['path']})")
+            print(
+                f"{side}: {printable(meta.get('label'), 200)} on {printable(meta.get('engine'), 40)} ({meta['path']})"
+            )
         first = found.first
-        print(f"{found.rows} samples lined up; " + (f"first parted: {first.column} at {first.first_time:.2f} s "
-              f"(difference over {first.threshold:g})" if first else "no quantity passed its threshold"))  # fmt: skip
+        print(
+            f"{found.rows} samples lined up; "
+            + (
+                f"first parted: {first.column} at {first.first_time:.2f} s (difference over {first.threshold:g})"
+                if first
+                else "no quantity passed its threshold"
+            )
+        )
         rows = [["quantity", "rms diff", "peak diff", "threshold", "first passed s"]]
         for d in found.divergences[: max(cmd.top, 0)]:
-            rows.append([d.column, f"{d.rms:.3g}", f"{d.peak:.3g}", "-" if d.threshold is None else f"{d.threshold:g}",
-                         "-" if d.first_time is None else f"{d.first_time:.2f}"])  # fmt: skip
+            rows.append(
+                [
+                    d.column,
+                    f"{d.rms:.3g}",
+                    f"{d.peak:.3g}",
+                    "-" if d.threshold is None else f"{d.threshold:g}",
+                    "-" if d.first_time is None else f"{d.first_time:.2f}",
+                ]
+            )
         for line in aligned(rows, left=1):
             print(line)
         for side, only in (("A", found.only_in_a), ("B", found.only_in_b)):
             if only:
                 print(f"only in {side} (not compared): {', '.join(only[:8])}{' ...' if len(only) > 8 else ''}")
         for side, lost in found.not_finite.items():
-            print(f"not compared, no finite value in {side.upper()} where both stand: {', '.join(lost[:8])}"
-                  f"{' ...' if len(lost) > 8 else ''}")  # fmt: skip
+            print(
+                f"not compared, no finite value in {side.upper()} where both stand: {', '.join(lost[:8])}"
+                f"{' ...' if len(lost) > 8 else ''}"
+            )
     if cmd.plot is not None:
         sys.stdout.flush()
         print(f"plot: {cmd.plot}", file=sys.stderr)

@@ -75,10 +75,18 @@ def run_train(cmd: Train) -> int:
         check_run_folder(cmd.out, cmd.force)  # before the engines start
         with engine_output(cmd.verbose) as terminal:
             result = train(
-                cmd.task, cmd.backend, cmd.out, num_envs=cmd.num_envs, iterations=cmd.iterations, seed=cmd.seed,
-                episode_seconds=cmd.episode_seconds, obs_noise=cmd.obs_noise, asset=cmd.asset, force=cmd.force,
+                cmd.task,
+                cmd.backend,
+                cmd.out,
+                num_envs=cmd.num_envs,
+                iterations=cmd.iterations,
+                seed=cmd.seed,
+                episode_seconds=cmd.episode_seconds,
+                obs_noise=cmd.obs_noise,
+                asset=cmd.asset,
+                force=cmd.force,
                 progress=terminal,
-            )  # fmt: skip
+            )
     except (FileNotFoundError, ValueError) as exc:
         print_error(exc)
         return 2

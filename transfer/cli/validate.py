@@ -37,8 +37,10 @@ class Validate:
     asset: Annotated[tyro.conf.Positional[Path], tyro.conf.arg(metavar="ASSET"), ROBOT]
     """The USD file, or an MJCF (.xml) or URDF (.urdf) file (converted; docs/import.md). Never written: every change
     lives in an in-memory layer or the engine's builder."""
-    backend: Annotated[Literal[(*probed_backends(), "all", "both")],  # type: ignore[valid-type]
-                       tyro.conf.arg(metavar="{" + ",".join((*probed_backends(), "all")) + "}")] = "all"  # fmt: skip
+    backend: Annotated[
+        Literal[(*probed_backends(), "all", "both")],  # type: ignore[valid-type]
+        tyro.conf.arg(metavar="{" + ",".join((*probed_backends(), "all")) + "}"),
+    ] = "all"
     """The engine(s) to run joint_movement on (all: every registered backend; both is the same); same_child_bodies
     needs two."""
     json: bool = False
@@ -91,8 +93,9 @@ def print_report(report: dict[str, Any], out: Any = None) -> None:
             print(f"  {name:<7}       {line}", file=out)
         engine_warnings = r.get("warnings", [])
         if engine_warnings:
-            shown = "; ".join(engine_warnings[:3]) + (f"; +{len(engine_warnings) - 3} more (--json)" if len(
-                engine_warnings) > 3 else "")  # fmt: skip
+            shown = "; ".join(engine_warnings[:3]) + (
+                f"; +{len(engine_warnings) - 3} more (--json)" if len(engine_warnings) > 3 else ""
+            )
             print(f"  {name:<7} engine warnings: {shown}", file=out)
     if report.get("engines_disagree"):
         print(f"  {report['engines_disagree']}", file=out)

@@ -77,8 +77,10 @@ def print_report(report: Any, out: Any = None) -> None:
     )
     wrap = dict(width=112, initial_indent="   ", subsequent_indent="     ")
     if s.missing_joints:
-        print(textwrap.fill(f"joints the config names that the asset lacks: {', '.join(s.missing_joints)}", **wrap),
-              file=out)  # fmt: skip
+        print(
+            textwrap.fill(f"joints the config names that the asset lacks: {', '.join(s.missing_joints)}", **wrap),
+            file=out,
+        )
         print(textwrap.fill(f"the asset's joints: {', '.join(s.asset_joints)}", **wrap), file=out)
     if s.order:
         print(f"   the checkpoint's joint order: {' '.join(s.order)}", file=out)
@@ -95,11 +97,17 @@ def print_report(report: Any, out: Any = None) -> None:
         rows = [["term", "tolerance", f"{a} vs {b}", "where (state)", f"{a} vs named", f"{b} vs named", ""]]
         for t in report.terms:
             exp = t.expected
-            rows.append([
-                t.term, f"{t.tolerance:.0e}", _g(t.across.difference), f"{t.across.entry} ({t.across.sample})",
-                _g(exp[a].difference if exp.get(a) else None), _g(exp[b].difference if exp.get(b) else None),
-                "" if t.ok else "FAILED",
-            ])  # fmt: skip
+            rows.append(
+                [
+                    t.term,
+                    f"{t.tolerance:.0e}",
+                    _g(t.across.difference),
+                    f"{t.across.entry} ({t.across.sample})",
+                    _g(exp[a].difference if exp.get(a) else None),
+                    _g(exp[b].difference if exp.get(b) else None),
+                    "" if t.ok else "FAILED",
+                ]
+            )
         _table(rows, out)
     tr = report.trace
     if tr is not None:
@@ -112,8 +120,12 @@ def print_report(report: Any, out: Any = None) -> None:
         )
         print(textwrap.fill(line, **wrap), file=out)
         per = [f"{j} {max(v):.2f}" for j, v in tr.divergence.items()]
-        print(textwrap.fill("per joint, largest: " + ", ".join(per), 112, initial_indent="   ",
-                            subsequent_indent="     "), file=out)  # fmt: skip
+        print(
+            textwrap.fill(
+                "per joint, largest: " + ", ".join(per), 112, initial_indent="   ", subsequent_indent="     "
+            ),
+            file=out,
+        )
         fell = [f"{k} at {v:.2f} s" for k, v in tr.fell.items() if v is not None]
         print(f"   fell: {', '.join(fell) if fell else 'neither'}", file=out)
     print("", file=out)
@@ -133,10 +145,18 @@ def run_verify(cmd: Verify) -> int:
             if cmd.verbose:
                 logging.basicConfig(level=logging.INFO, stream=terminal, format="[transfer] %(message)s")
             report = verify(
-                cmd.checkpoint, source=cmd.source, config=cmd.config, asset=cmd.asset, samples=cmd.samples,
-                seed=cmd.seed, trace=cmd.trace, plot=cmd.plot, progress=terminal, engines=cmd.engines,
+                cmd.checkpoint,
+                source=cmd.source,
+                config=cmd.config,
+                asset=cmd.asset,
+                samples=cmd.samples,
+                seed=cmd.seed,
+                trace=cmd.trace,
+                plot=cmd.plot,
+                progress=terminal,
+                engines=cmd.engines,
                 **cmd.motion_args(),
-            )  # fmt: skip
+            )
     except (FileNotFoundError, ValueError, NotImplementedError) as exc:
         print_error(exc)
         return 2

@@ -41,9 +41,9 @@ __all__ = [
     "write_metadata",
 ]
 
-FORMATS: Mapping[str, type[CheckpointFormat]] = MappingProxyType({
-    f.name: f for f in (torchscript.TorchScriptFormat, rsl_rl.RslRlFormat, onnx.OnnxFormat)
-})  # fmt: skip
+FORMATS: Mapping[str, type[CheckpointFormat]] = MappingProxyType(
+    {f.name: f for f in (torchscript.TorchScriptFormat, rsl_rl.RslRlFormat, onnx.OnnxFormat)}
+)
 """Every checkpoint format, in the order detection asks them (a new format: one class, one entry)."""
 
 
@@ -128,8 +128,10 @@ def _checkpoint_path(path: str | Path) -> Path:
         from transfer._console import printable
 
         if path.is_symlink():  # a link to nothing, or a loop of links
-            raise FileNotFoundError(f"Policy file not found: {printable(path, 400)} is a symbolic link that leads to no "
-                                    "file (a dangling link, or a loop of links); give the checkpoint itself")  # fmt: skip
+            raise FileNotFoundError(
+                f"Policy file not found: {printable(path, 400)} is a symbolic link that leads to no "
+                "file (a dangling link, or a loop of links); give the checkpoint itself"
+            )
         raise FileNotFoundError(f"Policy file not found: {printable(path, 400)}")
     if path.is_dir():
         raise PolicyError(

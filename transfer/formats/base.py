@@ -34,7 +34,9 @@ class Probe:
         """Read ``path``'s head and zip directory. Raises :class:`PolicyError` for an empty file or a damaged zip."""
         path = Path(path)
         if path.exists() and not path.is_file():  # a FIFO would block the read, a device never end it
-            raise PolicyError(f"{path}: not a regular file (a folder, a FIFO or a device); give the checkpoint file itself")
+            raise PolicyError(
+                f"{path}: not a regular file (a folder, a FIFO or a device); give the checkpoint file itself"
+            )
         with open(path, "rb") as fh:
             head = fh.read(4)
         if not head:
@@ -48,8 +50,10 @@ class Probe:
                 raise PolicyError(f"{path}: a damaged zip archive ({exc})") from None
             unpacked = sum(m.file_size for m in members)
             if unpacked > MAX_UNPACKED:  # a zip bomb: torch would unpack it all into memory
-                raise PolicyError(f"{path}: its zip archive unpacks to {unpacked / 2**30:.1f} GiB (at most "
-                                  f"{MAX_UNPACKED / 2**30:g} GiB; a policy checkpoint is megabytes): refused unread")  # fmt: skip
+                raise PolicyError(
+                    f"{path}: its zip archive unpacks to {unpacked / 2**30:.1f} GiB (at most "
+                    f"{MAX_UNPACKED / 2**30:g} GiB; a policy checkpoint is megabytes): refused unread"
+                )
             names = tuple(m.filename for m in members)
         return cls(path, head, names)
 
@@ -82,8 +86,10 @@ class CheckpointFormat:
         unknown = sorted(set(options) - cls.options)
         if unknown:
             takes = f"it takes {sorted(cls.options)}" if cls.options else "it takes none"
-            raise TypeError(f"{path}: options {unknown} do not apply to {cls.name} checkpoints ({takes}; RSL-RL "
-                            "checkpoints only take an actor's activation, distribution and action range)")  # fmt: skip
+            raise TypeError(
+                f"{path}: options {unknown} do not apply to {cls.name} checkpoints ({takes}; RSL-RL "
+                "checkpoints only take an actor's activation, distribution and action range)"
+            )
         return cls.policy(path, device, **options)
 
     @classmethod

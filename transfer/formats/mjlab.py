@@ -62,6 +62,7 @@ MJLAB_TERMS: Mapping[str, str] = mjlab_names()
 mjlab's velocity task ``joint_pos`` is ``joint_pos_rel``, ``joint_vel`` is ``joint_vel_rel``, ``actions`` the last
 action, ``command`` the twist command)."""
 
+
 def mjlab_defaults() -> dict[str, Any]:
     """What mjlab's velocity task trains with and its metadata does not say, as task fields: 5 ms physics, decimation
     4, and each engine's settings for an mjlab training (:func:`transfer.backends.training_settings` of ``mjlab``:
@@ -74,6 +75,7 @@ def trained_on() -> str | None:
     """The backend an mjlab policy replays natively on: the one whose engine orders as MuJoCo does on the MJCF
     mjlab trains on (the ``mujoco`` convention), else the one that stands in for it."""
     return native_backend(OrderingConvention.MUJOCO)
+
 
 _INF = {"inf": math.inf, "+inf": math.inf, "-inf": -math.inf, "infinity": math.inf, "-infinity": -math.inf}
 
@@ -196,16 +198,23 @@ def _term(name: str, scale: Any, clip: Any, history: Any, flatten: Any, where: s
     if isinstance(steps, list) or not float(steps).is_integer() or steps < 0:
         raise MjlabError(f"{where}: observation term {name!r}: history length {history!r} is not a whole number")
     if steps > 0 and flatten is False:
-        raise MjlabError(f"{where}: observation term {name!r} keeps its {int(steps)}-step history as a separate axis "
-                         "(flatten_history_dim false); a policy reading one flat vector cannot take it")  # fmt: skip
+        raise MjlabError(
+            f"{where}: observation term {name!r} keeps its {int(steps)}-step history as a separate axis "
+            "(flatten_history_dim false); a policy reading one flat vector cannot take it"
+        )
     low, high = clip if isinstance(clip, list) and len(clip) == 2 else (None, None)
     if clip is not None and (low is None or math.isnan(low) or math.isnan(high)):  # [nan, inf] read as no clip
-        raise MjlabError(f"{where}: observation term {name!r}: clip {clip!r} is not [low, high] (two numbers; inf for "
-                         "no bound)")  # fmt: skip
+        raise MjlabError(
+            f"{where}: observation term {name!r}: clip {clip!r} is not [low, high] (two numbers; inf for no bound)"
+        )
     bounded = clip is not None and (math.isfinite(low) or math.isfinite(high))
     try:
-        return ObsTerm(ours, scale=tuple(scale) if isinstance(scale, list) else float(scale),
-                       clip=(low, high) if bounded else None, history_length=int(steps))  # fmt: skip
+        return ObsTerm(
+            ours,
+            scale=tuple(scale) if isinstance(scale, list) else float(scale),
+            clip=(low, high) if bounded else None,
+            history_length=int(steps),
+        )
     except TaskError as exc:
         raise MjlabError(f"{where}: observation term {name!r}: {exc}") from None
 

@@ -26,7 +26,15 @@ if TYPE_CHECKING:
     import onnx
 
 __all__ = [
-    "OnnxFormat","OnnxPermutation", "OnnxPolicy", "detect", "props_metadata", "read_metadata", "save_onnx", "write_metadata"]
+    "OnnxFormat",
+    "OnnxPermutation",
+    "OnnxPolicy",
+    "detect",
+    "props_metadata",
+    "read_metadata",
+    "save_onnx",
+    "write_metadata",
+]
 
 FORMAT = "onnx"
 
@@ -161,8 +169,10 @@ def motion_from_onnx(path: str | Path, joint_names: Sequence[str], fps: float) -
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     inputs, outputs = session.get_inputs(), session.get_outputs()
     if not is_motion_export(inputs, outputs):
-        raise MotionError(f"{path}: not a tracking export (inputs obs, time_step; outputs actions, "
-                          f"{', '.join(MOTION_OUTPUTS)}); give the clip with --motion")  # fmt: skip
+        raise MotionError(
+            f"{path}: not a tracking export (inputs obs, time_step; outputs actions, "
+            f"{', '.join(MOTION_OUTPUTS)}); give the clip with --motion"
+        )
     obs = np.zeros((1, int(inputs[0].shape[1])), np.float32)
     names = ["joint_pos", "body_pos_w", "body_quat_w"]
 
@@ -184,9 +194,16 @@ def motion_from_onnx(path: str | Path, joint_names: Sequence[str], fps: float) -
     import onnx
 
     props = {p.key: p.value for p in onnx.load(str(path), load_external_data=False).metadata_props}
-    return Motion(float(fps), tuple(joint_names), root_pos, np.concatenate([wxyz[:, 1:], wxyz[:, :1]], axis=1),
-                  joints, str(path), anchor=props.get("anchor_body_name") or None,
-                  bodies=tuple(n.strip() for n in props.get("body_names", "").split(",") if n.strip()))  # fmt: skip
+    return Motion(
+        float(fps),
+        tuple(joint_names),
+        root_pos,
+        np.concatenate([wxyz[:, 1:], wxyz[:, :1]], axis=1),
+        joints,
+        str(path),
+        anchor=props.get("anchor_body_name") or None,
+        bodies=tuple(n.strip() for n in props.get("body_names", "").split(",") if n.strip()),
+    )
 
 
 def _recurrent_state(path: Path, inputs: Sequence[Any], outputs: Sequence[Any]) -> list[tuple[int, int, int]]:
@@ -210,8 +227,10 @@ def _recurrent_state(path: Path, inputs: Sequence[Any], outputs: Sequence[Any]) 
             isinstance(a, int) and isinstance(b, int) and a != b for a, b in zip(shape, fed, strict=True)
         )
         if differs:
-            raise PolicyError(f"{path}: the recurrent state {inp.name} is {shape} in but {out.name} comes back as "
-                              f"{fed}; the state fed back must keep its shape: export the model again")  # fmt: skip
+            raise PolicyError(
+                f"{path}: the recurrent state {inp.name} is {shape} in but {out.name} comes back as "
+                f"{fed}; the state fed back must keep its shape: export the model again"
+            )
         batch = shape[1] if isinstance(shape[1], int) else 0
         shapes.append((shape[0], batch, shape[2]))
     return shapes
@@ -245,11 +264,15 @@ def check_external_data(path: Path) -> None:
             continue
         target = (folder / location).resolve()
         if not target.is_relative_to(folder):
-            raise PolicyError(f"{path}: tensor {tensor.name!r} keeps its data in {location!r}, outside the model's "
-                              f"folder {folder}; refused (copy the data file beside the model)")  # fmt: skip
+            raise PolicyError(
+                f"{path}: tensor {tensor.name!r} keeps its data in {location!r}, outside the model's "
+                f"folder {folder}; refused (copy the data file beside the model)"
+            )
         if not target.is_file():
-            raise PolicyError(f"{path}: tensor {tensor.name!r} keeps its data in {location!r}, which is not beside the "
-                              f"model ({target} is missing); copy it next to {path.name}")  # fmt: skip
+            raise PolicyError(
+                f"{path}: tensor {tensor.name!r} keeps its data in {location!r}, which is not beside the "
+                f"model ({target} is missing); copy it next to {path.name}"
+            )
 
 
 def _external_tensors(model: Any) -> list[Any]:
@@ -264,8 +287,14 @@ def _external_tensors(model: Any) -> list[Any]:
         tensors += [t for s in graph.sparse_initializer for t in (s.values, s.indices)]
         for attribute in (a for node in graph.node for a in node.attribute):
             tensors += ([attribute.t] if attribute.HasField("t") else []) + list(attribute.tensors)
-            tensors += [t for s in [*attribute.sparse_tensors, *([attribute.sparse_tensor] if attribute.HasField(
-                "sparse_tensor") else [])] for t in (s.values, s.indices)]  # fmt: skip
+            tensors += [
+                t
+                for s in [
+                    *attribute.sparse_tensors,
+                    *([attribute.sparse_tensor] if attribute.HasField("sparse_tensor") else []),
+                ]
+                for t in (s.values, s.indices)
+            ]
             graphs += ([attribute.g] if attribute.HasField("g") else []) + list(attribute.graphs)
     return [t for t in tensors if t.data_location == TensorProto.EXTERNAL]
 
@@ -281,8 +310,10 @@ def read_metadata(path: str | Path) -> dict[str, Any] | None:
     keys = [p.key for p in model.metadata_props]
     twice = sorted({k for k in keys if keys.count(k) > 1})
     if twice:
-        raise PolicyError(f"{path}: metadata_props lists {twice} more than once (onnx.checker refuses such a model); "
-                          "which one holds is not defined: export the model again")  # fmt: skip
+        raise PolicyError(
+            f"{path}: metadata_props lists {twice} more than once (onnx.checker refuses such a model); "
+            "which one holds is not defined: export the model again"
+        )
     return props_metadata({p.key: p.value for p in model.metadata_props}, path)
 
 

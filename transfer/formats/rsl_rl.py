@@ -44,10 +44,19 @@ RSL_RL_NORMALIZER_EPS = 1e-2
 """``rsl_rl.modules.EmpiricalNormalization``'s default ``eps``: normalized = (x - mean) / (std + eps)."""
 
 ACTIVATIONS: dict[str, str] = {
-    "elu": "ELU", "selu": "SELU", "relu": "ReLU", "crelu": "CELU", "lrelu": "LeakyReLU", "tanh": "Tanh",
-    "sigmoid": "Sigmoid", "softplus": "Softplus", "gelu": "GELU", "swish": "SiLU", "mish": "Mish",
+    "elu": "ELU",
+    "selu": "SELU",
+    "relu": "ReLU",
+    "crelu": "CELU",
+    "lrelu": "LeakyReLU",
+    "tanh": "Tanh",
+    "sigmoid": "Sigmoid",
+    "softplus": "Softplus",
+    "gelu": "GELU",
+    "swish": "SiLU",
+    "mish": "Mish",
     "identity": "Identity",
-}  # fmt: skip
+}
 """rsl_rl's activation names (``rsl_rl.utils.resolve_nn_activation``) -> ``torch.nn`` module classes."""
 
 _DISTRIBUTIONS = ("gaussian", "heteroscedastic_gaussian", "beta", "none")
@@ -85,13 +94,18 @@ def torch_load_safe(path: Path) -> Any:
         # what the file asked for ("Trying to load unsupported GLOBAL posix.system ..."), never torch's advice to
         # load it with weights_only=False
         reason = next((line for line in lines if "GLOBAL" in line or "Unsupported" in line), None) or next(
-            (line for line in lines if "weights_only" not in line and "Re-running" not in line), "")  # fmt: skip
+            (line for line in lines if "weights_only" not in line and "Re-running" not in line), ""
+        )
         if "global" in text.lower():
-            head = ("refused: loading this checkpoint would run arbitrary pickle code (it stores Python objects, not "
-                    f"just tensors and plain containers: {reason}). transfer")  # fmt: skip
+            head = (
+                "refused: loading this checkpoint would run arbitrary pickle code (it stores Python objects, not "
+                f"just tensors and plain containers: {reason}). transfer"
+            )
         else:
-            head = (f"not a checkpoint a safe load reads (torch's weights-only loader: {reason}); transfer never "
-                    "loads with weights_only=False, which would run whatever code the file holds, and")  # fmt: skip
+            head = (
+                f"not a checkpoint a safe load reads (torch's weights-only loader: {reason}); transfer never "
+                "loads with weights_only=False, which would run whatever code the file holds, and"
+            )
         raise PolicyError(
             f"{path}: {head} loads checkpoints with torch.load(weights_only=True) deliberately. Re-save it as plain "
             "data (rsl_rl's OnPolicyRunner.save writes dicts of state dicts), or export TorchScript/ONNX."
@@ -117,9 +131,11 @@ def _check_tensors(path: Path, data: Any, torch: Any, where: str = "", depth: in
         if isinstance(value, torch.Tensor):
             stored = value.untyped_storage().nbytes() // max(value.element_size(), 1)
             if value.numel() > MAX_TENSOR_ELEMENTS or value.numel() > stored:
-                raise PolicyError(f"{path}: tensor {printable(name, 120)} declares shape {tuple(value.shape)} "
-                                  f"({value.numel()} elements over {stored} stored); no policy holds such a tensor: "
-                                  "not a checkpoint transfer reads")  # fmt: skip
+                raise PolicyError(
+                    f"{path}: tensor {printable(name, 120)} declares shape {tuple(value.shape)} "
+                    f"({value.numel()} elements over {stored} stored); no policy holds such a tensor: "
+                    "not a checkpoint transfer reads"
+                )
         else:
             _check_tensors(path, value, torch, name, depth + 1)
 
@@ -364,8 +380,11 @@ class RslRlPermutation:
                 plan.append((last, 0, rows))
                 if f"{mlp}{indices[-1]}.bias" in state:
                     plan.append((f"{mlp}{indices[-1]}.bias", 0, rows))
-                plan += [(f"distribution.{s}", 0, act) for s in ("std_param", "log_std_param")
-                         if f"distribution.{s}" in state]  # fmt: skip
+                plan += [
+                    (f"distribution.{s}", 0, act)
+                    for s in ("std_param", "log_std_param")
+                    if f"distribution.{s}" in state
+                ]
             for k, axis, index in plan:
                 t = state[k]
                 state[k] = t.index_select(axis % t.dim(), torch.as_tensor(list(index), dtype=torch.long)).contiguous()

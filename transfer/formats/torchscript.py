@@ -185,8 +185,11 @@ class TorchScriptPolicy(Policy):
 
         self.per_env = True
         self._states = None  # made by the first call, one zero state per env
-        warnings.warn(f"{self.path.name}: the recurrent module does not take a batch of {n} envs with its state; "
-                      "running it one env at a time", stacklevel=3)  # fmt: skip
+        warnings.warn(
+            f"{self.path.name}: the recurrent module does not take a batch of {n} envs with its state; "
+            "running it one env at a time",
+            stacklevel=3,
+        )
 
     def _forward_per_env(self, x: Any) -> Any:
         import torch

@@ -109,8 +109,9 @@ def load() -> None:
             found = entry.load()
             register(getattr(found, "CONVENTION", found))
         except Exception as exc:  # noqa: BLE001 - a broken plug-in is one line naming it
-            raise ValueError(f"the convention plug-in {entry.name} ({entry.value}) cannot be registered: "
-                             f"{type(exc).__name__}: {exc}") from None  # fmt: skip
+            raise ValueError(
+                f"the convention plug-in {entry.name} ({entry.value}) cannot be registered: {type(exc).__name__}: {exc}"
+            ) from None
 
 
 def conventions() -> tuple[Convention, ...]:

@@ -149,5 +149,7 @@ def refuse_urls(usd: Path) -> None:
     urls = url_references(usd)
     if urls:
         layer, url = urls[0]
-        raise AssetError(f"{layer}: names {url!r} (a layer, value clip or asset) by a URL; transfer fetches nothing "
-                         "(nor lets an engine fetch it): download it beside the robot and name it by a relative path")  # fmt: skip
+        raise AssetError(
+            f"{layer}: names {url!r} (a layer, value clip or asset) by a URL; transfer fetches nothing "
+            "(nor lets an engine fetch it): download it beside the robot and name it by a relative path"
+        )

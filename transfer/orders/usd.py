@@ -393,16 +393,24 @@ def up_axis_conflict(asset: Any) -> str | None:
     root = stage.GetRootLayer()
     if root.pseudoRoot.HasInfo("upAxis"):
         return None
-    others = sorted({(Path(layer.realPath).name, str(layer.pseudoRoot.GetInfo("upAxis")))
-                     for layer in stage.GetUsedLayers()
-                     if layer != root and layer.realPath and layer.pseudoRoot.HasInfo("upAxis")
-                     and str(layer.pseudoRoot.GetInfo("upAxis")) != "Y"})  # fmt: skip
+    others = sorted(
+        {
+            (Path(layer.realPath).name, str(layer.pseudoRoot.GetInfo("upAxis")))
+            for layer in stage.GetUsedLayers()
+            if layer != root
+            and layer.realPath
+            and layer.pseudoRoot.HasInfo("upAxis")
+            and str(layer.pseudoRoot.GetInfo("upAxis")) != "Y"
+        }
+    )
     if not others:
         return None
     said = ", ".join(f"{name} says {axis}" for name, axis in others)
-    return (f"{Path(root.realPath).name} authors no upAxis, so the stage is Y-up (USD's rule) while {said}: the "
-            f"engines disagree on such a stage (PhysX pulls the robot along -Y); author upAxis = "
-            f"\"{others[0][1]}\" on {Path(root.realPath).name}")
+    return (
+        f"{Path(root.realPath).name} authors no upAxis, so the stage is Y-up (USD's rule) while {said}: the "
+        f"engines disagree on such a stage (PhysX pulls the robot along -Y); author upAxis = "
+        f'"{others[0][1]}" on {Path(root.realPath).name}'
+    )
 
 
 # --- errors ------------------------------------------------------------------------------------------------

@@ -165,5 +165,3 @@ def scan_joints(asset: Any) -> JointScan:
     kinematic = frozenset(p for p, b in physics.bodies.items() if b.kinematic)
     source = stage.GetRootLayer().realPath or stage.GetRootLayer().identifier
     return JointScan(source, tuple(joints), tuple(sorted(bodies)), articulated, kinematic)
-
-

@@ -13,8 +13,16 @@ from transfer.orders.graph import OrderingError
 from transfer.orders.usd import open_stage, read_physics, read_robot_schema, read_stage
 from transfer.profile.settings import authored
 
-__all__ = ["FIXES", "ROBOT_SCHEMA_RULES", "SEVERITIES", "SEVERITY", "Finding", "StageContents", "profile_findings",
-           "stage_contents"]  # fmt: skip
+__all__ = [
+    "FIXES",
+    "ROBOT_SCHEMA_RULES",
+    "SEVERITIES",
+    "SEVERITY",
+    "Finding",
+    "StageContents",
+    "profile_findings",
+    "stage_contents",
+]
 
 # --- the robot profile ---------------------------------------------------------------------------------------------
 
@@ -105,16 +113,36 @@ FIXES = {
     "base-kind": "{flag}",
 }
 SEVERITY = {
-    "default-prim": "warning", "up-axis": "warning", "meters-per-unit": "warning",
-    "rigid-body-xformable": "error", "joint-bodies": "error", "articulation-root": "error",
-    "driven-joint-drive": "warning", "driven-joint-state": "warning", "driven-joint-max-velocity": "warning",
-    "mimic-reference": "error", "mimic-parameters": "warning", "mimic-drive-gains": "warning",
-    "robot-api": "warning", "robot-namespace": "warning", "robot-joints": "warning", "robot-links": "warning",
-    "gripper-max-opening": "warning", "gripper-forward-axis": "warning", "gripper-grip-line": "warning",
-    "gripper-site-api": "warning", "prim-naming": "info", "file-naming": "info", "physics-layer": "info",
-    "collision-geometry": "warning", "joint-limits": "warning", "drive-max-force": "warning", "base-kind": "info",
-    "joint-locked": "warning", "pose-outside-limits": "warning",
-}  # fmt: skip
+    "default-prim": "warning",
+    "up-axis": "warning",
+    "meters-per-unit": "warning",
+    "rigid-body-xformable": "error",
+    "joint-bodies": "error",
+    "articulation-root": "error",
+    "driven-joint-drive": "warning",
+    "driven-joint-state": "warning",
+    "driven-joint-max-velocity": "warning",
+    "mimic-reference": "error",
+    "mimic-parameters": "warning",
+    "mimic-drive-gains": "warning",
+    "robot-api": "warning",
+    "robot-namespace": "warning",
+    "robot-joints": "warning",
+    "robot-links": "warning",
+    "gripper-max-opening": "warning",
+    "gripper-forward-axis": "warning",
+    "gripper-grip-line": "warning",
+    "gripper-site-api": "warning",
+    "prim-naming": "info",
+    "file-naming": "info",
+    "physics-layer": "info",
+    "collision-geometry": "warning",
+    "joint-limits": "warning",
+    "drive-max-force": "warning",
+    "base-kind": "info",
+    "joint-locked": "warning",
+    "pose-outside-limits": "warning",
+}
 """Each rule's severity (``collision-geometry`` is an ``error`` when no link of a floating robot has a collider)."""
 _RESERVED = {"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(1, 10)), *(f"LPT{i}" for i in range(1, 10))}
 _CAMEL = re.compile(r"^[a-z]+(?:[A-Z0-9][a-z0-9]*)+$")
@@ -385,12 +413,24 @@ def _robot_checks(stage: Any, physics: Any) -> list[Finding]:
             links = [b for b in links if not is_chain_frame(stage.GetPrimAtPath(b))]  # joints' frames: no shape
             bare = [b for b in links if not _has_collider(stage, b, bodies)]
             if bare and len(bare) == len(links):
-                out.append(_finding("collision-geometry", root, f"no link of this floating-base robot has collision "
-                                    f"geometry ({len(links)} links): it cannot stand or walk on a ground",
-                                    severity="error"))  # fmt: skip
+                out.append(
+                    _finding(
+                        "collision-geometry",
+                        root,
+                        f"no link of this floating-base robot has collision "
+                        f"geometry ({len(links)} links): it cannot stand or walk on a ground",
+                        severity="error",
+                    )
+                )
             elif bare:
-                out.append(_finding("collision-geometry", root, f"{len(bare)} of {len(links)} links of this "
-                                    f"floating-base robot have no collision geometry: {_listed(bare)}"))  # fmt: skip
+                out.append(
+                    _finding(
+                        "collision-geometry",
+                        root,
+                        f"{len(bare)} of {len(links)} links of this "
+                        f"floating-base robot have no collision geometry: {_listed(bare)}",
+                    )
+                )
         out += _joint_rules(stage, root, joints, anchors)
     return out
 
@@ -422,19 +462,40 @@ def _joint_rules(stage: Any, root: str, joints: Any, anchors: list[str]) -> list
                     uncapped.append(path)
     out = []
     if unlimited:
-        out.append(_finding("joint-limits", root, f"{len(unlimited)} movable joint(s) without finite limits: "
-                            f"{_listed(unlimited)}"))  # fmt: skip
+        out.append(
+            _finding(
+                "joint-limits", root, f"{len(unlimited)} movable joint(s) without finite limits: {_listed(unlimited)}"
+            )
+        )
     if locked:
-        out.append(_finding("joint-locked", root, f"{len(locked)} movable joint(s) whose limits leave no travel "
-                            f"(upper <= lower), so they cannot move: {_listed(locked)}"))  # fmt: skip
+        out.append(
+            _finding(
+                "joint-locked",
+                root,
+                f"{len(locked)} movable joint(s) whose limits leave no travel "
+                f"(upper <= lower), so they cannot move: {_listed(locked)}",
+            )
+        )
     if outside:
-        out.append(_finding("pose-outside-limits", root, f"{len(outside)} joint(s) start outside their limits (the "
-                            f"engines push them to a limit in the first steps, each its own way): "
-                            f"{_listed(outside)}"))  # fmt: skip
+        out.append(
+            _finding(
+                "pose-outside-limits",
+                root,
+                f"{len(outside)} joint(s) start outside their limits (the "
+                f"engines push them to a limit in the first steps, each its own way): "
+                f"{_listed(outside)}",
+            )
+        )
     if uncapped:
         kind = "angular" if stage.GetPrimAtPath(uncapped[0]).GetTypeName() == "PhysicsRevoluteJoint" else "linear"
-        out.append(_finding("drive-max-force", root, f"{len(uncapped)} drive(s) without a finite, positive "
-                            f"maxForce (effort limit): {_listed(uncapped)}", kind=kind))  # fmt: skip
+        out.append(
+            _finding(
+                "drive-max-force",
+                root,
+                f"{len(uncapped)} drive(s) without a finite, positive maxForce (effort limit): {_listed(uncapped)}",
+                kind=kind,
+            )
+        )
     return out
 
 
@@ -456,5 +517,3 @@ def profile_findings(asset: Any) -> list[Finding]:
     out += _gripper_rules(stage) + _naming_rules(stage) + _layer_rules(stage)
     order = {s: k for k, s in enumerate(SEVERITIES)}
     return sorted(out, key=lambda f: order[f.severity])  # errors first; the rules' own order within a severity
-
-

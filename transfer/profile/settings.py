@@ -133,4 +133,3 @@ def read_asset_settings(asset: Any, root: str | None = None) -> AssetSettings:
         meters_per_unit=mpu,
         root=art_root,
     )
-

@@ -38,8 +38,9 @@ def checkpoint_info(
         info = describe_file(file, **options)
         if run is None:
             if asset is not None:
-                info["notes"].append(f"--asset {asset} is not used: it names the robot of a run folder, and "
-                                     f"{path.name} is a file")  # fmt: skip
+                info["notes"].append(
+                    f"--asset {asset} is not used: it names the robot of a run folder, and {path.name} is a file"
+                )
             return info
         if info["metadata"] is not None:  # it speaks for itself: nothing of the run is resolved
             info["notes"].append(f"{file.name} carries its own metadata; params/env.yaml is not used")
@@ -55,21 +56,35 @@ def checkpoint_info(
         info["notes"] += size_notes(info)
     if config is not None:
         order = f"--source {source}" if source else f"{config} ({inputs.source_label})"
-        info["sources"] = {"task": str(config), "joint order": f"{order} on {inputs.asset_given}",
-                           "asset": f"--asset {asset}" if asset else f"{config} ({inputs.asset_given})"}  # fmt: skip
+        info["sources"] = {
+            "task": str(config),
+            "joint order": f"{order} on {inputs.asset_given}",
+            "asset": f"--asset {asset}" if asset else f"{config} ({inputs.asset_given})",
+        }
     else:
         info["run"] = _run(inputs.run, info)
     return info
 
 
 def _run(run: Any, info: dict[str, Any]) -> dict[str, Any]:
-    return {"folder": str(run.folder), "env_yaml": str(run.env_yaml), "checkpoint": info["checkpoint"],
-            "usd_path": run.usd_path, "trained_on": run.trained_on, "order": run.order}  # fmt: skip
+    return {
+        "folder": str(run.folder),
+        "env_yaml": str(run.env_yaml),
+        "checkpoint": info["checkpoint"],
+        "usd_path": run.usd_path,
+        "trained_on": run.trained_on,
+        "order": run.order,
+    }
 
 
 def _metadata(inputs: Any) -> dict[str, Any]:
     """The document of the resolved inputs, in the keys :func:`build_metadata` writes."""
     task = inputs.task
     names = inputs.robot.order(inputs.source).joints
-    return build_metadata(task, names, convention=task.convention, trained_on=task.trained_on,
-                          asset=str(task.asset if inputs.run is not None else inputs.asset_given))  # fmt: skip
+    return build_metadata(
+        task,
+        names,
+        convention=task.convention,
+        trained_on=task.trained_on,
+        asset=str(task.asset if inputs.run is not None else inputs.asset_given),
+    )

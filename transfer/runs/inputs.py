@@ -69,12 +69,17 @@ class Inputs:
         """The resolved inputs as JSON-able data (what a sweep cell carries): :meth:`from_dict` of it loads the
         policy file again and resolves nothing else."""
         return {
-            "policy": str(self.policy.path), "format": self.policy.format, "policy_options": dict(self.policy_options),
-            "task": self.task.to_dict(), "task_source": self.task.source, "asset": str(self.robot.usd),
+            "policy": str(self.policy.path),
+            "format": self.policy.format,
+            "policy_options": dict(self.policy_options),
+            "task": self.task.to_dict(),
+            "task_source": self.task.source,
+            "asset": str(self.robot.usd),
             "source": self.source.value if isinstance(self.source, OrderingConvention) else list(self.source),
-            "source_label": self.source_label, "asset_file": None if self.asset_file is None else str(self.asset_file),
+            "source_label": self.source_label,
+            "asset_file": None if self.asset_file is None else str(self.asset_file),
             "warnings": list(self.warnings),
-        }  # fmt: skip
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, device: str = "cpu") -> Inputs:
@@ -85,8 +90,15 @@ class Inputs:
         policy = load_policy(data["policy"], device=device, format=data["format"], **dict(data["policy_options"]))
         task = Task.from_dict(data["task"], source=data.get("task_source"))
         asset_file = None if data["asset_file"] is None else Path(data["asset_file"])
-        return cls(policy, task, Robot(Path(data["asset"]), asset_file), parse_ordering(data["source"]),
-                   data["source_label"], tuple(data["warnings"]), dict(data["policy_options"]))  # fmt: skip
+        return cls(
+            policy,
+            task,
+            Robot(Path(data["asset"]), asset_file),
+            parse_ordering(data["source"]),
+            data["source_label"],
+            tuple(data["warnings"]),
+            dict(data["policy_options"]),
+        )
 
     @property
     def asset(self) -> Path:
@@ -289,8 +301,9 @@ def _inputs_from_deploy(policy: Any, config: Any, parsed: Any, asset: Any, alias
     where = config.path
     given = asset if asset is not None else config.asset
     if given is None:
-        raise ReplayError(config.asset_problem or f"--asset is needed: {where} names no robot file (the robot's USD, "
-                          "MJCF or URDF)")  # fmt: skip
+        raise ReplayError(
+            config.asset_problem or f"--asset is needed: {where} names no robot file (the robot's USD, MJCF or URDF)"
+        )
     robot = Robot.of(given)
     if parsed is None and config.kind == "legged_gym":
         parsed = OrderingConvention.MUJOCO  # Isaac Gym's order of the URDF, which the MJCF repeats
@@ -364,8 +377,12 @@ def _inputs_from_metadata(
     label = task.convention or "explicit list"
     config_task = None if config is None else _config_task(config, task.joint_names, aliases)
     if config_task is not None:
-        task = merge_config(task, config_task, where=f"--config {config} contradicts {name}'s metadata",
-                            config_name=f"--config {config}")  # fmt: skip
+        task = merge_config(
+            task,
+            config_task,
+            where=f"--config {config} contradicts {name}'s metadata",
+            config_name=f"--config {config}",
+        )
     hint = asset or (config_task.asset if config_task is not None else None) or task.asset
     if hint is None:
         raise ReplayError(
@@ -422,11 +439,14 @@ def _asset_drift(meta: dict[str, Any], source_file: Path | None, name: str) -> t
         for key, what in (
             ("sha256", f"{source_file.name}'s bytes"),
             ("references_sha256", "the files it references"),
-            ("converter_version", f"the converter ({recorded.get('converter')} {recorded.get('converter_version')} "
-                                  f"then, {now.get('converter_version')} now)"),
+            (
+                "converter_version",
+                f"the converter ({recorded.get('converter')} {recorded.get('converter_version')} "
+                f"then, {now.get('converter_version')} now)",
+            ),
         )
         if recorded.get(key) != now.get(key)
-    ]  # fmt: skip
+    ]
     if not changed:
         return ()
     return (

@@ -166,10 +166,19 @@ def replay(
         # the naive user: the checkpoint's vectors read in the target's order, by the task's names in that order
         task = without_listed_order(task)
     env = PolicyEnv(
-        task, inputs.robot, target, ordering, num_envs=num_envs, command=command, seed=seed, device=device,
-        backend_overrides=backend_options, perturbation=perturbation, motion=read_clip(motion, motion_fps, inputs),
+        task,
+        inputs.robot,
+        target,
+        ordering,
+        num_envs=num_envs,
+        command=command,
+        seed=seed,
+        device=device,
+        backend_overrides=backend_options,
+        perturbation=perturbation,
+        motion=read_clip(motion, motion_fps, inputs),
         motion_anchor=motion_anchor,
-    )  # fmt: skip
+    )
     try:
         return _run(env, policy, inputs, target, reorder, seconds, progress, label, record)
     finally:
@@ -213,9 +222,11 @@ def _check_run(perturbation: Any, task: Any, seconds: float, robot: Any) -> None
     steps = max(1, round(seconds / task.policy_dt))  # as _run counts them
     for group in task.actuators:
         if group.model == "delayed_pd" and group.min_delay >= steps * task.decimation:
-            raise ReplayError(f"actuators.{group.name}: min_delay {group.min_delay} physics steps, but the run has "
-                              f"{steps * task.decimation}: no action would ever reach its joints; give the delay the "
-                              "policy was trained with (Isaac Lab's: 0 to a few steps) or a longer run")  # fmt: skip
+            raise ReplayError(
+                f"actuators.{group.name}: min_delay {group.min_delay} physics steps, but the run has "
+                f"{steps * task.decimation}: no action would ever reach its joints; give the delay the "
+                "policy was trained with (Isaac Lab's: 0 to a few steps) or a longer run"
+            )
     for kind, value in perturbation.active():
         try:
             kind.check_run(value, task, steps)
@@ -235,8 +246,10 @@ def check_sizes_before_run(inputs: Inputs) -> None:
     names = inputs.task.joint_names or inputs.robot.order(inputs.source).joints
     inputs.task.with_joint_names(list(names))  # every per-joint field fits the joints (TaskError naming the field)
     sizes, policy = check_sizes(inputs), inputs.policy
-    if sizes.observation_size is not None and (policy.input_size, policy.output_size) != (sizes.observation_size,
-                                                                                          sizes.action_size):
+    if sizes.observation_size is not None and (policy.input_size, policy.output_size) != (
+        sizes.observation_size,
+        sizes.action_size,
+    ):
         terms = {t["name"]: t["stop"] - t["start"] for t in sizes.terms}
         _refuse_sizes(policy, inputs, sizes.observation_size, sizes.action_size, terms)
 
@@ -244,12 +257,23 @@ def check_sizes_before_run(inputs: Inputs) -> None:
 def _refuse_sizes(policy: Any, inputs: Inputs, observation_size: int, action_size: int, terms: dict[str, int]):
     from transfer.runs.verify.checks import size_mismatch
 
-    raise ReplayError(f"{size_mismatch(policy, inputs.asset_given.name, observation_size, action_size, terms)}. Is "
-                      "this the checkpoint's robot and task?")  # fmt: skip
+    raise ReplayError(
+        f"{size_mismatch(policy, inputs.asset_given.name, observation_size, action_size, terms)}. Is "
+        "this the checkpoint's robot and task?"
+    )
 
 
-def _run(env: Any, policy: Any, inputs: Inputs, target: str, reorder: bool, seconds: float, progress: bool, label,
-         record: str | Path | None = None) -> ReplayResult:
+def _run(
+    env: Any,
+    policy: Any,
+    inputs: Inputs,
+    target: str,
+    reorder: bool,
+    seconds: float,
+    progress: bool,
+    label,
+    record: str | Path | None = None,
+) -> ReplayResult:
     from transfer.env import Measure
     from transfer.traces import Recorder
 
@@ -269,15 +293,33 @@ def _run(env: Any, policy: Any, inputs: Inputs, target: str, reorder: bool, seco
     wall = _step_through(env, policy, measure, recorder, steps, progress, label or target)
     label = label or f"{_kind(inputs, target, reorder)} on {target}"
     order = inputs.source_label if reorder else f"{env.art.backend.native_convention.value} (target's own)"
-    recording = recorder.finish({"label": label, "checkpoint": str(policy.path), "asset": str(inputs.asset_given),
-                                 "order": order, "settings": env.task.simulation_settings(),
-                                 "task": env.task.to_dict(), "command": list(command)})  # fmt: skip
+    recording = recorder.finish(
+        {
+            "label": label,
+            "checkpoint": str(policy.path),
+            "asset": str(inputs.asset_given),
+            "order": order,
+            "settings": env.task.simulation_settings(),
+            "task": env.task.to_dict(),
+            "command": list(command),
+        }
+    )
     if record is not None:
         from transfer.traces import write_trace
 
         write_trace(recording, record)
-    return _result(env, inputs, measure, recording, steps * env.num_envs * env.task.decimation / wall,
-                   label=label, target=target, reorder=reorder, order=order, record=record)  # fmt: skip
+    return _result(
+        env,
+        inputs,
+        measure,
+        recording,
+        steps * env.num_envs * env.task.decimation / wall,
+        label=label,
+        target=target,
+        reorder=reorder,
+        order=order,
+        record=record,
+    )
 
 
 def _step_through(env: Any, policy: Any, measure: Any, recorder: Any, steps: int, progress: Any, name: str) -> float:
@@ -302,8 +344,19 @@ def _step_through(env: Any, policy: Any, measure: Any, recorder: Any, steps: int
     return wall
 
 
-def _result(env: Any, inputs: Inputs, measure: Any, recording: Any, rate: float, *, label: str, target: str,
-            reorder: bool, order: str, record: Any) -> ReplayResult:  # fmt: skip
+def _result(
+    env: Any,
+    inputs: Inputs,
+    measure: Any,
+    recording: Any,
+    rate: float,
+    *,
+    label: str,
+    target: str,
+    reorder: bool,
+    order: str,
+    record: Any,
+) -> ReplayResult:
     """The run's :class:`ReplayResult` from its measurements and recording (``rate``: env steps a second)."""
     from transfer.env import Measure
     from transfer.traces import metrics
@@ -345,8 +398,10 @@ def baseline_failure(native: ReplayResult) -> str | None:
     from transfer.env import Measure
 
     if native.fall_fraction == 0 and native.seconds <= Measure.warmup:
-        return (f"the runs are {native.seconds:g} s long, no longer than the {Measure.warmup:g} s warm-up before "
-                "velocities count: nothing was measured (give --seconds over it); not a sign of wrong settings")  # fmt: skip
+        return (
+            f"the runs are {native.seconds:g} s long, no longer than the {Measure.warmup:g} s warm-up before "
+            "velocities count: nothing was measured (give --seconds over it); not a sign of wrong settings"
+        )
     problems = []
     if native.fall_fraction > 0:
         problems.append(f"fell in {native.fall_fraction:.0%} of envs")
@@ -358,11 +413,15 @@ def baseline_failure(native: ReplayResult) -> str | None:
     from transfer.backends import describe_settings
 
     s, engine = native.settings, native.target  # the engine the native run ran on: its own settings, by its own words
-    shown = (f"{engine} {describe_settings(engine, s.get(engine))}, ground {s.get('ground')}, self-collisions "
-             f"{s.get('self_collisions')}, dt {s.get('sim_dt')} x {s.get('decimation')}, actuators "
-             f"{[a['model'] for a in s.get('actuators') or []] or 'implicit'}")  # fmt: skip
-    return (f"native run fails: the replay does not reproduce training ({'; '.join(problems)} on {native.target}). "
-            f"Settings in effect: {shown}. Set what training used (--config, --set).")  # fmt: skip
+    shown = (
+        f"{engine} {describe_settings(engine, s.get(engine))}, ground {s.get('ground')}, self-collisions "
+        f"{s.get('self_collisions')}, dt {s.get('sim_dt')} x {s.get('decimation')}, actuators "
+        f"{[a['model'] for a in s.get('actuators') or []] or 'implicit'}"
+    )
+    return (
+        f"native run fails: the replay does not reproduce training ({'; '.join(problems)} on {native.target}). "
+        f"Settings in effect: {shown}. Set what training used (--config, --set)."
+    )
 
 
 def _kind(inputs: Inputs, target: str, reorder: bool) -> str:
@@ -425,7 +484,7 @@ def compare(checkpoint: str | Path, target: str, **kwargs: Any) -> list[ReplayRe
             label=f"{name} ({backend})",
             record=path,
             **kwargs,
-        )  # fmt: skip
+        )
         for (name, backend, reorder), path in zip(runs, records, strict=True)
     ]
     failure = baseline_failure(results[0])
@@ -449,8 +508,10 @@ def _no_control(inputs: Inputs, target: str) -> str | None:
         return None
     if tuple(own) != tuple(fed):
         return None
-    return (f"no naive run: {target}'s own joint order ({convention}) is the checkpoint's ({inputs.source_label}), so "
-            "feeding the target's order is the reordered run again, not a control")  # fmt: skip
+    return (
+        f"no naive run: {target}'s own joint order ({convention}) is the checkpoint's ({inputs.source_label}), so "
+        "feeding the target's order is the reordered run again, not a control"
+    )
 
 
 def _plot_tracking(ax: Any, results: Sequence[ReplayResult]) -> None:
@@ -492,9 +553,18 @@ def _plot_figure(results: Sequence[ReplayResult]) -> Any:
     for ax in axes:
         ax.axvspan(0.0, Measure.warmup, color="0.92", zorder=0)
     # in the margin above the data, from the start of the span it names: no line can cross it
-    ax_v.annotate(f"shaded: warm-up, the first {Measure.warmup:g} s, not counted", (0.0, 1.0),
-                  xycoords=ax_v.get_xaxis_transform(), xytext=(0, 2), textcoords="offset points", ha="left",
-                  va="bottom", fontsize=7.5, color="0.3", gid="warm-up")  # fmt: skip
+    ax_v.annotate(
+        f"shaded: warm-up, the first {Measure.warmup:g} s, not counted",
+        (0.0, 1.0),
+        xycoords=ax_v.get_xaxis_transform(),
+        xytext=(0, 2),
+        textcoords="offset points",
+        ha="left",
+        va="bottom",
+        fontsize=7.5,
+        color="0.3",
+        gid="warm-up",
+    )
     if results:
         commanded = float(np.linalg.norm(results[0].command[:2]))
         ax_v.axhline(commanded, color="k", linestyle="--", linewidth=1, label=f"commanded {commanded:.2f} m/s")
@@ -522,5 +592,7 @@ def _plot_title(results: Sequence[ReplayResult]) -> str:
         trained = (first.recording.meta.get("task") or {}).get("trained_on")
     trained_on = f"trained on {trained}" if trained else f"trained in the {first.source} order"
     others = list(dict.fromkeys(r.target for r in results if r.target != trained)) or [first.target]
-    return (f"{robot}: {trained_on}, replayed on {', '.join(others)}\n"
-            f"transfer replay {Path(first.checkpoint).name}: commanded vs measured")  # fmt: skip
+    return (
+        f"{robot}: {trained_on}, replayed on {', '.join(others)}\n"
+        f"transfer replay {Path(first.checkpoint).name}: commanded vs measured"
+    )

@@ -266,10 +266,13 @@ def _simulation(settings: Any, draft: _Draft) -> dict[str, Any]:
     draft.ask(
         "sim_dt",
         f"{DECIDE} physics step (s): "
-        + (f"the asset's PhysicsScene ({1 / sim_dt:.4g} Hz)" if settings.time_step else "the asset authors no "
-           "PhysicsScene time step; 0.005 (200 Hz) is Isaac Lab's locomotion default")
+        + (
+            f"the asset's PhysicsScene ({1 / sim_dt:.4g} Hz)"
+            if settings.time_step
+            else "the asset authors no PhysicsScene time step; 0.005 (200 Hz) is Isaac Lab's locomotion default"
+        )
         + ". Use the training's sim.dt.",
-    )  # fmt: skip
+    )
     draft.ask("decimation", f"{DECIDE} physics steps per policy step (policy at {1 / (sim_dt * 4):.4g} Hz)")
     return dict(engines=engines, sim_dt=_number(sim_dt), decimation=4)
 
@@ -387,7 +390,7 @@ def render(result: StartingTask, asset: str) -> str:
         f"# marked '{DECIDE}' needs a value the asset cannot give: what the policy was trained with. Read",
         "# presets/tasks/README.md for the fields. Replay with:",
         f"#   transfer replay CHECKPOINT --target newton --config THIS.yaml{'' if result.task.convention else ' --source CONVENTION'}",
-    ]  # fmt: skip
+    ]
     if result.checkpoint:
         c = result.checkpoint
         lines.append(f"# Checked against {c['path']}: {c['input_size']} observations, {c['output_size']} actions.")
@@ -422,8 +425,10 @@ def write_task_file(
         raise TaskFileError(f"-o {out}: is a folder; name the task file to write (e.g. {out / 'task.yaml'})")
     for what, given in (("the robot", asset), ("the checkpoint", checkpoint)):
         if given is not None and same_file(out, given):
-            raise TaskFileError(f"-o {out} is {what} this command reads ({given}): refusing to write over it, even "
-                                "with --force; give the task file another name")  # fmt: skip
+            raise TaskFileError(
+                f"-o {out} is {what} this command reads ({given}): refusing to write over it, even "
+                "with --force; give the task file another name"
+            )
     if out.exists() and not force:
         raise TaskFileError(f"-o {out}: the file exists; pass --force to overwrite it, or choose another name")
     if not out.parent.is_dir():

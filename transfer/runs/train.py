@@ -74,16 +74,28 @@ PPO_CONFIG: dict[str, Any] = {
     "save_interval": 50,
     "obs_groups": {"actor": ["policy"], "critic": ["policy"]},
     "algorithm": {
-        "class_name": "PPO", "num_learning_epochs": 5, "num_mini_batches": 4, "clip_param": 0.2, "gamma": 0.99,
-        "lam": 0.95, "value_loss_coef": 1.0, "entropy_coef": 0.005, "learning_rate": 1e-3, "max_grad_norm": 1.0,
-        "schedule": "adaptive", "desired_kl": 0.01,
+        "class_name": "PPO",
+        "num_learning_epochs": 5,
+        "num_mini_batches": 4,
+        "clip_param": 0.2,
+        "gamma": 0.99,
+        "lam": 0.95,
+        "value_loss_coef": 1.0,
+        "entropy_coef": 0.005,
+        "learning_rate": 1e-3,
+        "max_grad_norm": 1.0,
+        "schedule": "adaptive",
+        "desired_kl": 0.01,
     },
     "actor": {
-        "class_name": "MLPModel", "hidden_dims": [128, 128], "activation": "elu", "obs_normalization": True,
+        "class_name": "MLPModel",
+        "hidden_dims": [128, 128],
+        "activation": "elu",
+        "obs_normalization": True,
         "distribution_cfg": {"class_name": "GaussianDistribution", "init_std": 1.0},
     },
     "critic": {"class_name": "MLPModel", "hidden_dims": [128, 128], "activation": "elu", "obs_normalization": True},
-}  # fmt: skip
+}
 """rsl-rl-lib 5 runner configuration (what Isaac Lab's ``agent.yaml`` holds)."""
 
 
@@ -135,11 +147,18 @@ class TrainEnv:
     def _quantities(self, action: np.ndarray, previous: np.ndarray, terminated: np.ndarray) -> dict[str, np.ndarray]:
         d = self.env.art.data
         return {
-            "cmd": self.env.command, "lin_b": d.root_lin_vel_b.numpy(), "ang_b": d.root_ang_vel_b.numpy(),
-            "gravity_b": d.projected_gravity_b.numpy(), "joint_pos": d.joint_pos.numpy(), "joint_vel": d.joint_vel.numpy(),
-            "limit_low": self._low, "limit_high": self._high, "action": action, "previous_action": previous,
+            "cmd": self.env.command,
+            "lin_b": d.root_lin_vel_b.numpy(),
+            "ang_b": d.root_ang_vel_b.numpy(),
+            "gravity_b": d.projected_gravity_b.numpy(),
+            "joint_pos": d.joint_pos.numpy(),
+            "joint_vel": d.joint_vel.numpy(),
+            "limit_low": self._low,
+            "limit_high": self._high,
+            "action": action,
+            "previous_action": previous,
             "terminated": terminated,
-        }  # fmt: skip
+        }
 
     def step(self, actions: Any) -> tuple[Any, Any, Any, dict[str, Any]]:
         import torch
@@ -258,19 +277,27 @@ def train(
         metadata = _metadata(env, backend, spec, asset_hint)
         _remove_previous_run(out)
         label = f"train {spec.name} on {backend}"
-        curve, wall = _learn(runner, venv, iterations, out, metadata, save_interval or max(1, iterations // 4),
-                             progress, label)  # fmt: skip
+        curve, wall = _learn(
+            runner, venv, iterations, out, metadata, save_interval or max(1, iterations // 4), progress, label
+        )
         checkpoint = out / f"model_{iterations - 1}.pt"
         _save(runner, checkpoint, metadata)
         exported = _export(runner, out / "exported" / "policy.pt", metadata)
         result = TrainResult(
-            out_dir=str(out), checkpoint=str(checkpoint), exported=str(exported), backend=backend, task=str(task),
-            joint_names=list(env.art.joint_names), num_envs=num_envs, iterations=iterations, wall_seconds=wall,
+            out_dir=str(out),
+            checkpoint=str(checkpoint),
+            exported=str(exported),
+            backend=backend,
+            task=str(task),
+            joint_names=list(env.art.joint_names),
+            num_envs=num_envs,
+            iterations=iterations,
+            wall_seconds=wall,
             env_steps=iterations * cfg["num_steps_per_env"] * num_envs * env.task.decimation,
             final_reward=curve["reward"][-1] if curve["reward"] else float("nan"),
             final_episode_length=curve["episode_length"][-1] if curve["episode_length"] else float("nan"),
             curve=curve,
-        )  # fmt: skip
+        )
         text = json.dumps(result.to_dict(), indent=2)
         atomic_write(out / "train.json", lambda tmp: tmp.write_text(text))  # a full disk: named, no half file
         plot_rewards(curve, out / "rewards.png", f"{spec.name} on {backend}")
@@ -295,9 +322,15 @@ def _train_inputs(task: str | Path, asset: str | Path | None, episode_seconds: f
 
 
 def _learn(
-    runner: Any, venv: Any, iterations: int, out: Path, metadata: dict[str, Any], interval: int,
-    progress: bool | TextIO, label: str,
-) -> tuple[dict[str, list[float]], float]:  # fmt: skip
+    runner: Any,
+    venv: Any,
+    iterations: int,
+    out: Path,
+    metadata: dict[str, Any],
+    interval: int,
+    progress: bool | TextIO,
+    label: str,
+) -> tuple[dict[str, list[float]], float]:
     """``iterations`` PPO iterations, one at a time: the reward curve, a checkpoint every ``interval`` iterations
     (the last one is the caller's), a progress bar (a plain closing line when not on a terminal). Returns the curve
     and the wall time in seconds."""
@@ -362,16 +395,19 @@ def check_run_targets(out: str | Path, task: str | Path, robot: Any) -> None:
     exported = out / "exported"
     if exported.is_symlink() or (exported.exists() and not exported.is_dir()):
         what = f"a link to {exported.resolve()}" if exported.is_symlink() else "a file"
-        raise ValueError(f"-o {out}: {exported} is {what}, where the run writes exported/policy.pt; remove it or give "
-                         "another folder")  # fmt: skip
+        raise ValueError(
+            f"-o {out}: {exported} is {what}, where the run writes exported/policy.pt; remove it or give another folder"
+        )
     reads = [("the --task file", Path(task))] if Path(task).is_file() else []
     reads += [("a file the robot is read from", p) for p in {*asset_files(robot.given), Path(robot.usd)}]
     fixed = [out / "train.json", out / "rewards.png", exported / "policy.pt"]
     for written in [*previous_run_files(out), *(p for p in fixed if p.exists())]:
         hit = which_input(written, reads)
         if hit is not None:
-            raise ValueError(f"-o {out}: the run writes (or with --force deletes) {written}, which is {hit[0]} "
-                             f"({hit[1]}); move that file out of the run folder, or give another folder")  # fmt: skip
+            raise ValueError(
+                f"-o {out}: the run writes (or with --force deletes) {written}, which is {hit[0]} "
+                f"({hit[1]}); move that file out of the run folder, or give another folder"
+            )
 
 
 def previous_run_files(out: Path) -> list[Path]:
@@ -394,9 +430,13 @@ def _metadata(env: Any, backend: str, spec: Any, asset: str | None) -> dict[str,
     from transfer.checkpoint import build_metadata
 
     return build_metadata(
-        env.task, env.art.joint_names, body_names=env.art.body_names, convention=spec.convention,
-        trained_on=backend, asset=asset,
-    )  # fmt: skip
+        env.task,
+        env.art.joint_names,
+        body_names=env.art.body_names,
+        convention=spec.convention,
+        trained_on=backend,
+        asset=asset,
+    )
 
 
 def _save(runner: Any, path: Path, metadata: dict[str, Any]) -> None:

@@ -17,6 +17,7 @@ def convention_names() -> list[str]:
     """The joint-order conventions a task may name: every registered one (:mod:`transfer.orders.conventions`)."""
     return [c.value for c in OrderingConvention]
 
+
 _REGEX_CHARS = frozenset(".^$*+?{}[]\\|()")
 
 
@@ -65,8 +66,10 @@ def _names(value: Any, where: str) -> tuple[str, ...]:
     if odd is not None:
         from transfer._console import printable
 
-        raise TaskError(f"{where}: the name '{printable(odd, 80)}' holds control characters or is over 256 "
-                        "characters long; no robot's joint or body is named so")  # fmt: skip
+        raise TaskError(
+            f"{where}: the name '{printable(odd, 80)}' holds control characters or is over 256 "
+            "characters long; no robot's joint or body is named so"
+        )
     dup = sorted(n for n, k in Counter(names).items() if k > 1)
     if dup:
         raise TaskError(f"{where}: names listed twice: {dup[:10]}")

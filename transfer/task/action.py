@@ -71,9 +71,11 @@ class ActionTerm:
         object.__setattr__(self, "scale", scale)
         offset = _per_joint_or_number(self.offset, "action.offset")
         if self.use_default_offset and any(offset.values() if isinstance(offset, Mapping) else (offset,)):
-            raise TaskError(f"action.offset {dict(offset) if isinstance(offset, Mapping) else offset} with "
-                            "use_default_offset: true; the default joint positions are the offset then (Isaac Lab "
-                            "ignores offset): set use_default_offset: false to add this offset instead")  # fmt: skip
+            raise TaskError(
+                f"action.offset {dict(offset) if isinstance(offset, Mapping) else offset} with "
+                "use_default_offset: true; the default joint positions are the offset then (Isaac Lab "
+                "ignores offset): set use_default_offset: false to add this offset instead"
+            )
         object.__setattr__(self, "offset", offset)
         object.__setattr__(self, "clip", _action_clip(self.clip))
         if self.clip_actions is not None:
@@ -85,8 +87,17 @@ class ActionTerm:
             object.__setattr__(self, "joints", _names(self.joints, "action.joints"))
 
     def __hash__(self) -> int:
-        return hash((self.kind, _freeze(self.scale), self.use_default_offset, self.joints, _freeze(self.offset),
-                     _freeze(self.clip), self.clip_actions))  # fmt: skip
+        return hash(
+            (
+                self.kind,
+                _freeze(self.scale),
+                self.use_default_offset,
+                self.joints,
+                _freeze(self.offset),
+                _freeze(self.clip),
+                self.clip_actions,
+            )
+        )
 
     def scale_vector(self, joint_names: Sequence[str]) -> float | tuple[float, ...]:
         """The scale for actions over ``joint_names`` (the action's joints, in action order): the number, or one
@@ -105,8 +116,10 @@ class ActionTerm:
         if not isinstance(self.clip, Mapping):
             return self.clip
         inf = float("inf")
-        return (tuple(self.clip.get(n, (-inf, inf))[0] for n in joint_names),
-                tuple(self.clip.get(n, (-inf, inf))[1] for n in joint_names))  # fmt: skip
+        return (
+            tuple(self.clip.get(n, (-inf, inf))[0] for n in joint_names),
+            tuple(self.clip.get(n, (-inf, inf))[1] for n in joint_names),
+        )
 
     def expanded(self, names: Sequence[str], src: str) -> ActionTerm:
         """This term with its joints and every per-joint mapping expanded on ``names`` (the task's joint order)."""
@@ -122,18 +135,34 @@ class ActionTerm:
             if isinstance(getattr(action, key), Mapping):
                 changes[key] = expand_joint_values(getattr(action, key), driven, field=f"action.{key}", source=src)
         if isinstance(action.clip, Mapping):
-            bounds = [expand_joint_values({k: v[i] for k, v in action.clip.items()}, driven, field="action.clip",
-                                          source=src, require_all=False) for i in (0, 1)]  # fmt: skip
+            bounds = [
+                expand_joint_values(
+                    {k: v[i] for k, v in action.clip.items()},
+                    driven,
+                    field="action.clip",
+                    source=src,
+                    require_all=False,
+                )
+                for i in (0, 1)
+            ]
             changes["clip"] = {n: (bounds[0][n], bounds[1][n]) for n in bounds[0]}
         return dataclasses.replace(action, **changes) if changes else action
 
     def to_dict(self) -> dict[str, Any]:
         plain = lambda v: dict(v) if isinstance(v, Mapping) else v  # noqa: E731
         clip = self.clip
-        clip = {k: list(v) for k, v in clip.items()} if isinstance(clip, Mapping) else None if clip is None else list(clip)
-        return {"kind": self.kind, "scale": plain(self.scale), "use_default_offset": self.use_default_offset,
-                "joints": None if self.joints is None else list(self.joints), "offset": plain(self.offset),
-                "clip": clip, "clip_actions": self.clip_actions}  # fmt: skip
+        clip = (
+            {k: list(v) for k, v in clip.items()} if isinstance(clip, Mapping) else None if clip is None else list(clip)
+        )
+        return {
+            "kind": self.kind,
+            "scale": plain(self.scale),
+            "use_default_offset": self.use_default_offset,
+            "joints": None if self.joints is None else list(self.joints),
+            "offset": plain(self.offset),
+            "clip": clip,
+            "clip_actions": self.clip_actions,
+        }
 
 
 def _per_joint_or_number(value: Any, where: str) -> float | Mapping[str, float]:
@@ -169,13 +198,19 @@ def _action_clip(value: Any) -> Any:
     if isinstance(value, Mapping):
         if not value:
             raise TaskError("action.clip: an empty mapping; give [low, high], {joint or pattern: [low, high]} or null")
-        out = MappingProxyType({_text(k, "action.clip key"): _bounds(v, f"action.clip[{k!r}]") for k, v in value.items()})
+        out = MappingProxyType(
+            {_text(k, "action.clip key"): _bounds(v, f"action.clip[{k!r}]") for k, v in value.items()}
+        )
         if all(lo == hi for lo, hi in out.values()):
-            raise TaskError(f"action.clip: {dict(out)} holds every target it names at one value: the policy would "
-                            "move nothing; give [low, high] with low < high, or null")  # fmt: skip
+            raise TaskError(
+                f"action.clip: {dict(out)} holds every target it names at one value: the policy would "
+                "move nothing; give [low, high] with low < high, or null"
+            )
         return out
     lo, hi = _bounds(value, "action.clip")
     if lo == hi:
-        raise TaskError(f"action.clip: [{lo:g}, {hi:g}] holds every joint's target at {lo:g}: the policy would move "
-                        "nothing; give [low, high] with low < high, or null")  # fmt: skip
+        raise TaskError(
+            f"action.clip: [{lo:g}, {hi:g}] holds every joint's target at {lo:g}: the policy would move "
+            "nothing; give [low, high] with low < high, or null"
+        )
     return lo, hi

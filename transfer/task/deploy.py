@@ -130,8 +130,13 @@ def read_deploy_config(path: str | Path, data: Mapping[str, Any], roots: Sequenc
         n = _integer(data["num_actions"], "num_actions", 1)
         asset, problem = _placeholder(path, data.get("xml_path"), "xml_path", roots)
         if asset is not None and asset.suffix.lower() not in (".xml", ".urdf"):  # xml_path: /etc/passwd
-            asset, problem = None, (f"xml_path: {str(data['xml_path'])!r} is no MJCF (.xml) or URDF (.urdf) file; "
-                                    "pass --asset with the robot's MJCF")  # fmt: skip
+            asset, problem = (
+                None,
+                (
+                    f"xml_path: {str(data['xml_path'])!r} is no MJCF (.xml) or URDF (.urdf) file; "
+                    "pass --asset with the robot's MJCF"
+                ),
+            )
         policy, _ = _placeholder(path, data.get("policy_path"), "policy_path", roots)
         trained_on = native_backend(OrderingConvention.PHYSX)  # Isaac Gym: PhysX, in PhysX's order
         return DeployConfig(path, kind, data, n, asset, policy, trained_on, problem and f"{path}: {problem}")
@@ -185,8 +190,11 @@ def _placeholder(path: Path, text: Any, field: str, roots: Sequence[str | Path])
         found = (path.parent / text).resolve()
         if found.is_dir():
             return None, _folder(field, text, found)
-        return (found, None) if found.is_file() else (None, f"{field}: {text!r} resolves to {found}, which does not "
-                                                             "exist; pass --asset")  # fmt: skip
+        return (
+            (found, None)
+            if found.is_file()
+            else (None, f"{field}: {text!r} resolves to {found}, which does not exist; pass --asset")
+        )
     env = os.environ.get("LEGGED_GYM_ROOT_DIR")
     candidates = [Path(p) for p in ([env] if env else [])] + [Path(r) for r in roots] + list(path.resolve().parents)
     for root in candidates:
@@ -225,21 +233,25 @@ def _is_velocity_command(command: Any, commands: Mapping[str, Any]) -> bool:
     return command == "base_velocity" or (isinstance(ranges, Mapping) and "lin_vel_x" in ranges)
 
 
-def _term_name(name: str, params: Mapping[str, Any], commands: Mapping[str, Any], aliases: Mapping[str, str],
-               where: str) -> str:  # fmt: skip
+def _term_name(
+    name: str, params: Mapping[str, Any], commands: Mapping[str, Any], aliases: Mapping[str, str], where: str
+) -> str:
     """The term transfer builds for the deploy.yaml term ``name``: the user's alias, the term of that name (or its
     Isaac Lab or mjlab name), else the base velocity command's observation when ``params.command_name`` names it."""
     term = aliases.get(name) or _TERM_NAMES.get(name)
     if term is None and _is_velocity_command(params.get("command_name"), commands):
         term = "velocity_commands"
     if term is None:
-        raise TaskError(f"{where}: unknown observation term {name!r}; transfer builds {', '.join(OBS_TERMS)} (and their "
-                        f"Isaac Lab and mjlab names); {alias_hint(name)}")  # fmt: skip
+        raise TaskError(
+            f"{where}: unknown observation term {name!r}; transfer builds {', '.join(OBS_TERMS)} (and their "
+            f"Isaac Lab and mjlab names); {alias_hint(name)}"
+        )
     return term
 
 
-def _unitree_term(name: str, cfg: Any, where: str, num_joints: int, commands: Mapping[str, Any],
-                  aliases: Mapping[str, str]) -> ObsTerm:  # fmt: skip
+def _unitree_term(
+    name: str, cfg: Any, where: str, num_joints: int, commands: Mapping[str, Any], aliases: Mapping[str, str]
+) -> ObsTerm:
     if not isinstance(cfg, Mapping):
         raise TaskError(f"{where}: expected params, clip, scale, history_length; got {cfg!r}")
     params = cfg.get("params") or {}
@@ -249,18 +261,24 @@ def _unitree_term(name: str, cfg: Any, where: str, num_joints: int, commands: Ma
     size = OBS_TERMS[term].size
     scale = cfg.get("scale")
     if term != name and size is not None and isinstance(scale, (list, tuple)) and len(scale) != size:
-        raise TaskError(f"{where}.scale: {len(scale)} entries, but {name!r} is read as {term} ({size} entries: "
-                        f"{', '.join(OBS_TERMS[term].components or ())}); is it that term?")  # fmt: skip
+        raise TaskError(
+            f"{where}.scale: {len(scale)} entries, but {name!r} is read as {term} ({size} entries: "
+            f"{', '.join(OBS_TERMS[term].components or ())}); is it that term?"
+        )
     entity = params.get("asset_cfg") if isinstance(params.get("asset_cfg"), Mapping) else {}
     ids = _joint_ids(entity.get("joint_ids"), f"{where}.params.asset_cfg.joint_ids", num_joints)
     if ids is not None:
-        raise TaskError(f"{where}.params.asset_cfg.joint_ids: {ids}; the term reads a subset or another order of the "
-                        "joints, which transfer does not replay: describe it in a task file (--config)")  # fmt: skip
+        raise TaskError(
+            f"{where}.params.asset_cfg.joint_ids: {ids}; the term reads a subset or another order of the "
+            "joints, which transfer does not replay: describe it in a task file (--config)"
+        )
     command = params.get("command_name")
     said = aliases.get(name) == term  # the user's word on what the term is
     if term == "velocity_commands" and command is not None and not said and not _is_velocity_command(command, commands):
-        raise TaskError(f"{where}.params.command_name: {command!r}; transfer replays a base velocity command "
-                        "(base_velocity, or one under commands: with lin_vel_x ranges)")  # fmt: skip
+        raise TaskError(
+            f"{where}.params.command_name: {command!r}; transfer replays a base velocity command "
+            "(base_velocity, or one under commands: with lin_vel_x ranges)"
+        )
     history = _integer(cfg.get("history_length", 1) or 1, f"{where}.history_length", 1)
     return ObsTerm(
         term,
@@ -271,16 +289,19 @@ def _unitree_term(name: str, cfg: Any, where: str, num_joints: int, commands: Ma
     )
 
 
-def _unitree_observation(data: Mapping[str, Any], num_joints: int,
-                         aliases: Mapping[str, str]) -> tuple[tuple[ObsTerm, ...], dict[str, str]]:  # fmt: skip
+def _unitree_observation(
+    data: Mapping[str, Any], num_joints: int, aliases: Mapping[str, str]
+) -> tuple[tuple[ObsTerm, ...], dict[str, str]]:
     """The observation terms in order, and the names read as another term (``{file's name: term}``)."""
     obs = data["observations"]
     if not isinstance(obs, Mapping) or not obs:
         raise TaskError(f"observations: expected a mapping of terms, got {obs!r}")
     for flag in ("use_gym_history", "scale_first"):
         if obs.get(flag):
-            raise TaskError(f"observations.{flag} is true: transfer builds Isaac Lab's layout (term by term, clip then "
-                            f"scale); describe this one in a task file (--config)")  # fmt: skip
+            raise TaskError(
+                f"observations.{flag} is true: transfer builds Isaac Lab's layout (term by term, clip then "
+                f"scale); describe this one in a task file (--config)"
+            )
     terms = {k: v for k, v in obs.items() if k not in ("use_gym_history", "scale_first")}
     first = next(iter(terms.values()))
     if isinstance(first, Mapping) and "params" not in first and all(isinstance(v, Mapping) for v in first.values()):
@@ -324,8 +345,9 @@ def _unitree_action(data: Mapping[str, Any], names: tuple[str, ...]) -> ActionTe
             clip = dict(zip(joints, (tuple(c) for c in clip), strict=True))
         elif not (isinstance(clip, (list, tuple)) and len(clip) == 2):
             raise TaskError(f"{at}.clip: expected null, [low, high] or one [low, high] per joint ({n}), got {clip!r}")
-    return ActionTerm(scale=scale, use_default_offset=False, offset=offset, clip=clip,
-                      joints=None if joints == names else joints)  # fmt: skip
+    return ActionTerm(
+        scale=scale, use_default_offset=False, offset=offset, clip=clip, joints=None if joints == names else joints
+    )
 
 
 def _unitree_task(cfg: DeployConfig, names: tuple[str, ...], aliases: Mapping[str, str]) -> Task:
@@ -344,8 +366,10 @@ def _unitree_task(cfg: DeployConfig, names: tuple[str, ...], aliases: Mapping[st
     step = _number(data["step_dt"], "step_dt")
     decimation = round(step / ISAACLAB_SIM_DT)
     if decimation < 1 or abs(decimation * ISAACLAB_SIM_DT - step) > 1e-9:
-        raise TaskError(f"step_dt: {step} s is not a whole number of {ISAACLAB_SIM_DT} s physics steps; give sim_dt and "
-                        "decimation in a task file (--config)")  # fmt: skip
+        raise TaskError(
+            f"step_dt: {step} s is not a whole number of {ISAACLAB_SIM_DT} s physics steps; give sim_dt and "
+            "decimation in a task file (--config)"
+        )
     commands = data.get("commands") or {}
     ranges = (commands.get("base_velocity") or {}).get("ranges") if isinstance(commands, Mapping) else None
     observation, mapped = _unitree_observation(data, n, aliases)

@@ -66,20 +66,24 @@ FLAT_VELOCITY_OBSERVATION: tuple[ObsTerm, ...] = tuple(
 
 _MAPPING_FIELDS = ("default_joint_pos", "stiffness", "damping", "armature", "friction")
 _NON_NEGATIVE = ("stiffness", "damping", "armature", "friction")
-PHYSICAL_BOUNDS: Mapping[str, tuple[float, str]] = MappingProxyType({
-    "default_joint_pos": (100.0, "rad or m: 16 turns, or 100 m of travel"),
-    "stiffness": (1e8, "N·m/rad or N/m: a robot's joints hold 10 to 1e5; 1e12 makes efforts of 1e11 N·m"),
-    "damping": (1e7, "N·m·s/rad or N·s/m: a robot's joints take 0.1 to 1e4"),
-    "armature": (1e3, "kg·m² or kg: a motor's reflected inertia is 0.001 to 1"),
-    "friction": (1e5, "N·m or N"),
-})  # fmt: skip
+PHYSICAL_BOUNDS: Mapping[str, tuple[float, str]] = MappingProxyType(
+    {
+        "default_joint_pos": (100.0, "rad or m: 16 turns, or 100 m of travel"),
+        "stiffness": (1e8, "N·m/rad or N/m: a robot's joints hold 10 to 1e5; 1e12 makes efforts of 1e11 N·m"),
+        "damping": (1e7, "N·m·s/rad or N·s/m: a robot's joints take 0.1 to 1e4"),
+        "armature": (1e3, "kg·m² or kg: a motor's reflected inertia is 0.001 to 1"),
+        "friction": (1e5, "N·m or N"),
+    }
+)
 """The largest magnitude each per-joint field may hold, and why: what a robot can be. A larger value is a unit or
 typing slip (a default pose of 1e6 rad killed PhysX natively), refused naming the field and the joint before any
 engine starts."""
 MAX_COMMAND = 100.0
 """The largest velocity command component (m/s or rad/s)."""
-_LIMITS = {"effort_limit": "an effort limit is > 0 (N·m or N)",
-           "velocity_limit": "a velocity limit is > 0 (rad/s or m/s)"}  # fmt: skip
+_LIMITS = {
+    "effort_limit": "an effort limit is > 0 (N·m or N)",
+    "velocity_limit": "a velocity limit is > 0 (rad/s or m/s)",
+}
 """The optional per-joint limits (``None``: the asset's), each positive."""
 _REQUIRED = ("observation", "action", "default_joint_pos", "sim_dt", "decimation")
 MAX_SIM_DT = 0.05
@@ -117,16 +121,20 @@ def _bounded(values: Mapping[str, float], name: str) -> Mapping[str, float]:
     over = {k: v for k, v in values.items() if abs(v) > bound}
     if over:
         key, value = next(iter(over.items()))
-        raise TaskError(f"{name}[{key!r}]: {value:g} is beyond what a robot's joint takes (at most {bound:g} {why}); "
-                        "a unit or typing slip? give the value the policy was trained with")  # fmt: skip
+        raise TaskError(
+            f"{name}[{key!r}]: {value:g} is beyond what a robot's joint takes (at most {bound:g} {why}); "
+            "a unit or typing slip? give the value the policy was trained with"
+        )
     return values
 
 
 def _command(value: Any, where: str) -> float:
     out = _number(value, where)
     if abs(out) > MAX_COMMAND:
-        raise TaskError(f"{where}: {out:g} is faster than any robot moves (at most {MAX_COMMAND:g} m/s or rad/s); "
-                        "give the velocity command in m/s and rad/s")  # fmt: skip
+        raise TaskError(
+            f"{where}: {out:g} is faster than any robot moves (at most {MAX_COMMAND:g} m/s or rad/s); "
+            "give the velocity command in m/s and rad/s"
+        )
     return out
 
 
@@ -225,8 +233,10 @@ class Task:
             put(self, "spawn_height", _number(self.spawn_height, "spawn_height"))
             if not 0 < self.spawn_height <= MAX_SPAWN_HEIGHT:
                 where = "at or below the ground" if self.spawn_height <= 0 else f"above {MAX_SPAWN_HEIGHT:g} m"
-                raise TaskError(f"spawn_height: {self.spawn_height} m puts the base {where}; give the base's height "
-                                "above the ground in m (> 0), or null to compute it from the asset")  # fmt: skip
+                raise TaskError(
+                    f"spawn_height: {self.spawn_height} m puts the base {where}; give the base's height "
+                    "above the ground in m (> 0), or null to compute it from the asset"
+                )
         put(self, "gravity", _gravity(self.gravity))
         put(self, "ground", _ground(self.ground))
         if self.self_collisions is not None and not isinstance(self.self_collisions, bool):
@@ -243,15 +253,22 @@ class Task:
                 _text(getattr(self, name), name)
         if self.trained_on is not None:
             if self.trained_on not in backend_names():
-                raise TaskError(f"trained_on: {self.trained_on!r} is not a backend; expected one of "
-                                f"{list(backend_names())} or null")  # fmt: skip
+                raise TaskError(
+                    f"trained_on: {self.trained_on!r} is not a backend; expected one of {list(backend_names())} or null"
+                )
         by = self.joint_names_by_convention
         if not isinstance(by, Mapping):
             raise TaskError(f"joint_names_by_convention: expected a mapping, got {by!r}")
-        put(self, "joint_names_by_convention", MappingProxyType(
-            {_convention(k, "joint_names_by_convention key"): _names(v, f"joint_names_by_convention.{k}")
-             for k, v in by.items()}
-        ))  # fmt: skip
+        put(
+            self,
+            "joint_names_by_convention",
+            MappingProxyType(
+                {
+                    _convention(k, "joint_names_by_convention key"): _names(v, f"joint_names_by_convention.{k}")
+                    for k, v in by.items()
+                }
+            ),
+        )
 
     def __hash__(self) -> int:  # a value: equal tasks hash equal (mappings hash as sets of items)
         return hash(tuple(_freeze(getattr(self, f.name)) for f in dataclasses.fields(self) if f.compare))
@@ -381,8 +398,10 @@ class Task:
             parts = str(key).split(".")
             if parts[0] in ("asset", "joint_names", "convention", "joint_names_by_convention"):
                 flag = "--asset" if parts[0] == "asset" else "--source"
-                raise TaskError(f"{where}: {key!r} is not a simulation setting; the robot and the joint order are "
-                                f"resolved before the run: give {flag} instead")  # fmt: skip
+                raise TaskError(
+                    f"{where}: {key!r} is not a simulation setting; the robot and the joint order are "
+                    f"resolved before the run: give {flag} instead"
+                )
             if parts[0] not in data or parts[0] == "format":
                 raise TaskError(f"{where}: {key!r} names no task field; fields: {sorted(set(data) - {'format'})}")
             node = data
@@ -403,8 +422,17 @@ class Task:
         reports): timing, gravity, per-engine solver settings, ground material, self-collisions, joint armature and
         friction, and the actuator groups. Unset values read ``None`` (the asset's, or the documented default)."""
         d = self.to_dict()
-        keys = ("sim_dt", "decimation", "gravity", *backend_names(), "ground", "self_collisions", "armature",
-                "friction", "actuators")  # fmt: skip
+        keys = (
+            "sim_dt",
+            "decimation",
+            "gravity",
+            *backend_names(),
+            "ground",
+            "self_collisions",
+            "armature",
+            "friction",
+            "actuators",
+        )
         out = {k: d[k] for k in keys}
         out["ground"] = out["ground"] or {**DEFAULT_GROUND.to_dict(), "default": True}
         return out

@@ -78,26 +78,45 @@ class Motion:
         """The clip at one frame every ``dt`` s (the policy step) from its first frame over its duration: positions
         linearly, the base orientation by slerp, joint velocities anew by central differences at ``1 / dt``."""
         if self.duration < dt:
-            raise MotionError(f"{self.source}: {self.frames} frame(s) at {self.fps:g} fps last {self.duration:g} s, "
-                              f"less than one policy step ({dt:g} s): nothing to track")  # fmt: skip
+            raise MotionError(
+                f"{self.source}: {self.frames} frame(s) at {self.fps:g} fps last {self.duration:g} s, "
+                f"less than one policy step ({dt:g} s): nothing to track"
+            )
         times = np.arange(0.0, self.duration + 1e-9, dt)
         exact = times * self.fps
         i0 = np.minimum(np.floor(exact + 1e-9).astype(np.int64), self.frames - 1)
         i1 = np.minimum(i0 + 1, self.frames - 1)
         frac = np.clip(exact - i0, 0.0, 1.0)
         lerp = lambda a: a[i0] + (a[i1] - a[i0]) * frac[:, None]  # noqa: E731
-        return Motion(1.0 / dt, self.joint_names, lerp(self.root_pos), slerp(self.root_quat[i0], self.root_quat[i1], frac),
-                      lerp(self.joint_pos), self.source, anchor=self.anchor)  # fmt: skip
+        return Motion(
+            1.0 / dt,
+            self.joint_names,
+            lerp(self.root_pos),
+            slerp(self.root_quat[i0], self.root_quat[i1], frac),
+            lerp(self.joint_pos),
+            self.source,
+            anchor=self.anchor,
+        )
 
     def in_order(self, names: Sequence[str]) -> Motion:
         """The same clip with its joint columns in the order ``names`` (every joint of the clip, each once)."""
         missing = sorted(set(names) - set(self.joint_names))
         if missing or len(names) != len(self.joint_names):
-            raise MotionError(f"{self.source}: the clip's joints do not match the robot's; the robot's "
-                              f"{sorted(missing)[:6]} are not in it")  # fmt: skip
+            raise MotionError(
+                f"{self.source}: the clip's joints do not match the robot's; the robot's "
+                f"{sorted(missing)[:6]} are not in it"
+            )
         idx = [self.joint_names.index(n) for n in names]
-        return Motion(self.fps, tuple(names), self.root_pos, self.root_quat, self.joint_pos[:, idx], self.source,
-                      self.joint_vel[:, idx], self.anchor)  # fmt: skip
+        return Motion(
+            self.fps,
+            tuple(names),
+            self.root_pos,
+            self.root_quat,
+            self.joint_pos[:, idx],
+            self.source,
+            self.joint_vel[:, idx],
+            self.anchor,
+        )
 
 
 def read_motion(path: str | Path, joint_names: Sequence[str], fps: float | None = None) -> Motion:
@@ -121,8 +140,9 @@ def read_motion(path: str | Path, joint_names: Sequence[str], fps: float | None 
         ~np.isfinite(np.concatenate([motion.root_pos, motion.root_quat, motion.joint_pos], axis=1)).all(axis=1)
     )
     if bad.size:
-        raise MotionError(f"{path}: frame {int(bad[0])} (row {int(bad[0]) + 1}) holds NaN or inf; "
-                          f"{bad.size} frame(s) like it")  # fmt: skip
+        raise MotionError(
+            f"{path}: frame {int(bad[0])} (row {int(bad[0]) + 1}) holds NaN or inf; {bad.size} frame(s) like it"
+        )
     norms = np.linalg.norm(motion.root_quat, axis=1)
     if np.any(norms < 1e-6):
         raise MotionError(f"{path}: frame {int(np.argmax(norms < 1e-6))}: the base quaternion is zero")
@@ -131,8 +151,10 @@ def read_motion(path: str | Path, joint_names: Sequence[str], fps: float | None 
 
 def _read_csv(path: Path, names: tuple[str, ...], fps: float | None) -> Motion:
     if fps is None:
-        raise MotionError(f"{path}: a CSV clip does not record its rate: give --motion-fps (unitree_rl_lab's and "
-                          "mjlab's LAFAN1 retargets are 30 fps)")  # fmt: skip
+        raise MotionError(
+            f"{path}: a CSV clip does not record its rate: give --motion-fps (unitree_rl_lab's and "
+            "mjlab's LAFAN1 retargets are 30 fps)"
+        )
     try:
         rows = np.loadtxt(path, delimiter=",", dtype=np.float64, ndmin=2, max_rows=MAX_FRAMES + 1)
     except (ValueError, UnicodeDecodeError) as exc:
@@ -141,9 +163,11 @@ def _read_csv(path: Path, names: tuple[str, ...], fps: float | None) -> Motion:
         raise MotionError(f"{path}: over {MAX_FRAMES} frames; no clip is that long")
     expected = 7 + len(names)
     if rows.shape[1] != expected:
-        raise MotionError(f"{path}: {rows.shape[1]} columns, but the robot's clip has {expected}: base position (3), "
-                          f"base quaternion xyzw (4) and its {len(names)} joints ({', '.join(names[:3])}, ...); a clip "
-                          "of another robot?")  # fmt: skip
+        raise MotionError(
+            f"{path}: {rows.shape[1]} columns, but the robot's clip has {expected}: base position (3), "
+            f"base quaternion xyzw (4) and its {len(names)} joints ({', '.join(names[:3])}, ...); a clip "
+            "of another robot?"
+        )
     return Motion(float(fps), names, rows[:, :3], rows[:, 3:7], rows[:, 7:], str(path))
 
 
@@ -157,17 +181,23 @@ def _read_npz(path: Path, names: tuple[str, ...], fps: float | None) -> Motion:
         raise MotionError(f"{path}: not an NPZ of arrays ({' '.join(str(exc).split())[:160]})") from None
     missing = [k for k in ("fps", "joint_pos", "body_pos_w", "body_quat_w") if k not in arrays]
     if missing:
-        raise MotionError(f"{path}: missing arrays {missing} (mjlab's csv_to_npz writes fps, joint_pos, joint_vel, "
-                          "body_pos_w, body_quat_w, ...)")  # fmt: skip
+        raise MotionError(
+            f"{path}: missing arrays {missing} (mjlab's csv_to_npz writes fps, joint_pos, joint_vel, "
+            "body_pos_w, body_quat_w, ...)"
+        )
     rate = float(np.asarray(arrays["fps"]).reshape(-1)[0])
     if fps is not None and abs(rate - fps) > 1e-6:
         raise MotionError(f"{path}: records {rate:g} fps; --motion-fps {fps:g} contradicts it (drop --motion-fps)")
     joints, pos, quat = (np.asarray(arrays[k], np.float64) for k in ("joint_pos", "body_pos_w", "body_quat_w"))
     if joints.ndim != 2 or joints.shape[1] != len(names):
-        raise MotionError(f"{path}: joint_pos has shape {joints.shape}, but the robot has {len(names)} joints "
-                          f"({', '.join(names[:3])}, ...); a clip of another robot?")  # fmt: skip
+        raise MotionError(
+            f"{path}: joint_pos has shape {joints.shape}, but the robot has {len(names)} joints "
+            f"({', '.join(names[:3])}, ...); a clip of another robot?"
+        )
     if pos.ndim != 3 or quat.ndim != 3 or pos.shape[0] != joints.shape[0] or quat.shape[:2] != pos.shape[:2]:
-        raise MotionError(f"{path}: body_pos_w {pos.shape} and body_quat_w {quat.shape} do not fit joint_pos "
-                          f"{joints.shape} (expected (T, bodies, 3) and (T, bodies, 4))")  # fmt: skip
+        raise MotionError(
+            f"{path}: body_pos_w {pos.shape} and body_quat_w {quat.shape} do not fit joint_pos "
+            f"{joints.shape} (expected (T, bodies, 3) and (T, bodies, 4))"
+        )
     wxyz = quat[:, 0]
     return Motion(rate, names, pos[:, 0], np.concatenate([wxyz[:, 1:], wxyz[:, :1]], axis=1), joints, str(path))

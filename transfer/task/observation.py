@@ -101,8 +101,7 @@ class ObsTerm:
         object.__setattr__(self, "params", _term_params(self.params, known, where))
 
     def __hash__(self) -> int:
-        return hash((self.name, self.size, self.axis, self.scale, self.clip, self.history_length,
-                     _freeze(self.params)))  # fmt: skip
+        return hash((self.name, self.size, self.axis, self.scale, self.clip, self.history_length, _freeze(self.params)))
 
     @property
     def steps(self) -> int:
@@ -123,8 +122,10 @@ class ObsTerm:
         if self.size is not None and self.size != n:
             raise TaskError(f"observation term {self.name!r} declares {self.size} entries, the articulation gives {n}")
         if isinstance(self.scale, tuple) and len(self.scale) != n:
-            raise TaskError(f"observation term {self.name!r}: {len(self.scale)} scales for {n} entries; give one "
-                            "number, or one per entry")  # fmt: skip
+            raise TaskError(
+                f"observation term {self.name!r}: {len(self.scale)} scales for {n} entries; give one "
+                "number, or one per entry"
+            )
         return n
 
     def resolved_size(self, num_joints: int, num_bodies: int | None, action_size: int) -> int:
@@ -132,10 +133,15 @@ class ObsTerm:
         return self.frame_size(num_joints, num_bodies, action_size) * self.steps
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "size": self.size, "axis": self.axis,
-                "scale": list(self.scale) if isinstance(self.scale, tuple) else self.scale,
-                "clip": None if self.clip is None else list(self.clip), "history_length": self.history_length,
-                "params": dict(self.params)}  # fmt: skip
+        return {
+            "name": self.name,
+            "size": self.size,
+            "axis": self.axis,
+            "scale": list(self.scale) if isinstance(self.scale, tuple) else self.scale,
+            "clip": None if self.clip is None else list(self.clip),
+            "history_length": self.history_length,
+            "params": dict(self.params),
+        }
 
 
 def _scale(value: Any, size: int | None, where: str) -> float | tuple[float, ...]:

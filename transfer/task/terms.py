@@ -18,8 +18,15 @@ from typing import Any, Literal, Protocol
 from transfer._arrays import host
 
 __all__ = [
-    "OBS_TERMS", "Axis", "KnownTerm", "TermSources", "alias_hint", "check_aliases", "isaaclab_names", "mjlab_names",
-]  # fmt: skip
+    "OBS_TERMS",
+    "Axis",
+    "KnownTerm",
+    "TermSources",
+    "alias_hint",
+    "check_aliases",
+    "isaaclab_names",
+    "mjlab_names",
+]
 
 Axis = Literal["joint", "body", "none"]
 
@@ -112,70 +119,134 @@ XYZ = ("x", "y", "z")
 OBS_TERMS: Mapping[str, KnownTerm] = MappingProxyType(
     {
         "base_lin_vel": KnownTerm(
-            "none", 3, "root centre-of-mass linear velocity in the base frame (m/s): Isaac Lab's root_lin_vel_b",
+            "none",
+            3,
+            "root centre-of-mass linear velocity in the base frame (m/s): Isaac Lab's root_lin_vel_b",
             _data("root_lin_vel_b"),
-            isaaclab=("base_lin_vel",), noise=0.1, tolerance=1e-3, components=XYZ,
+            isaaclab=("base_lin_vel",),
+            noise=0.1,
+            tolerance=1e-3,
+            components=XYZ,
         ),
         "base_link_lin_vel": KnownTerm(
-            "none", 3, "root link frame origin's linear velocity in the base frame (m/s), not its centre of mass's",
-            _link_velocity, mjlab=("base_lin_vel",), noise=0.1, tolerance=1e-3, components=XYZ,
+            "none",
+            3,
+            "root link frame origin's linear velocity in the base frame (m/s), not its centre of mass's",
+            _link_velocity,
+            mjlab=("base_lin_vel",),
+            noise=0.1,
+            tolerance=1e-3,
+            components=XYZ,
         ),
         "base_ang_vel": KnownTerm(
-            "none", 3, "root angular velocity in the base frame (rad/s)", _data("root_ang_vel_b"),
-            isaaclab=("base_ang_vel",), mjlab=("base_ang_vel",), noise=0.2, tolerance=1e-3, components=XYZ,
+            "none",
+            3,
+            "root angular velocity in the base frame (rad/s)",
+            _data("root_ang_vel_b"),
+            isaaclab=("base_ang_vel",),
+            mjlab=("base_ang_vel",),
+            noise=0.2,
+            tolerance=1e-3,
+            components=XYZ,
         ),
         "projected_gravity": KnownTerm(
-            "none", 3, "unit gravity direction in the base frame", _data("projected_gravity_b"),
-            isaaclab=("projected_gravity",), mjlab=("projected_gravity",), noise=0.05, components=XYZ,
+            "none",
+            3,
+            "unit gravity direction in the base frame",
+            _data("projected_gravity_b"),
+            isaaclab=("projected_gravity",),
+            mjlab=("projected_gravity",),
+            noise=0.05,
+            components=XYZ,
         ),
         "velocity_commands": KnownTerm(
-            "none", 3, "commanded vx, vy (m/s, base frame) and yaw rate wz (rad/s)", lambda src, p: src.command,
-            isaaclab=("generated_commands",), mjlab=("command", "velocity_commands"), tolerance=1e-6,
+            "none",
+            3,
+            "commanded vx, vy (m/s, base frame) and yaw rate wz (rad/s)",
+            lambda src, p: src.command,
+            isaaclab=("generated_commands",),
+            mjlab=("command", "velocity_commands"),
+            tolerance=1e-6,
             components=("vx", "vy", "wz"),
         ),
         "joint_pos_rel": KnownTerm(
-            "joint", None, "joint position minus the default joint position",
+            "joint",
+            None,
+            "joint position minus the default joint position",
             lambda src, p: host(src.art.data.joint_pos) - src.default_joint_pos,
-            isaaclab=("joint_pos_rel",), mjlab=("joint_pos", "joint_pos_rel"), noise=0.01,
+            isaaclab=("joint_pos_rel",),
+            mjlab=("joint_pos", "joint_pos_rel"),
+            noise=0.01,
         ),
         "joint_vel_rel": KnownTerm(
-            "joint", None, "joint velocity minus the default joint velocity (0)", _data("joint_vel"),
-            isaaclab=("joint_vel_rel",), mjlab=("joint_vel", "joint_vel_rel"), noise=1.5,
+            "joint",
+            None,
+            "joint velocity minus the default joint velocity (0)",
+            _data("joint_vel"),
+            isaaclab=("joint_vel_rel",),
+            mjlab=("joint_vel", "joint_vel_rel"),
+            noise=1.5,
         ),
         "last_action": KnownTerm(
-            "joint", None, "the previous raw action (action-sized: the action term's joints)",
-            lambda src, p: src.last_action, isaaclab=("last_action",), mjlab=("actions", "last_action"), tolerance=1e-6,
+            "joint",
+            None,
+            "the previous raw action (action-sized: the action term's joints)",
+            lambda src, p: src.last_action,
+            isaaclab=("last_action",),
+            mjlab=("actions", "last_action"),
+            tolerance=1e-6,
         ),
         "joint_pos": KnownTerm(
             "joint", None, "joint position (absolute, rad or m)", _data("joint_pos"), isaaclab=("joint_pos",)
         ),
-        "joint_vel": KnownTerm(
-            "joint", None, "joint velocity (absolute)", _data("joint_vel"), isaaclab=("joint_vel",)
-        ),
+        "joint_vel": KnownTerm("joint", None, "joint velocity (absolute)", _data("joint_vel"), isaaclab=("joint_vel",)),
         "gait_phase": KnownTerm(
-            "none", 2, "gait clock: sin and cos of 2 pi (t / period + offset), t the time since the env's reset (s)",
+            "none",
+            2,
+            "gait clock: sin and cos of 2 pi (t / period + offset), t the time since the env's reset (s)",
             lambda src, p: gait_phase(src.episode_time, p["period"], p["offset"]),
-            isaaclab=("gait_phase",), mjlab=("gait_phase", "phase"), tolerance=1e-5, components=("sin", "cos"),
+            isaaclab=("gait_phase",),
+            mjlab=("gait_phase", "phase"),
+            tolerance=1e-5,
+            components=("sin", "cos"),
             params=MappingProxyType({"period": None, "offset": 0.0}),
         ),
         "motion_command": KnownTerm(
-            "joint", None, "the reference motion's joint positions, then joint velocities, at the frame the env is "
-            "at (2 per joint)", _motion_command, mjlab=("motion_command",), tolerance=1e-6, per_joint=2, motion=True,
+            "joint",
+            None,
+            "the reference motion's joint positions, then joint velocities, at the frame the env is at (2 per joint)",
+            _motion_command,
+            mjlab=("motion_command",),
+            tolerance=1e-6,
+            per_joint=2,
+            motion=True,
             components=("pos", "vel"),
         ),
         "motion_anchor_ori_b": KnownTerm(
-            "none", 6, "the reference anchor orientation in the robot anchor's frame: its rotation matrix's first two "
-            "columns, row by row", _motion_anchor_ori_b, isaaclab=("motion_anchor_ori_b",),
-            mjlab=("motion_anchor_ori_b",), tolerance=1e-5,
-            components=("m00", "m01", "m10", "m11", "m20", "m21"), motion=True,
+            "none",
+            6,
+            "the reference anchor orientation in the robot anchor's frame: its rotation matrix's first two "
+            "columns, row by row",
+            _motion_anchor_ori_b,
+            isaaclab=("motion_anchor_ori_b",),
+            mjlab=("motion_anchor_ori_b",),
+            tolerance=1e-5,
+            components=("m00", "m01", "m10", "m11", "m20", "m21"),
+            motion=True,
         ),
         "motion_anchor_pos_b": KnownTerm(
-            "none", 3, "the reference anchor position in the robot anchor's frame (m)", _motion_anchor_pos_b,
-            isaaclab=("motion_anchor_pos_b",), mjlab=("motion_anchor_pos_b",), tolerance=1e-5, components=XYZ,
+            "none",
+            3,
+            "the reference anchor position in the robot anchor's frame (m)",
+            _motion_anchor_pos_b,
+            isaaclab=("motion_anchor_pos_b",),
+            mjlab=("motion_anchor_pos_b",),
+            tolerance=1e-5,
+            components=XYZ,
             motion=True,
         ),
     }
-)  # fmt: skip
+)
 """Observation terms by name (transfer's names are Isaac Lab's observation functions', ``generated_commands``
 aside). Joint terms follow the articulation's joint count, except ``last_action``, which follows the action term
 (all joints unless it names some)."""
@@ -210,20 +281,26 @@ def check_aliases(value: Any, where: str = "observation_aliases") -> Mapping[str
     if value is None:
         return MappingProxyType({})
     if not isinstance(value, Mapping):
-        raise TaskError(f"{where}: expected a mapping from a term's name in your project to the term transfer builds "
-                        f"for it ({', '.join(OBS_TERMS)}), got {value!r}")  # fmt: skip
+        raise TaskError(
+            f"{where}: expected a mapping from a term's name in your project to the term transfer builds "
+            f"for it ({', '.join(OBS_TERMS)}), got {value!r}"
+        )
     out: dict[str, str] = {}
     for name, term in value.items():
         if not isinstance(name, str) or not name or not name.isprintable() or len(name) > 256:
             raise TaskError(f"{where}: {name!r} is not a term name (a non-empty printable string)")
         if not isinstance(term, str) or term not in OBS_TERMS:
-            raise TaskError(f"{where}.{name}: {term!r} is no observation term transfer builds; map it to one of "
-                            f"{', '.join(OBS_TERMS)}")  # fmt: skip
+            raise TaskError(
+                f"{where}.{name}: {term!r} is no observation term transfer builds; map it to one of "
+                f"{', '.join(OBS_TERMS)}"
+            )
         out[name] = term
     return MappingProxyType(out)
 
 
 def alias_hint(name: str) -> str:
     """How a user maps a term of another name onto one transfer builds: what an "unknown term" refusal ends with."""
-    return (f"if it is one of them under another name, map it: --set observation_aliases.{name}=TERM (or "
-            f"observation_aliases: {{{name}: TERM}} in a task file; docs/replay.md)")  # fmt: skip
+    return (
+        f"if it is one of them under another name, map it: --set observation_aliases.{name}=TERM (or "
+        f"observation_aliases: {{{name}: TERM}} in a task file; docs/replay.md)"
+    )

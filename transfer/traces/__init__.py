@@ -10,5 +10,14 @@ from transfer.traces.metrics import METRICS, metrics
 from transfer.traces.parquet import SCHEMA, TraceError, read_trace, trace_paths, write_trace
 from transfer.traces.record import Recorder, Recording
 
-__all__ = ["METRICS", "SCHEMA", "Recorder", "Recording", "TraceError", "metrics", "read_trace", "trace_paths",
-           "write_trace"]
+__all__ = [
+    "METRICS",
+    "SCHEMA",
+    "Recorder",
+    "Recording",
+    "TraceError",
+    "metrics",
+    "read_trace",
+    "trace_paths",
+    "write_trace",
+]

@@ -146,8 +146,9 @@ def _shown(names: list[str], most: int = 6) -> str:
     return ", ".join(names[:most]) + (f" and {len(names) - most} more" if len(names) > most else "")
 
 
-def _not_finite(a: Mapping[str, np.ndarray], b: Mapping[str, np.ndarray], ia: np.ndarray, ib: np.ndarray,
-                both: np.ndarray) -> dict[str, list[str]]:  # fmt: skip
+def _not_finite(
+    a: Mapping[str, np.ndarray], b: Mapping[str, np.ndarray], ia: np.ndarray, ib: np.ndarray, both: np.ndarray
+) -> dict[str, list[str]]:
     """The data columns both traces hold that have no finite pair where both stand (``both``, over the aligned
     samples ``ia``, ``ib``), by the trace (``a``, ``b``) that holds no finite value there (both, when each has some
     but never at the same sample)."""
@@ -176,9 +177,11 @@ def _check_same_robot(a: Any, b: Any, meta_a: Mapping[str, Any], meta_b: Mapping
         return  # a trace written before robots were weighed, or by an engine that does not say
     if abs(ma - mb) > MASS_TOLERANCE * max(ma, mb):
         robot = lambda meta: Path(str(meta.get("asset") or "?")).name  # noqa: E731
-        raise TraceError(f"traces {a} and {b} are of different robots ({robot(meta_a)}: {ma:.2f} kg; "
-                         f"{robot(meta_b)}: {mb:.2f} kg), though their joints share names; compare two traces of "
-                         "the same robot")  # fmt: skip
+        raise TraceError(
+            f"traces {a} and {b} are of different robots ({robot(meta_a)}: {ma:.2f} kg; "
+            f"{robot(meta_b)}: {mb:.2f} kg), though their joints share names; compare two traces of "
+            "the same robot"
+        )
 
 
 def compare_traces(a: str | Path, b: str | Path, thresholds: Mapping[str, float] | None = None) -> TraceComparison:
@@ -192,36 +195,56 @@ def compare_traces(a: str | Path, b: str | Path, thresholds: Mapping[str, float]
     cols_a, cols_b = _numeric(table_a), _numeric(table_b)
     joints_a, joints_b = _joints(cols_a), _joints(cols_b)
     if not [c for c in cols_a if c in cols_b and c.split(".", 1)[0] in COMPARED]:
-        raise TraceError(f"traces {a} and {b} share no joint (A: {_shown(sorted(joints_a)) or 'none'}; B: "
-                         f"{_shown(sorted(joints_b)) or 'none'}): they are of different robots; compare two traces "
-                         "of the same robot")  # fmt: skip
+        raise TraceError(
+            f"traces {a} and {b} share no joint (A: {_shown(sorted(joints_a)) or 'none'}; B: "
+            f"{_shown(sorted(joints_b)) or 'none'}): they are of different robots; compare two traces "
+            "of the same robot"
+        )
     _check_same_robot(a, b, meta_a, meta_b)
     ia, ib, _ = _aligned(cols_a, cols_b)
     if not len(ia):
-        raise TraceError(f"traces {a} and {b} share no sample (env and time): were they recorded with the same "
-                         "policy rate and envs?")  # fmt: skip
+        raise TraceError(
+            f"traces {a} and {b} share no sample (env and time): were they recorded with the same policy rate and envs?"
+        )
     both = np.asarray(cols_a["alive"])[ia] & np.asarray(cols_b["alive"])[ib]
     if not both.any():
-        raise TraceError(f"traces {a} and {b}: no sample where both stand (env and time): every env had fallen in "
-                         "one trace or the other; nothing to compare")  # fmt: skip
+        raise TraceError(
+            f"traces {a} and {b}: no sample where both stand (env and time): every env had fallen in "
+            "one trace or the other; nothing to compare"
+        )
     not_finite = _not_finite(cols_a, cols_b, ia, ib, both)
     lost = {c for columns in not_finite.values() for c in columns}
     if not [c for c in cols_a if c in cols_b and c not in lost and c.split(".", 1)[0] in COMPARED]:
-        blamed = "; ".join(f"{path} holds no finite value in {len(not_finite[side])} column(s) where both stand: "
-                           f"{_shown(not_finite[side], 4)}" for side, path in (("a", a), ("b", b))
-                           if side in not_finite)  # fmt: skip
-        raise TraceError(f"traces {a} and {b}: no joint column to compare: {blamed} (was its simulation "
-                         "non-finite? record the run again)")  # fmt: skip
+        blamed = "; ".join(
+            f"{path} holds no finite value in {len(not_finite[side])} column(s) where both stand: "
+            f"{_shown(not_finite[side], 4)}"
+            for side, path in (("a", a), ("b", b))
+            if side in not_finite
+        )
+        raise TraceError(
+            f"traces {a} and {b}: no joint column to compare: {blamed} (was its simulation "
+            "non-finite? record the run again)"
+        )
     names_a, names_b = set(table_a.column_names), set(table_b.column_names)
     return TraceComparison(
-        a={**meta_a, "path": str(a)}, b={**meta_b, "path": str(b)}, rows=len(ia),
+        a={**meta_a, "path": str(a)},
+        b={**meta_b, "path": str(b)},
+        rows=len(ia),
         divergences=first_divergence({k: v for k, v in cols_a.items() if k not in lost}, cols_b, thresholds),
-        only_in_a=sorted(names_a - names_b), only_in_b=sorted(names_b - names_a), not_finite=not_finite,
-    )  # fmt: skip
+        only_in_a=sorted(names_a - names_b),
+        only_in_b=sorted(names_b - names_a),
+        not_finite=not_finite,
+    )
 
 
-def plot_traces(a: str | Path, b: str | Path, path: str | Path, comparison: TraceComparison | None = None,
-                joints: int = 3, env: int = 0) -> Path:  # fmt: skip
+def plot_traces(
+    a: str | Path,
+    b: str | Path,
+    path: str | Path,
+    comparison: TraceComparison | None = None,
+    joints: int = 3,
+    env: int = 0,
+) -> Path:
     """A PNG at ``path``: env ``env``'s position of the ``joints`` joints that part most (A solid, B dashed, target
     dotted), base height and forward velocity, both traces over time."""
     from transfer._figures import pyplot, save
@@ -234,8 +257,10 @@ def plot_traces(a: str | Path, b: str | Path, path: str | Path, comparison: Trac
     ranked = [d.column for d in comparison.divergences if d.column.startswith("position.")][:joints]
     panels = ranked + ["base.pos.z", "base.lin_vel.x"]
     fig, axes = plt.subplots(len(panels), 1, figsize=(9, 2.1 * len(panels)), sharex=True, squeeze=False)
-    labels = [f"{side}: {printable(m.get('label') or m.get('engine'), 60)}"
-              for side, m in (("A", comparison.a), ("B", comparison.b))]  # fmt: skip
+    labels = [
+        f"{side}: {printable(m.get('label') or m.get('engine'), 60)}"
+        for side, m in (("A", comparison.a), ("B", comparison.b))
+    ]
     for ax, column in zip(axes[:, 0], panels, strict=True):
         for c, label, style in zip(cols, labels, ("-", "--"), strict=True):
             if column not in c:

@@ -168,9 +168,12 @@ def tracking(errors: np.ndarray, alive: np.ndarray) -> dict[str, float | None]:
     each env stood (the whole clip counts: a tracker has no warm-up), and ``completed``, the share of envs standing at
     the last step."""
     means = [_mean(errors[..., i][alive]) for i in range(errors.shape[-1])]
-    return {"joint_pos_error": _number(means[0]), "anchor_ori_error": _number(means[1]),
-            "body_pos_error": _number(means[2]) if len(means) > 2 else None,
-            "completed": float(alive[-1].mean()) if len(alive) else None}  # fmt: skip
+    return {
+        "joint_pos_error": _number(means[0]),
+        "anchor_ori_error": _number(means[1]),
+        "body_pos_error": _number(means[2]) if len(means) > 2 else None,
+        "completed": float(alive[-1].mean()) if len(alive) else None,
+    }
 
 
 def _summary(joints: dict[str, dict], feet: dict[str, dict]) -> dict[str, float | None]:

@@ -90,11 +90,14 @@ def check_destination(path: str | Path) -> Path:
         except (pa.ArrowException, OSError):
             meta = None
         if meta is None:
-            raise TraceError(f"--record {path}: exists and is not a transfer trace; it is never overwritten: give "
-                             "another file name")  # fmt: skip
+            raise TraceError(
+                f"--record {path}: exists and is not a transfer trace; it is never overwritten: give another file name"
+            )
     if path.suffix != ".parquet":
-        raise TraceError(f"--record {path}: a trace is a Parquet file; give a name ending in .parquet, such as "
-                         f"{path.with_suffix('.parquet')}")  # fmt: skip
+        raise TraceError(
+            f"--record {path}: a trace is a Parquet file; give a name ending in .parquet, such as "
+            f"{path.with_suffix('.parquet')}"
+        )
     if not path.parent.is_dir():
         raise TraceError(f"--record {path}: the folder {path.parent} does not exist; create it first")
     return path
@@ -104,8 +107,15 @@ def write_trace(rec: Recording, path: str | Path) -> Path:
     """Write ``rec`` to ``path`` (Parquet), atomically: a file there is replaced only once the new one is whole."""
     pa, pq = _pyarrow()
     path = check_destination(path)
-    meta = {"schema": SCHEMA, "engine": rec.engine, "policy_dt": rec.policy_dt, "joint_names": rec.joint_names,
-            "action_names": rec.action_names, "foot_names": rec.foot_names, **rec.meta}  # fmt: skip
+    meta = {
+        "schema": SCHEMA,
+        "engine": rec.engine,
+        "policy_dt": rec.policy_dt,
+        "joint_names": rec.joint_names,
+        "action_names": rec.action_names,
+        "foot_names": rec.foot_names,
+        **rec.meta,
+    }
     cols = columns(rec)
     table = pa.table(cols).replace_schema_metadata({META_KEY: json.dumps(meta, default=str).encode()})
     from transfer.checkpoint import atomic_write
@@ -144,38 +154,50 @@ def read_trace(path: str | Path) -> tuple[Any, dict[str, Any]]:
 def _metadata(path: Path, raw: bytes | None) -> dict[str, Any]:
     """The trace metadata document of ``path``: present, one JSON object, of this schema version."""
     if not raw:
-        raise TraceError(f"trace {path}: a Parquet file without transfer's trace metadata; was it written by "
-                         "transfer replay --record?")  # fmt: skip
+        raise TraceError(
+            f"trace {path}: a Parquet file without transfer's trace metadata; was it written by "
+            "transfer replay --record?"
+        )
     try:
         meta = strict_json(raw)
     except ValueError as exc:  # not JSON, or a key given twice
-        raise TraceError(f"trace {path}: its trace metadata ({META_KEY.decode()}) is not one JSON document: "
-                         f"{printable(exc, 200)}") from None  # fmt: skip
+        raise TraceError(
+            f"trace {path}: its trace metadata ({META_KEY.decode()}) is not one JSON document: {printable(exc, 200)}"
+        ) from None
     schema = meta.get("schema") if isinstance(meta, dict) else None
     if not isinstance(schema, str) or not schema.startswith("transfer.trace/"):
-        raise TraceError(f"trace {path}: its metadata names no transfer trace schema; was it written by transfer "
-                         "replay --record?")  # fmt: skip
+        raise TraceError(
+            f"trace {path}: its metadata names no transfer trace schema; was it written by transfer replay --record?"
+        )
     if schema != SCHEMA:
-        raise TraceError(f"trace {path}: schema {printable(schema, 40)}, but this transfer reads {SCHEMA}; read it "
-                         "with the transfer that wrote it, or record it again")  # fmt: skip
+        raise TraceError(
+            f"trace {path}: schema {printable(schema, 40)}, but this transfer reads {SCHEMA}; read it "
+            "with the transfer that wrote it, or record it again"
+        )
     return meta
 
 
 def _check_table(path: Path, table: Any, meta: dict[str, Any], pa: Any) -> None:
     """The table is a whole trace: printable names, the index columns, numbers in every column, samples at all,
     finite times, each (env, step) once."""
-    odd = next((c for c in [*table.column_names, *map(str, meta.get("joint_names") or [])] if not c.isprintable()), None)
+    odd = next(
+        (c for c in [*table.column_names, *map(str, meta.get("joint_names") or [])] if not c.isprintable()), None
+    )
     if odd is not None:  # joint and body names come from the robot, which holds none: a name would reach the terminal
-        raise TraceError(f"trace {path}: the name '{printable(odd, 80)}' holds control characters (escape sequences, "
-                         "line breaks); a trace transfer writes holds none")  # fmt: skip
+        raise TraceError(
+            f"trace {path}: the name '{printable(odd, 80)}' holds control characters (escape sequences, "
+            "line breaks); a trace transfer writes holds none"
+        )
     for column in ("step", "time", "env", "alive"):
         if column not in table.column_names:
             raise TraceError(f"trace {path}: no '{column}' column; the file is not a whole transfer trace")
     for field in table.schema:
         kind = field.type
         if not (pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind)):
-            raise TraceError(f"trace {path}: column '{printable(field.name, 80)}' holds {kind}, not numbers; the file "
-                             "is not a trace transfer wrote")  # fmt: skip
+            raise TraceError(
+                f"trace {path}: column '{printable(field.name, 80)}' holds {kind}, not numbers; the file "
+                "is not a trace transfer wrote"
+            )
     if table.num_rows == 0:
         raise TraceError(f"trace {path}: holds no sample (0 rows); record it again")
     time = table.column("time").to_numpy(zero_copy_only=False).astype(np.float64)
@@ -184,8 +206,9 @@ def _check_table(path: Path, table: Any, meta: dict[str, Any], pa: Any) -> None:
     env = table.column("env").to_numpy(zero_copy_only=False).astype(np.int64)
     step = table.column("step").to_numpy(zero_copy_only=False).astype(np.int64)
     if len(np.unique(np.stack([env, step]), axis=1)[0]) != table.num_rows:
-        raise TraceError(f"trace {path}: holds some (env, step) sample more than once (two traces joined?); give "
-                         "one recorded trace")  # fmt: skip
+        raise TraceError(
+            f"trace {path}: holds some (env, step) sample more than once (two traces joined?); give one recorded trace"
+        )
 
 
 def trace_paths(path: str | Path, labels: list[str]) -> list[Path]:

@@ -49,8 +49,11 @@ def _points(env: Any) -> dict[int, np.ndarray]:
     """Each link's collision geometry as points swept by a radius, ``(k, 4)`` (x, y, z, r) in its frame, by public
     body index (:func:`transfer.orders.usd.collider_points`: exact for spheres and capsules)."""
     names = env.art.body_names
-    return {names.index(path.rsplit("/", 1)[-1]): np.asarray(pts, np.float64)
-            for path, pts in env.asset.collider_points.items() if path.rsplit("/", 1)[-1] in names}  # fmt: skip
+    return {
+        names.index(path.rsplit("/", 1)[-1]): np.asarray(pts, np.float64)
+        for path, pts in env.asset.collider_points.items()
+        if path.rsplit("/", 1)[-1] in names
+    }
 
 
 def _lowest(points: np.ndarray, pos: np.ndarray, quat: np.ndarray) -> np.ndarray:
@@ -100,8 +103,21 @@ class Recorder:
     """Samples ``env`` after each of ``steps`` policy steps (:meth:`sample`); :meth:`finish` returns the
     :class:`Recording`. ``observations=False`` leaves the observation out (the metrics do not need it)."""
 
-    BASE = ("pos.x", "pos.y", "pos.z", "quat.x", "quat.y", "quat.z", "quat.w",
-            "lin_vel.x", "lin_vel.y", "lin_vel.z", "ang_vel.x", "ang_vel.y", "ang_vel.z")  # fmt: skip
+    BASE = (
+        "pos.x",
+        "pos.y",
+        "pos.z",
+        "quat.x",
+        "quat.y",
+        "quat.z",
+        "quat.w",
+        "lin_vel.x",
+        "lin_vel.y",
+        "lin_vel.z",
+        "ang_vel.x",
+        "ang_vel.y",
+        "ang_vel.z",
+    )
 
     def __init__(self, env: Any, steps: int, *, observations: bool = True) -> None:
         art = self.art = env.art
@@ -111,17 +127,30 @@ class Recorder:
         self.feet = feet_of(env, points)
         per_foot = [points[i] for i in self.feet]
         k = max((len(p) for p in per_foot), default=1)  # padded with a repeated point: no minimum changes
-        self.points = np.stack([np.concatenate([p, np.repeat(p[:1], k - len(p), 0)]) for p in per_foot]) \
-            if per_foot else np.zeros((0, 1, 4))  # (feet, k, 4)
+        self.points = (
+            np.stack([np.concatenate([p, np.repeat(p[:1], k - len(p), 0)]) for p in per_foot])
+            if per_foot
+            else np.zeros((0, 1, 4))
+        )  # (feet, k, 4)
         self._last_pose: tuple[np.ndarray, np.ndarray] | None = None  # the feet's (positions, rotations) last step
-        widths = {"action": env.action_size, "target": joints, "position": joints, "velocity": joints,
-                  "effort": joints, "base": 13, "foot_height": len(self.feet), "foot_speed": len(self.feet)}  # fmt: skip
+        widths = {
+            "action": env.action_size,
+            "target": joints,
+            "position": joints,
+            "velocity": joints,
+            "effort": joints,
+            "base": 13,
+            "foot_height": len(self.feet),
+            "foot_speed": len(self.feet),
+        }
         if observations:
             widths["observation"] = env.observation_size
         size = 4 * self.steps * n * (sum(widths.values()) + 2 * joints + len(self.feet))
         if size > MAX_BUFFER_BYTES:  # the env's bound on any one buffer of a run
-            raise ValueError(f"recording {self.steps} policy steps of {n} envs would take {size / 2**30:.1f} GiB (at "
-                             f"most {MAX_BUFFER_BYTES / 2**30:g} GiB): replay fewer envs or seconds")  # fmt: skip
+            raise ValueError(
+                f"recording {self.steps} policy steps of {n} envs would take {size / 2**30:.1f} GiB (at "
+                f"most {MAX_BUFFER_BYTES / 2**30:g} GiB): replay fewer envs or seconds"
+            )
         self.arrays = {k: np.zeros((self.steps, n, w), np.float32) for k, w in widths.items()}
         self.arrays["saturated"] = np.zeros((self.steps, n, joints), bool)
         self.arrays["contact"] = np.zeros((self.steps, n, len(self.feet)), bool)
@@ -167,8 +196,9 @@ class Recorder:
             effort[:, self._explicit] = applied[:, self._explicit]
             saturated[:, self._explicit] = (np.abs(applied) >= self._limits * (1 - 1e-4))[:, self._explicit]
         a["effort"][k], a["saturated"][k] = effort, saturated
-        a["base"][k] = np.concatenate([host(d.root_pos_w), host(d.root_quat_w), host(d.root_lin_vel_w),
-                                       host(d.root_ang_vel_w)], axis=1)  # fmt: skip
+        a["base"][k] = np.concatenate(
+            [host(d.root_pos_w), host(d.root_quat_w), host(d.root_lin_vel_w), host(d.root_ang_vel_w)], axis=1
+        )
         if self.feet:
             feet, p = self.feet, self.points
             pos = host(d.body_pos_w)[:, feet].astype(np.float64)
@@ -205,8 +235,13 @@ class Recorder:
         names = list(art.joint_names)
         obs_names = [f"{term}.{i}" for term, s in env.slices.items() for i in range(s.stop - s.start)]
         return Recording(
-            engine=env.backend, policy_dt=env.policy_dt, joint_names=names,
-            action_names=[names[i] for i in env.action_ids], foot_names=[art.body_names[i] for i in self.feet],
-            observation_names=obs_names if "observation" in self.arrays else [], time=self.time[:k],
-            arrays={key: v[:k] for key, v in self.arrays.items()}, meta=dict(meta or {}),
-        )  # fmt: skip
+            engine=env.backend,
+            policy_dt=env.policy_dt,
+            joint_names=names,
+            action_names=[names[i] for i in env.action_ids],
+            foot_names=[art.body_names[i] for i in self.feet],
+            observation_names=obs_names if "observation" in self.arrays else [],
+            time=self.time[:k],
+            arrays={key: v[:k] for key, v in self.arrays.items()},
+            meta=dict(meta or {}),
+        )

@@ -39,7 +39,6 @@ from transfer.ordering import OrderingConvention
 __all__ = ["MujocoBackend"]
 
 
-
 THREADED_ENVS = 4
 """Envs from which the default steps them on threads: below it the hand-off to a thread (tens of microseconds on
 the 2-core host measured, docs/mujoco.md) costs more than the few ``mj_step`` of a policy step it would run
@@ -217,18 +216,23 @@ class MujocoBackend(Backend):
 
     def body_poses(self) -> wp.array:
         b = self._bid
-        return self._rows(lambda m, d: np.concatenate([d.xpos[b], _xyzw(d.xquat[b])], axis=1), "body_poses", derived=True)
+        return self._rows(
+            lambda m, d: np.concatenate([d.xpos[b], _xyzw(d.xquat[b])], axis=1), "body_poses", derived=True
+        )
 
     def body_velocities(self) -> wp.array:
-        return self._rows(lambda m, d: np.stack([self._body_velocity(m, d, b) for b in self._bid]),
-                          "body_velocities", derived=True)  # fmt: skip
+        return self._rows(
+            lambda m, d: np.stack([self._body_velocity(m, d, b) for b in self._bid]), "body_velocities", derived=True
+        )
 
     def joint_position_targets(self) -> wp.array:
         return self._rows(lambda m, d: d.ctrl[self._act], "joint_position_targets")
 
     def joint_properties(self) -> JointProperties:
-        values = {name: wp.clone(self._rows(lambda m, d, name=name: self._property(m, name), f"property {name}"))
-                  for name in JOINT_PROPERTIES}  # fmt: skip
+        values = {
+            name: wp.clone(self._rows(lambda m, d, name=name: self._property(m, name), f"property {name}"))
+            for name in JOINT_PROPERTIES
+        }
         return JointProperties(**values)
 
     def _property(self, m: Any, name: str) -> np.ndarray:
@@ -264,8 +268,9 @@ class MujocoBackend(Backend):
 
     def body_inertias(self) -> wp.array:
         """``(num_envs, num_bodies, 9)``: diagonal inertia about the COM in MuJoCo's principal inertial frame."""
-        return wp.clone(self._rows(lambda m, d: np.stack([np.diag(m.body_inertia[b]).ravel() for b in self._bid]),
-                                   "body_inertias"))  # fmt: skip
+        return wp.clone(
+            self._rows(lambda m, d: np.stack([np.diag(m.body_inertia[b]).ravel() for b in self._bid]), "body_inertias")
+        )
 
     # -- writes ---------------------------------------------------------------------------------------------
     def _envs(self, env_ids: Any) -> list[int]:
@@ -289,7 +294,7 @@ class MujocoBackend(Backend):
             raise ValueError(f"MujocoBackend.write_root_pose: {self.source.name}'s root is fixed to the world")
         f = self._free
         for e in self._envs(env_ids):
-            self.datas[e].qpos[f:f + 7] = np.concatenate([values[e, :3], _wxyz(values[e, 3:])])
+            self.datas[e].qpos[f : f + 7] = np.concatenate([values[e, :3], _wxyz(values[e, 3:])])
             mujoco.mj_forward(self.models[e], self.datas[e])
 
     def write_root_velocity(self, velocity: wp.array, env_ids: wp.array | None = None) -> None:
@@ -302,8 +307,8 @@ class MujocoBackend(Backend):
             m, d = self.models[e], self.datas[e]
             omega = values[e, 3:]
             offset = d.xipos[self._root] - d.xpos[self._root]
-            d.qvel[dof:dof + 3] = values[e, :3] - np.cross(omega, offset)  # the frame origin's linear velocity
-            d.qvel[dof + 3:dof + 6] = d.xmat[self._root].reshape(3, 3).T @ omega  # angular, in the body frame
+            d.qvel[dof : dof + 3] = values[e, :3] - np.cross(omega, offset)  # the frame origin's linear velocity
+            d.qvel[dof + 3 : dof + 6] = d.xmat[self._root].reshape(3, 3).T @ omega  # angular, in the body frame
             mujoco.mj_forward(m, d)
 
     def write_joint_state(self, position: wp.array, velocity: wp.array, env_ids: wp.array | None = None) -> None:

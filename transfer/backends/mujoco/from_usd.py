@@ -81,6 +81,7 @@ def _export(usd: Path) -> str:
 
     from transfer.backends.newton._scene import _authored_self_collisions, _with_full_hulls
     from transfer.backends.newton.importer import import_usd
+
     wp.config.quiet = True
     builder = newton.ModelBuilder()
     newton.solvers.SolverMuJoCo.register_custom_attributes(builder)
@@ -122,8 +123,10 @@ def _rename(spec: Any, joint_labels: list[str], body_labels: list[str], usd: Pat
         twice = {name: paths for name, paths in by_name.items() if len(paths) > 1}
         if twice:
             name, paths = next(iter(twice.items()))
-            raise ValueError(f"{usd}: {len(paths)} {kind} prims are named {name!r} ({', '.join(paths)}); the MuJoCo "
-                             "backend names each by its prim's name: rename them apart in the USD")  # fmt: skip
+            raise ValueError(
+                f"{usd}: {len(paths)} {kind} prims are named {name!r} ({', '.join(paths)}); the MuJoCo "
+                "backend names each by its prim's name: rename them apart in the USD"
+            )
         for item in items:
             if item.name in short:
                 old, item.name = item.name, short[item.name]

@@ -15,8 +15,14 @@ from transfer.backends.scene import SceneDescription
 __all__ = ["body_poses"]
 
 
-def body_poses(asset: str | os.PathLike, root_pos: np.ndarray, root_quat: np.ndarray, joint_names: Sequence[str],
-               joint_pos: np.ndarray, bodies: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+def body_poses(
+    asset: str | os.PathLike,
+    root_pos: np.ndarray,
+    root_quat: np.ndarray,
+    joint_names: Sequence[str],
+    joint_pos: np.ndarray,
+    bodies: Sequence[str],
+) -> tuple[np.ndarray, np.ndarray]:
     """``(positions (T, B, 3), quaternions (T, B, 4) xyzw)`` of the bodies ``bodies`` of the robot ``asset`` (its MJCF
     or URDF, or the one a USD robot was converted from) at each of ``T`` states: the floating base at ``root_pos`` /
     ``root_quat`` (xyzw, world frame) and the joints ``joint_names`` at ``joint_pos`` ``(T, J)``. Raises
@@ -25,8 +31,10 @@ def body_poses(asset: str | os.PathLike, root_pos: np.ndarray, root_quat: np.nda
     m = built.model
     for body in bodies:
         if body not in built.body_names:
-            raise ValueError(f"{body!r} is not a body of {built.source.name}; its bodies: "
-                             f"{', '.join(built.body_names[:12])}{', ...' if len(built.body_names) > 12 else ''}")  # fmt: skip
+            raise ValueError(
+                f"{body!r} is not a body of {built.source.name}; its bodies: "
+                f"{', '.join(built.body_names[:12])}{', ...' if len(built.body_names) > 12 else ''}"
+            )
     missing = [n for n in joint_names if n not in built.joint_names]
     if missing:
         raise ValueError(f"{built.source.name} has no joints {missing[:6]}")

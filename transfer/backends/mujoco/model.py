@@ -152,13 +152,17 @@ def _drives(spec: Any, joints: list[str], source: Path, notes: list[str]) -> str
         for name in joints:
             act = spec.add_actuator(name=f"transfer_{name}", target=name, trntype=mujoco.mjtTrn.mjTRN_JOINT)
             act.set_to_position(kp=0.0, kv=0.0)  # the task's stiffness and damping are written once built
-        return (f"{source.name} has no <actuator>: one position actuator per joint added ({len(joints)}), with the "
-                "task's stiffness and damping (and effort limit, where it gives one), as mjlab builds them from its robot "
-                "config")  # fmt: skip
+        return (
+            f"{source.name} has no <actuator>: one position actuator per joint added ({len(joints)}), with the "
+            "task's stiffness and damping (and effort limit, where it gives one), as mjlab builds them from its robot "
+            "config"
+        )
     missing = [j for j in joints if j not in by_joint]
     if missing:
-        raise ValueError(f"{source}: joints {missing} have no actuator; the MuJoCo backend drives each joint through "
-                         "the file's own actuators (a position actuator or a motor): add one per joint")  # fmt: skip
+        raise ValueError(
+            f"{source}: joints {missing} have no actuator; the MuJoCo backend drives each joint through "
+            "the file's own actuators (a position actuator or a motor): add one per joint"
+        )
     twice = sorted(j for j in joints if len(by_joint[j]) > 1)
     if twice:
         raise ValueError(f"{source}: joints {twice} have more than one actuator; keep one per joint")
@@ -170,12 +174,15 @@ def _drives(spec: Any, joints: list[str], source: Path, notes: list[str]) -> str
         if position:
             continue
         if act.biastype != mujoco.mjtBias.mjBIAS_NONE or act.gaintype != mujoco.mjtGain.mjGAIN_FIXED:
-            raise ValueError(f"{source}: joint {name!r} is driven by an actuator that is neither a position actuator "
-                             "nor a motor; the MuJoCo backend drives joints by position targets")  # fmt: skip
+            raise ValueError(
+                f"{source}: joint {name!r} is driven by an actuator that is neither a position actuator "
+                "nor a motor; the MuJoCo backend drives joints by position targets"
+            )
         gear = float(act.gear[0])
         limit = abs(gear) * max(abs(float(act.ctrlrange[0])), abs(float(act.ctrlrange[1])))
         limited = act.ctrllimited == mujoco.mjtLimited.mjLIMITED_TRUE or (
-            act.ctrllimited == mujoco.mjtLimited.mjLIMITED_AUTO and act.ctrlrange[0] < act.ctrlrange[1])
+            act.ctrllimited == mujoco.mjtLimited.mjLIMITED_AUTO and act.ctrlrange[0] < act.ctrlrange[1]
+        )
         act.set_to_position(kp=0.0, kv=0.0)
         act.gear = [1.0, 0.0, 0.0, 0.0, 0.0, 0.0]
         act.ctrllimited = mujoco.mjtLimited.mjLIMITED_FALSE
@@ -195,17 +202,23 @@ def _refuse_kind(act: Any, position: bool, source: Path) -> None:
     label = f"{source}: actuator {act.name!r} (joint {act.target!r})"
     dyn = act.dyntype.name.removeprefix("mjDYN_").lower()
     if position and act.gainprm[0] != 0 and act.biasprm[1] == 0:
-        raise ValueError(f"{label} is a velocity actuator (<velocity>: its control is a joint velocity); the MuJoCo "
-                         "backend drives joints by position targets: make it a <position> actuator or a <motor>")  # fmt: skip
+        raise ValueError(
+            f"{label} is a velocity actuator (<velocity>: its control is a joint velocity); the MuJoCo "
+            "backend drives joints by position targets: make it a <position> actuator or a <motor>"
+        )
     if position and act.dyntype == mujoco.mjtDyn.mjDYN_INTEGRATOR:
-        raise ValueError(f'{label} has activation dynamics (dyntype="{dyn}": its control is integrated, a joint '
-                         "velocity, as <intvelocity>'s); the MuJoCo backend drives joints by position targets: make "
-                         "it a <position> actuator")  # fmt: skip
+        raise ValueError(
+            f'{label} has activation dynamics (dyntype="{dyn}": its control is integrated, a joint '
+            "velocity, as <intvelocity>'s); the MuJoCo backend drives joints by position targets: make "
+            "it a <position> actuator"
+        )
     if not position and act.dyntype != mujoco.mjtDyn.mjDYN_NONE:
-        raise ValueError(f'{label} has activation dynamics (dyntype="{dyn}") on a motor; the MuJoCo backend drives a '
-                         "motor's joint by a position actuator of its force range, which would filter the target, "
-                         'not the torque: remove dyntype, or make it a <position> actuator (timeconst="..." keeps a '
-                         "filter)")  # fmt: skip
+        raise ValueError(
+            f'{label} has activation dynamics (dyntype="{dyn}") on a motor; the MuJoCo backend drives a '
+            "motor's joint by a position actuator of its force range, which would filter the target, "
+            'not the torque: remove dyntype, or make it a <position> actuator (timeconst="..." keeps a '
+            "filter)"
+        )
 
 
 def build_model(asset: str | os.PathLike, scene: SceneDescription, *, drives: bool = True) -> MujocoModel:
@@ -253,8 +266,10 @@ def build_model(asset: str | os.PathLike, scene: SceneDescription, *, drives: bo
 def robot_bodies(model: Any, root_id: int) -> list[int]:
     """The robot's bodies: the subtree of a free root; every body of a fixed-base file (MuJoCo fuses a URDF's
     fixed root link into the world, leaving its children at the top)."""
-    free = any(model.jnt_bodyid[j] == root_id and model.jnt_type[j] == int(mujoco.mjtJoint.mjJNT_FREE)
-               for j in range(model.njnt))  # fmt: skip
+    free = any(
+        model.jnt_bodyid[j] == root_id and model.jnt_type[j] == int(mujoco.mjtJoint.mjJNT_FREE)
+        for j in range(model.njnt)
+    )
     return [b for b in range(1, model.nbody) if not free or model.body_rootid[b] == root_id]
 
 
@@ -282,10 +297,20 @@ def _described(model: Any, source: Path, root_name: str, notes: list[str]) -> Mu
     for a in range(model.nu):
         if model.actuator_trntype[a] == mujoco.mjtTrn.mjTRN_JOINT:
             actuator_of[mujoco.mj_id2name(model, obj.mjOBJ_JOINT, model.actuator_trnid[a, 0])] = a
-    free = [j for j in range(model.njnt) if model.jnt_bodyid[j] == root_id and model.jnt_type[j] == int(mujoco.mjtJoint.mjJNT_FREE)]
+    free = [
+        j
+        for j in range(model.njnt)
+        if model.jnt_bodyid[j] == root_id and model.jnt_type[j] == int(mujoco.mjtJoint.mjJNT_FREE)
+    ]
     return MujocoModel(
-        model=model, source=source, joint_names=joint_names,
+        model=model,
+        source=source,
+        joint_names=joint_names,
         body_names=tuple(mujoco.mj_id2name(model, obj.mjOBJ_BODY, b) or f"body_{b}" for b in bodies),
-        root_body=root_name, root_id=root_id, fixed_base=not free,
-        free_qpos=int(model.jnt_qposadr[free[0]]) if free else None, actuator_of=actuator_of, notes=notes,
-    )  # fmt: skip
+        root_body=root_name,
+        root_id=root_id,
+        fixed_base=not free,
+        free_qpos=int(model.jnt_qposadr[free[0]]) if free else None,
+        actuator_of=actuator_of,
+        notes=notes,
+    )

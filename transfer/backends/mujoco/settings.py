@@ -14,11 +14,13 @@ from transfer._numbers import is_finite_number
 
 __all__ = ["CHOICES", "COUNTS", "check", "describe", "starting", "training", "variations"]
 
-CHOICES: Mapping[str, tuple[str, ...]] = MappingProxyType({
-    "integrator": ("euler", "rk4", "implicit", "implicitfast"),
-    "cone": ("pyramidal", "elliptic"),
-    "solver": ("pgs", "cg", "newton"),
-})  # fmt: skip
+CHOICES: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "integrator": ("euler", "rk4", "implicit", "implicitfast"),
+        "cone": ("pyramidal", "elliptic"),
+        "solver": ("pgs", "cg", "newton"),
+    }
+)
 """``<option>`` attributes that name one of MuJoCo's choices."""
 COUNTS: tuple[str, ...] = ("iterations", "ls_iterations", "noslip_iterations")
 """``<option>`` attributes that count solver iterations (integers >= 1; ``noslip_iterations`` >= 0)."""
@@ -75,7 +77,11 @@ def training(setup: str, facts: Mapping[str, Any]) -> Mapping[str, Any]:
 def starting(asset: Any) -> tuple[Mapping[str, Any], str, bool]:
     """What a new task file starts from: nothing (the robot file's own ``<option>``), and nothing to decide."""
     del asset
-    return MappingProxyType({}), "MuJoCo's settings: the robot file's own <option> (integrator, solver iterations)", False
+    return (
+        MappingProxyType({}),
+        "MuJoCo's settings: the robot file's own <option> (integrator, solver iterations)",
+        False,
+    )
 
 
 def variations(value: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
@@ -84,5 +90,7 @@ def variations(value: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
     out = []
     for its, ls in ((10, 20), (100, 50)):
         if (value.get("iterations"), value.get("ls_iterations")) != (its, ls):
-            out.append((f"{its} solver / {ls} line-search iterations", {**value, "iterations": its, "ls_iterations": ls}))
+            out.append(
+                (f"{its} solver / {ls} line-search iterations", {**value, "iterations": its, "ls_iterations": ls})
+            )
     return out

@@ -339,8 +339,10 @@ class NewtonBackend(Backend):
         known = [p for p in inspect.signature(cls.__init__).parameters if p not in ("self", "model")]
         unknown = sorted(set(options) - set(known))
         if unknown:  # named before the solver is built (its constructor's TypeError names no setting)
-            raise ValueError(f"newton.solver_options: {unknown} are not options of {cls.__name__} (solver {solver}); "
-                             f"its options: {known}")  # fmt: skip
+            raise ValueError(
+                f"newton.solver_options: {unknown} are not options of {cls.__name__} (solver {solver}); "
+                f"its options: {known}"
+            )
         if solver == "mujoco_cpu":
             return cls(self.model, use_mujoco_cpu=True, **options)
         return cls(self.model, **options)

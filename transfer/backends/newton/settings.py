@@ -35,7 +35,9 @@ def check(value: Any, where: str) -> Mapping[str, Any]:
         raise ValueError(f"{where}: expected a mapping, got {value!r}")
     unknown = sorted(set(value) - {"solver", "solver_options", "mesh_maxhullvert"})
     if unknown:
-        raise ValueError(f"{where}: unknown settings {unknown}; known: ['mesh_maxhullvert', 'solver', 'solver_options']")
+        raise ValueError(
+            f"{where}: unknown settings {unknown}; known: ['mesh_maxhullvert', 'solver', 'solver_options']"
+        )
     out: dict[str, Any] = {}
     if "solver" in value:
         solver = value["solver"]
@@ -53,8 +55,10 @@ def check(value: Any, where: str) -> Mapping[str, Any]:
     if "mesh_maxhullvert" in value:
         hull = value["mesh_maxhullvert"]
         if isinstance(hull, bool) or not isinstance(hull, int) or not (hull == -1 or 4 <= hull <= 100_000):
-            raise ValueError(f"{where}.mesh_maxhullvert: expected -1 (a mesh collider's whole convex hull) or an "
-                             f"integer in [4, 100000] (at most that many hull vertices), got {hull!r}")  # fmt: skip
+            raise ValueError(
+                f"{where}.mesh_maxhullvert: expected -1 (a mesh collider's whole convex hull) or an "
+                f"integer in [4, 100000] (at most that many hull vertices), got {hull!r}"
+            )
         out["mesh_maxhullvert"] = hull
     return MappingProxyType(out)
 
@@ -62,8 +66,11 @@ def check(value: Any, where: str) -> Mapping[str, Any]:
 def describe(value: Mapping[str, Any]) -> str:
     """One line for ``transfer info`` and a replay's settings line."""
     options, hull = value.get("solver_options"), value.get("mesh_maxhullvert")
-    return (f"{value.get('solver', 'auto')}" + (f", options {dict(options)}" if options else "")
-            + (f", mesh hulls of at most {hull} vertices" if hull not in (None, -1) else ""))  # fmt: skip
+    return (
+        f"{value.get('solver', 'auto')}"
+        + (f", options {dict(options)}" if options else "")
+        + (f", mesh hulls of at most {hull} vertices" if hull not in (None, -1) else "")
+    )
 
 
 def training(setup: str, facts: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -85,8 +92,11 @@ def starting(asset: Any) -> tuple[Mapping[str, Any], str, bool]:
     """What a new task file (``transfer task``) starts from: MuJoCo-Warp (Isaac Lab's Newton solver), its comment,
     and ``False`` (nothing to decide)."""
     del asset
-    return (MappingProxyType({"solver": "mujoco_warp"}),
-            "Newton's solver: mujoco_warp (MuJoCo-Warp; replay picks MuJoCo C for one environment)", False)  # fmt: skip
+    return (
+        MappingProxyType({"solver": "mujoco_warp"}),
+        "Newton's solver: mujoco_warp (MuJoCo-Warp; replay picks MuJoCo C for one environment)",
+        False,
+    )
 
 
 def variations(value: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
@@ -96,8 +106,12 @@ def variations(value: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
     out = []
     for its, ls in ((10, 20), (100, 50)):
         if (options.get("iterations"), options.get("ls_iterations")) != (its, ls):
-            out.append((f"{its} solver / {ls} line-search iterations",
-                        {**value, "solver_options": {**options, "iterations": its, "ls_iterations": ls}}))  # fmt: skip
+            out.append(
+                (
+                    f"{its} solver / {ls} line-search iterations",
+                    {**value, "solver_options": {**options, "iterations": its, "ls_iterations": ls}},
+                )
+            )
     return out
 
 

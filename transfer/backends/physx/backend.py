@@ -34,6 +34,7 @@ from transfer.ordering import OrderingConvention
 
 __all__ = ["PhysxBackend"]
 
+
 class PhysxBackend(Backend):
     """One articulation of a USD file in ``num_envs`` PhysX environments, in PhysX's own DoF and link order.
 

@@ -63,11 +63,16 @@ def link_paths(px: Any) -> list[str]:
 
     with px.read_sync(SimObjectType.ARTICULATION_LINK, ["mass"], scope=ObjectScope.ALL) as links:
         names = links.dictionary
-        return [p for g in links.groups
-                for p in names.get_path_strings(g.prim_list)[g.prim_offset:g.prim_offset + g.prim_count]]  # fmt: skip
+        return [
+            p
+            for g in links.groups
+            for p in names.get_path_strings(g.prim_list)[g.prim_offset : g.prim_offset + g.prim_count]
+        ]
 
 
-def sensor_map(links: Sequence[str], env_prefixes: Sequence[str], body_names: Sequence[str]) -> dict[str, tuple[int, int]]:
+def sensor_map(
+    links: Sequence[str], env_prefixes: Sequence[str], body_names: Sequence[str]
+) -> dict[str, tuple[int, int]]:
     """``{link prim path: (env, body)}`` for ``links``: the env whose clone prefix (``env_prefixes[k]``; ``""`` for
     a single env at the asset's place) holds it or is it (a root link cloned as the env's prim), the body by its prim's leaf (PhysX's link names). ``ValueError``
     unless every env's every body is covered once (a repeated leaf PhysX renamed, a clone not found)."""

@@ -470,8 +470,9 @@ def compose_scene(
     )
 
 
-def _articulation_settings(stage: Any, graph: Any, root: str, world: SceneDescription, position: int | None,
-                           velocity: int | None) -> list[str]:  # fmt: skip
+def _articulation_settings(
+    stage: Any, graph: Any, root: str, world: SceneDescription, position: int | None, velocity: int | None
+) -> list[str]:
     """Self-collisions, solver iterations and the pose the joints are created in, on the articulation at ``root``."""
     notes = []
     if world.self_collisions is not None:

@@ -31,8 +31,10 @@ def check(value: Any, where: str) -> Mapping[str, int]:
     for key, v in value.items():
         low, high = KEYS[key]
         if isinstance(v, bool) or not isinstance(v, int) or not low <= v <= high:
-            raise ValueError(f"{where}.{key}: expected an integer in [{low}, {high}], got {v!r} (PhysX takes at most "
-                             f"{high} iterations; Isaac Lab's legged robots: 4 and 0)")  # fmt: skip
+            raise ValueError(
+                f"{where}.{key}: expected an integer in [{low}, {high}], got {v!r} (PhysX takes at most "
+                f"{high} iterations; Isaac Lab's legged robots: 4 and 0)"
+            )
         out[key] = int(v)
     return MappingProxyType(out)
 
@@ -57,8 +59,10 @@ def training(setup: str, facts: Mapping[str, Any]) -> Mapping[str, Any]:
     props = facts.get("articulation_props")
     if setup == "isaaclab" and isinstance(props, Mapping):
         out = {}
-        for ours, theirs in (("solver_position_iterations", "solver_position_iteration_count"),
-                             ("solver_velocity_iterations", "solver_velocity_iteration_count")):  # fmt: skip
+        for ours, theirs in (
+            ("solver_position_iterations", "solver_position_iteration_count"),
+            ("solver_velocity_iterations", "solver_velocity_iteration_count"),
+        ):
             if isinstance(props.get(theirs), int) and not isinstance(props.get(theirs), bool):
                 out[ours] = props[theirs]
         return check(out, "articulation_props")
@@ -74,10 +78,15 @@ def starting(asset: Any) -> tuple[Mapping[str, Any], str, bool]:
         out["solver_position_iterations"] = asset.position_iterations
     if asset.velocity_iterations is not None:
         out["solver_velocity_iterations"] = asset.velocity_iterations
-    authored = (f" ({out.get('solver_position_iterations')} / {out.get('solver_velocity_iterations')})" if out
-                else " (none: the engine's)")  # fmt: skip
-    text = (f"the solver iterations the asset authors on {asset.root}{authored}. Isaac Lab trains legged robots at "
-            "4 / 0; with 32 / 16 a PhysX-trained ANYmal C falls on PhysX.")  # fmt: skip
+    authored = (
+        f" ({out.get('solver_position_iterations')} / {out.get('solver_velocity_iterations')})"
+        if out
+        else " (none: the engine's)"
+    )
+    text = (
+        f"the solver iterations the asset authors on {asset.root}{authored}. Isaac Lab trains legged robots at "
+        "4 / 0; with 32 / 16 a PhysX-trained ANYmal C falls on PhysX."
+    )
     return check(out, "physx"), text, True
 
 
@@ -90,6 +99,10 @@ def variations(value: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
     out = []
     for p, v in ((min(2 * pos, 255), vel), (max(pos // 2, 1), vel), (pos, 1 if vel == 0 else 0)):
         if (p, v) != (pos, vel) or not value:
-            out.append((f"{p} position / {v} velocity iterations",
-                        {**value, "solver_position_iterations": p, "solver_velocity_iterations": v}))  # fmt: skip
+            out.append(
+                (
+                    f"{p} position / {v} velocity iterations",
+                    {**value, "solver_position_iterations": p, "solver_velocity_iterations": v},
+                )
+            )
     return out

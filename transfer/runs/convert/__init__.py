@@ -124,7 +124,9 @@ def convert(
     """
     parsed_to = _parse_to(to)
     if parsed_to is None:
-        raise ConvertError("--to is needed: the joint order to convert to (physx, mjwarp, robot_schema, mujoco, or names)")
+        raise ConvertError(
+            "--to is needed: the joint order to convert to (physx, mjwarp, robot_schema, mujoco, or names)"
+        )
     inputs = _inputs(checkpoint, source, config, asset)
     file = inputs.policy
     out = check_output(file.path, out, force=force, format=file.format)

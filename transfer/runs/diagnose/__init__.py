@@ -22,7 +22,17 @@ import numpy as np
 
 from transfer.runs.diagnose.factors import FACTORS, Candidate, candidates, flag_lines
 
-__all__ = ["FACTORS", "SMALL_GAP", "SPEED_SCALE", "YAW_SCALE", "Diagnosis", "check_seconds", "diagnose", "plot", "quality"]
+__all__ = [
+    "FACTORS",
+    "SMALL_GAP",
+    "SPEED_SCALE",
+    "YAW_SCALE",
+    "Diagnosis",
+    "check_seconds",
+    "diagnose",
+    "plot",
+    "quality",
+]
 
 
 SPEED_SCALE = 0.25
@@ -131,8 +141,11 @@ class Diagnosis:
             if value is not None and not isinstance(value, (list, tuple)):
                 words += [f"--{flag.replace('_', '-')}", shlex.quote(str(value))]
         changed = {line.split("=", 1)[0] for line in best.lines}  # "--set FIELD" / "--perturb KIND"
-        kept = [line for line in flag_lines(g.get("settings") or {}, g.get("perturbation") or {})
-                if line.split("=", 1)[0].replace("'", "") not in {c.replace("'", "") for c in changed}]  # fmt: skip
+        kept = [
+            line
+            for line in flag_lines(g.get("settings") or {}, g.get("perturbation") or {})
+            if line.split("=", 1)[0].replace("'", "") not in {c.replace("'", "") for c in changed}
+        ]
         return " ".join([*words, *kept, *best.lines])
 
     def suggestion(self) -> Tried | None:
@@ -171,14 +184,20 @@ def _parted(a: Any, b: Any) -> dict[str, Any] | None:
     from transfer.traces.compare import first_divergence
     from transfer.traces.parquet import columns
 
-    keep = lambda cols: {k: v for k, v in cols.items() if k in ("step", "time", "env", "alive")  # noqa: E731
-                         or k.startswith("position.")}  # fmt: skip
+    def keep(cols: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in cols.items() if k in ("step", "time", "env", "alive") or k.startswith("position.")}
+
     found = [d for d in first_divergence(keep(columns(a)), keep(columns(b))) if d.first_time is not None]
     if not found:
         return None
     d = found[0]
-    return {"column": d.column, "joint": d.column.split(".", 1)[1], "time": d.first_time, "rms": d.rms,
-            "threshold": d.threshold}  # fmt: skip
+    return {
+        "column": d.column,
+        "joint": d.column.split(".", 1)[1],
+        "time": d.first_time,
+        "rms": d.rms,
+        "threshold": d.threshold,
+    }
 
 
 def diagnose(
@@ -217,34 +236,49 @@ def diagnose(
     aliases = {**aliases_in(native_settings), **aliases_in(settings)}
     inputs = resolve_inputs(checkpoint, source=source, config=config, asset=asset, aliases=aliases)
     check_finite_actions(inputs.policy, 0)  # a policy that writes NaN has no setting to find: said before any run
-    native_inputs, target_inputs = _with_settings(inputs, native_settings, "--native-set"), \
-        _with_settings(inputs, settings, "--set")  # fmt: skip
+    native_inputs, target_inputs = (
+        _with_settings(inputs, native_settings, "--native-set"),
+        _with_settings(inputs, settings, "--set"),
+    )
     perturb = dict(Perturbation.from_dict(perturbation or {}))
     plan = candidates(native_inputs.task, target_inputs.task, target, perturb, tuple(factors) if factors else None)
     motion = {k: v for k, v in (motion or {}).items() if v is not None}
     common = dict(num_envs=num_envs, seconds=seconds, command=command, seed=seed, progress=progress, **motion)
     native_engine = native_backend(inputs)
     native = replay(checkpoint, native_engine, inputs=native_inputs, label=f"native ({native_engine})", **common)
-    moved = replay(checkpoint, target, inputs=target_inputs, perturbation=perturb, label=f"target ({target})",
-                   **common)  # fmt: skip
+    moved = replay(checkpoint, target, inputs=target_inputs, perturbation=perturb, label=f"target ({target})", **common)
     playback = dataclasses.replace(target_inputs, policy=_Playback(native.recording.arrays["action"], inputs.policy))
-    open_loop = replay(checkpoint, target, inputs=playback, perturbation=perturb, label=f"open loop ({target})",
-                       **common)  # fmt: skip
+    open_loop = replay(
+        checkpoint, target, inputs=playback, perturbation=perturb, label=f"open loop ({target})", **common
+    )
     n, t = native.to_dict(), moved.to_dict()
     gap = 1.0 - quality(t, n)
     baseline = baseline_failure(native)
-    records = [] if baseline else _run_candidates(plan, target_inputs, target, perturb, common, workers, address,
-                                                  progress)  # fmt: skip
+    records = (
+        [] if baseline else _run_candidates(plan, target_inputs, target, perturb, common, workers, address, progress)
+    )
     tried = [_tried(c, r, n, gap) for c, r in zip(plan, records, strict=False)]
     return Diagnosis(
-        checkpoint=str(checkpoint), native=n, target=t, gap=gap,
+        checkpoint=str(checkpoint),
+        native=n,
+        target=t,
+        gap=gap,
         parted_open_loop=_parted(native.recording, open_loop.recording),
         parted_closed_loop=_parted(native.recording, moved.recording),
-        tried=tried, ranking=_rank(tried), baseline=baseline,
+        tried=tried,
+        ranking=_rank(tried),
+        baseline=baseline,
         warnings=list(dict.fromkeys([*native.warnings, *moved.warnings])),
-        given={"target": target, "source": source, "config": config, "asset": asset, **motion,
-               "settings": dict(settings or {}), "perturbation": dict(perturbation or {})},
-    )  # fmt: skip
+        given={
+            "target": target,
+            "source": source,
+            "config": config,
+            "asset": asset,
+            **motion,
+            "settings": dict(settings or {}),
+            "perturbation": dict(perturbation or {}),
+        },
+    )
 
 
 def check_seconds(seconds: float) -> None:
@@ -271,8 +305,18 @@ def _with_settings(inputs: Any, settings: Mapping[str, Any] | None, where: str) 
 def _tried(c: Candidate, record: Mapping[str, Any], native: Mapping[str, Any], gap: float) -> Tried:
     q = 0.0 if record.get("error") else quality(record, native)
     closes = (gap - (1.0 - q)) / gap if gap > 1e-9 else 0.0  # 1: as good as native; < 0: worse than before
-    return Tried(c.factor, c.label, c.lines(), record.get("forward_velocity"), record.get("fall_fraction"), q,
-                 closes, record.get("error"), record.get("lateral_velocity"), record.get("yaw_rate"))  # fmt: skip
+    return Tried(
+        c.factor,
+        c.label,
+        c.lines(),
+        record.get("forward_velocity"),
+        record.get("fall_fraction"),
+        q,
+        closes,
+        record.get("error"),
+        record.get("lateral_velocity"),
+        record.get("yaw_rate"),
+    )
 
 
 def _rank(tried: list[Tried]) -> list[Tried]:
@@ -283,8 +327,16 @@ def _rank(tried: list[Tried]) -> list[Tried]:
     return sorted(best.values(), key=lambda t: -t.closes)
 
 
-def _run_candidates(plan: list[Candidate], inputs: Any, target: str, perturb: Mapping[str, Any],
-                    common: Mapping[str, Any], workers: int, address: str | None, progress: Any) -> list[dict]:  # fmt: skip
+def _run_candidates(
+    plan: list[Candidate],
+    inputs: Any,
+    target: str,
+    perturb: Mapping[str, Any],
+    common: Mapping[str, Any],
+    workers: int,
+    address: str | None,
+    progress: Any,
+) -> list[dict]:
     """Each candidate as a sweep cell on the target (its task and perturbation changed), run here or on Ray."""
     from transfer.perturbations import Perturbation
     from transfer.runs.sweep.run import run_cells
@@ -292,16 +344,25 @@ def _run_candidates(plan: list[Candidate], inputs: Any, target: str, perturb: Ma
     cells = []
     for i, c in enumerate(plan):
         task = _with_settings(inputs, c.settings, f"diagnose {c.factor}").task
-        cells.append({
-            "key": f"{i:03d}-{c.factor}", "label": f"{c.factor}: {c.label}", "checkpoint": str(inputs.policy.path),
-            "target": target, "seed": common["seed"], "command": list(common["command"] or inputs.task.command),
-            "num_envs": common["num_envs"], "seconds": common["seconds"], "device": "cpu",
-            "perturbation": dict(Perturbation.from_dict({**perturb, **c.perturbation})),
-            "inputs": dataclasses.replace(inputs, task=task).to_dict(),
-            "motion": {k: str(v) if k == "motion" else v for k, v in common.items() if k.startswith("motion")},
-        })  # fmt: skip
-    return run_cells(cells, workers=workers, address=address, in_process=workers <= 1 and address is None,
-                     progress=progress)  # fmt: skip
+        cells.append(
+            {
+                "key": f"{i:03d}-{c.factor}",
+                "label": f"{c.factor}: {c.label}",
+                "checkpoint": str(inputs.policy.path),
+                "target": target,
+                "seed": common["seed"],
+                "command": list(common["command"] or inputs.task.command),
+                "num_envs": common["num_envs"],
+                "seconds": common["seconds"],
+                "device": "cpu",
+                "perturbation": dict(Perturbation.from_dict({**perturb, **c.perturbation})),
+                "inputs": dataclasses.replace(inputs, task=task).to_dict(),
+                "motion": {k: str(v) if k == "motion" else v for k, v in common.items() if k.startswith("motion")},
+            }
+        )
+    return run_cells(
+        cells, workers=workers, address=address, in_process=workers <= 1 and address is None, progress=progress
+    )
 
 
 def plot(d: Diagnosis, path: str | Path) -> Path:
@@ -340,11 +401,15 @@ def _plot_figure(d: Diagnosis) -> Any:
     ax.axvline(0, color="k", linewidth=0.8)
     below = "; below 0: widened it" if lo < 0 else ""
     below += f"; values below {_DRAWN_MIN:g} drawn at {_DRAWN_MIN:g}" if lo <= _DRAWN_MIN else ""
-    ax.set_xlabel(f"share of the gap to native closed (1: walks as natively{below})\ngrey dot: one value tried, "
-                  "labelled with it and its share; bar: the factor's best value", fontsize=8)  # fmt: skip
+    ax.set_xlabel(
+        f"share of the gap to native closed (1: walks as natively{below})\ngrey dot: one value tried, "
+        "labelled with it and its share; bar: the factor's best value",
+        fontsize=8,
+    )
     n, t = d.native, d.target
-    ax.set_title(f"transfer diagnose {Path(d.checkpoint).name}: {t['label']} at {d.gap:.0%} gap from "
-                 f"{n['label']}", fontsize=9)  # fmt: skip
+    ax.set_title(
+        f"transfer diagnose {Path(d.checkpoint).name}: {t['label']} at {d.gap:.0%} gap from {n['label']}", fontsize=9
+    )
     fig.tight_layout()
     for y, values in enumerate(rows):  # where the axes stand now: how wide a label is in x
         _plot_value_labels(ax, y, values, [drawn(t) for t in values])
@@ -366,5 +431,15 @@ def _plot_value_labels(ax: Any, y: int, values: Sequence[Tried], xs: Sequence[fl
         tier = next((k for k, spans in enumerate(placed) if all(a + span <= s or a >= e for s, e in spans)), 0)
         placed[tier].append((a, a + span))
         nudge = {"left": 3, "right": -3, "center": 0}[ha]  # clear of the axis and the zero line
-        ax.annotate(text, (x, y), xytext=(nudge, offsets[tier]), textcoords="offset points", ha=ha, va="center",
-                    fontsize=6.5, color="0.25", gid="value-label", zorder=4)  # fmt: skip
+        ax.annotate(
+            text,
+            (x, y),
+            xytext=(nudge, offsets[tier]),
+            textcoords="offset points",
+            ha=ha,
+            va="center",
+            fontsize=6.5,
+            color="0.25",
+            gid="value-label",
+            zorder=4,
+        )

@@ -76,8 +76,14 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _native(factor: str, fields: tuple[str, ...], native: dict, target: dict, perturb: Mapping[str, Any],
-            neutral: Mapping[str, Any]) -> list[Candidate]:  # fmt: skip
+def _native(
+    factor: str,
+    fields: tuple[str, ...],
+    native: dict,
+    target: dict,
+    perturb: Mapping[str, Any],
+    neutral: Mapping[str, Any],
+) -> list[Candidate]:
     """``as the native run`` when the target's task differs in ``fields`` or its perturbation in ``neutral``."""
     settings = {f: native[f] for f in fields if native[f] != target[f]}
     undo = {k: v for k, v in neutral.items() if perturb.get(k, v) != v}
@@ -155,36 +161,43 @@ def _ground(n: dict, t: dict, engine: str, p: Mapping[str, Any]) -> list[Candida
 def _action_delay(n: dict, t: dict, engine: str, p: Mapping[str, Any]) -> list[Candidate]:
     out = _native("action_delay", (), n, t, p, {"action_delay": 0})
     current = int(p.get("action_delay", 0))
-    return out + [Candidate("action_delay", f"{d} physics step(s)", {}, {"action_delay": d}) for d in (1, 2)
-                  if d != current]  # fmt: skip
+    return out + [
+        Candidate("action_delay", f"{d} physics step(s)", {}, {"action_delay": d}) for d in (1, 2) if d != current
+    ]
 
 
 def _observation_noise(n: dict, t: dict, engine: str, p: Mapping[str, Any]) -> list[Candidate]:
     out = _native("observation_noise", (), n, t, p, {"obs_noise": 0.0})
     current = float(p.get("obs_noise", 0.0))
-    return out + [Candidate("observation_noise", f"training noise x{s:g}", {}, {"obs_noise": s}) for s in (0.5, 1.0)
-                  if s != current]  # fmt: skip
+    return out + [
+        Candidate("observation_noise", f"training noise x{s:g}", {}, {"obs_noise": s})
+        for s in (0.5, 1.0)
+        if s != current
+    ]
 
 
-FACTORS: Mapping[str, Callable[..., list[Candidate]]] = MappingProxyType({
-    "actuators": _actuators,
-    "armature": _joint_value("armature", "armature", (0.0, 0.01)),
-    "joint_friction": _joint_value("joint_friction", "friction", (0.0, 0.05)),
-    "effort_limit": _limit("effort_limit"),
-    "velocity_limit": _limit("velocity_limit"),
-    "solver": _solver,
-    "collision": _collision,
-    "timing": _timing,
-    "ground": _ground,
-    "action_delay": _action_delay,
-    "observation_noise": _observation_noise,
-})  # fmt: skip
+FACTORS: Mapping[str, Callable[..., list[Candidate]]] = MappingProxyType(
+    {
+        "actuators": _actuators,
+        "armature": _joint_value("armature", "armature", (0.0, 0.01)),
+        "joint_friction": _joint_value("joint_friction", "friction", (0.0, 0.05)),
+        "effort_limit": _limit("effort_limit"),
+        "velocity_limit": _limit("velocity_limit"),
+        "solver": _solver,
+        "collision": _collision,
+        "timing": _timing,
+        "ground": _ground,
+        "action_delay": _action_delay,
+        "observation_noise": _observation_noise,
+    }
+)
 """Every factor, by name: ``(native task dict, target task dict, target engine, target perturbation) ->
 [Candidate]``."""
 
 
-def candidates(native: Any, target: Any, engine: str, perturbation: Mapping[str, Any],
-               factors: tuple[str, ...] | None = None) -> list[Candidate]:  # fmt: skip
+def candidates(
+    native: Any, target: Any, engine: str, perturbation: Mapping[str, Any], factors: tuple[str, ...] | None = None
+) -> list[Candidate]:
     """Every candidate of ``factors`` (default: all of :data:`FACTORS`) for the target's task ``target`` on
     ``engine`` against the native run's task ``native`` (:class:`~transfer.Task` values)."""
     unknown = sorted(set(factors or ()) - set(FACTORS))

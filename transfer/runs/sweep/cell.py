@@ -71,12 +71,23 @@ def _replay(cell: Mapping[str, Any]) -> Any:
     resolved = cell.get("inputs")  # resolved once by the spec (settings applied); else resolved here
     inputs = Inputs.from_dict(resolved, device=device) if resolved else None
     return replay(
-        cell["checkpoint"], cell["target"], source=cell.get("source"), config=cell.get("config"),
-        asset=cell.get("asset"), num_envs=int(cell["num_envs"]), seconds=float(cell["seconds"]),
-        command=cell["command"], seed=int(cell["seed"]), progress=False,
-        settings=None if inputs else cell.get("settings") or None, perturbation=cell["perturbation"], device=device,
-        inputs=inputs, record=cell.get("trace"), **(cell.get("motion") or {}),
-    )  # fmt: skip
+        cell["checkpoint"],
+        cell["target"],
+        source=cell.get("source"),
+        config=cell.get("config"),
+        asset=cell.get("asset"),
+        num_envs=int(cell["num_envs"]),
+        seconds=float(cell["seconds"]),
+        command=cell["command"],
+        seed=int(cell["seed"]),
+        progress=False,
+        settings=None if inputs else cell.get("settings") or None,
+        perturbation=cell["perturbation"],
+        device=device,
+        inputs=inputs,
+        record=cell.get("trace"),
+        **(cell.get("motion") or {}),
+    )
 
 
 def _where() -> dict[str, Any]:

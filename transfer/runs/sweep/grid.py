@@ -18,9 +18,19 @@ if TYPE_CHECKING:
 __all__ = ["KEY_FIELDS", "canonical_cell", "cell_key", "expand", "not_grown_from"]
 
 KEY_FIELDS = (
-    "checkpoint", "source", "config", "asset", "settings", "target", "seed", "num_envs", "seconds", "command",
-    "perturbation", "device",
-)  # fmt: skip
+    "checkpoint",
+    "source",
+    "config",
+    "asset",
+    "settings",
+    "target",
+    "seed",
+    "num_envs",
+    "seconds",
+    "command",
+    "perturbation",
+    "device",
+)
 """The parameters that name a cell (its label is only how it is shown); a tracker's cell adds ``motion``, its clip
 (a velocity cell's key stays what it was)."""
 
@@ -69,8 +79,11 @@ def not_grown_from(earlier: Mapping[str, Any], now: Mapping[str, Any]) -> str | 
         held = {named(v) for v in here}
         lost = [v for v in there if named(v) not in held]
         if lost:
-            shown = _shown(c.get("path") if isinstance(c, Mapping) else c for c in lost) if key == "checkpoints" \
-                else _shown(lost)  # fmt: skip
+            shown = (
+                _shown(c.get("path") if isinstance(c, Mapping) else c for c in lost)
+                if key == "checkpoints"
+                else _shown(lost)
+            )
             return f"{key} {shown} there, missing here"
     return None
 
@@ -115,9 +128,19 @@ def expand(spec: Mapping[str, Any], checkpoints: Sequence[Checkpoint]) -> tuple[
     for c in checkpoints:
         commands = spec["commands"] or [list(c.command)]
         for seed, command in itertools.product(spec["seeds"], commands):
-            base = {"checkpoint": c.path, "source": c.source, "config": c.config, "asset": c.asset,
-                    "settings": c.settings, "seed": seed, "num_envs": spec["num_envs"], "seconds": spec["seconds"],
-                    "command": command, "device": spec["device"], "motion": c.motion}  # fmt: skip
+            base = {
+                "checkpoint": c.path,
+                "source": c.source,
+                "config": c.config,
+                "asset": c.asset,
+                "settings": c.settings,
+                "seed": seed,
+                "num_envs": spec["num_envs"],
+                "seconds": spec["seconds"],
+                "command": command,
+                "device": spec["device"],
+                "motion": c.motion,
+            }
             for target, combo in itertools.product(spec["targets"], combos):
                 cells.append(_cell(base, target, combo, c.label, keys) | {"inputs": c.inputs})
             reference = _cell(base, c.native, {}, c.label, set()) | {"inputs": c.inputs}

@@ -76,17 +76,26 @@ def _row(checkpoint: Any, target: str, entries: list[tuple[dict, Mapping | None,
     ok = [r for _, r, _ in entries if r is not None and not r.get("error")]
     ratios = [x for x in (ratio_of(r, ref) for _, r, ref in entries) if x is not None]
     natives = {
-        ref["key"]: ref["forward_velocity"] for _, _, ref in entries if ref and is_finite_number(ref.get("forward_velocity"))
+        ref["key"]: ref["forward_velocity"]
+        for _, _, ref in entries
+        if ref and is_finite_number(ref.get("forward_velocity"))
     }
     return {
-        "checkpoint": checkpoint.label, "path": checkpoint.path, "target": target, "native": checkpoint.native,
-        "cells": len(entries), "failed": sum(1 for _, r, _ in entries if r is not None and r.get("error")),
+        "checkpoint": checkpoint.label,
+        "path": checkpoint.path,
+        "target": target,
+        "native": checkpoint.native,
+        "cells": len(entries),
+        "failed": sum(1 for _, r, _ in entries if r is not None and r.get("error")),
         "missing": sum(1 for _, r, _ in entries if r is None),
         "native_forward_velocity": _mean(list(natives.values())),
-        "mean_forward_velocity": _mean([r["forward_velocity"] for r in ok if is_finite_number(r.get("forward_velocity"))]),
-        "mean_ratio": _mean(ratios), "worst_ratio": min(ratios) if ratios else None,
+        "mean_forward_velocity": _mean(
+            [r["forward_velocity"] for r in ok if is_finite_number(r.get("forward_velocity"))]
+        ),
+        "mean_ratio": _mean(ratios),
+        "worst_ratio": min(ratios) if ratios else None,
         "fall_rate": _mean([r["fall_fraction"] for r in ok if is_finite_number(r.get("fall_fraction"))]),
-    }  # fmt: skip
+    }
 
 
 def _baseline(checkpoint: Any, cells: Sequence[Mapping[str, Any]], records: Mapping[str, Mapping]) -> str | None:
@@ -123,7 +132,9 @@ def _heatmap_table(perturbations: Mapping[str, list], rows: list[str], groups: l
             hits = [(r, ref) for cell, r, ref in entries if name is None or cell["perturbation"][name] == value]
             done = [r for r, _ in hits if r is not None and not r.get("error")]
             table["ratio"][-1].append(_mean([x for x in (ratio_of(r, ref) for r, ref in hits) if x is not None]))
-            table["fell"][-1].append(_mean([r["fall_fraction"] for r in done if is_finite_number(r.get("fall_fraction"))]))
+            table["fell"][-1].append(
+                _mean([r["fall_fraction"] for r in done if is_finite_number(r.get("fall_fraction"))])
+            )
             table["failed"][-1].append(sum(1 for r, _ in hits if r is not None and r.get("error")))
     labels = [f"{name} {value:g}" if name else "all cells" for name, value in columns]
     return {"rows": rows, "columns": labels, **table}
@@ -198,5 +209,8 @@ def print_table(summary: Mapping[str, Any], out: Any = None) -> None:
     if len(errors) > 3:
         print(f"failed: {len(errors) - 3} more (each with its error in cells.jsonl)", file=out)
     perturbed = ", ".join(PERTURBATIONS)
-    print(f"ratios: forward speed over the same checkpoint, seed and command on its training engine, undisturbed "
-          f"({perturbed} at their neutral values)", file=out)  # fmt: skip
+    print(
+        f"ratios: forward speed over the same checkpoint, seed and command on its training engine, undisturbed "
+        f"({perturbed} at their neutral values)",
+        file=out,
+    )

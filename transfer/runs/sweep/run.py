@@ -24,11 +24,25 @@ from transfer.runs.sweep.cell import METRICS, record_of, run_cell
 from transfer.runs.sweep.report import heatmap, summarize
 from transfer.runs.sweep.spec import load_spec, not_grown_from
 
-__all__ = ["FILES", "WORKER_CALLS", "RayUnavailable", "SweepError", "check_out", "check_resumed_spec", "read_records",
-           "sweep"]
+__all__ = [
+    "FILES",
+    "WORKER_CALLS",
+    "RayUnavailable",
+    "SweepError",
+    "check_out",
+    "check_resumed_spec",
+    "read_records",
+    "sweep",
+]
 
-FILES = {"cells": "cells.jsonl", "spec": "spec.json", "summary": "summary.json", "heatmap": "heatmap.png",
-         "marker": ".transfer-sweep", "traces": "traces"}
+FILES = {
+    "cells": "cells.jsonl",
+    "spec": "spec.json",
+    "summary": "summary.json",
+    "heatmap": "heatmap.png",
+    "marker": ".transfer-sweep",
+    "traces": "traces",
+}
 MARKER = "transfer-sweep/1"
 """The first line of ``.transfer-sweep``: the folder is a sweep's own (``--resume`` takes no other), and the file a
 running sweep holds locked (a second sweep into the folder is refused)."""
@@ -121,7 +135,9 @@ def _claimed(out: Path) -> Iterator[None]:
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
-            raise SweepError(f"-o {out}: another sweep is writing to it now; wait for it, or give another folder") from None
+            raise SweepError(
+                f"-o {out}: another sweep is writing to it now; wait for it, or give another folder"
+            ) from None
         fh.seek(0)
         fh.truncate()
         fh.write(f"{MARKER}\npid {os.getpid()}\n")
@@ -219,20 +235,24 @@ def sweep(
             if plan.spec.get("record"):
                 (out / FILES["traces"]).mkdir(exist_ok=True)
             _write_json(out / FILES["spec"], plan.spec)
-            _run_cells(todo, out / FILES["cells"], done, plan.spec["device"] if on_ray else None, progress,
-                       len(plan.cells))  # fmt: skip
+            _run_cells(
+                todo, out / FILES["cells"], done, plan.spec["device"] if on_ray else None, progress, len(plan.cells)
+            )
     finally:
         if started:
             import ray
 
             ray.shutdown()
     facts = {
-        "out": str(out), "workers": "in-process" if in_process else (address or workers),
-        "ran": len(todo), "skipped": len(plan.cells) - len(todo),
+        "out": str(out),
+        "workers": "in-process" if in_process else (address or workers),
+        "ran": len(todo),
+        "skipped": len(plan.cells) - len(todo),
         "failed": sum(1 for c in plan.cells if (done.get(c["key"]) or {}).get("error")),
-        "wall_seconds": time.perf_counter() - start, "unreadable_lines": len(bad),
+        "wall_seconds": time.perf_counter() - start,
+        "unreadable_lines": len(bad),
         "files": {name: str(out / file) for name, file in FILES.items() if name != "traces" or plan.spec["record"]},
-    }  # fmt: skip
+    }
     summary = summarize(plan, done, **facts)
     heatmap(summary, out / FILES["heatmap"])
     _write_json(out / FILES["summary"], summary)
@@ -269,7 +289,11 @@ def _execute(cells: list[dict[str, Any]], device: str | None, finished: Callable
 
 
 def run_cells(
-    cells: list[dict[str, Any]], *, workers: int = 1, address: str | None = None, in_process: bool = False,
+    cells: list[dict[str, Any]],
+    *,
+    workers: int = 1,
+    address: str | None = None,
+    in_process: bool = False,
     progress: bool | TextIO = True,
 ) -> list[dict[str, Any]]:
     """Run ``cells`` (sweep cells: :func:`~transfer.runs.sweep.cell.run_cell`'s input) here, one after another, or
@@ -327,8 +351,11 @@ class _Appender:
         except OSError as exc:  # a full disk: the records already written stay, this one is named as lost
             from transfer.checkpoint import DiskFullError
 
-            raise DiskFullError(exc.errno, f"{self.path}: cannot append cell {record.get('key')}'s record "
-                                f"({exc.strerror}); the records before it are kept: free space there and --resume") from None
+            raise DiskFullError(
+                exc.errno,
+                f"{self.path}: cannot append cell {record.get('key')}'s record "
+                f"({exc.strerror}); the records before it are kept: free space there and --resume",
+            ) from None
 
     def __exit__(self, kind: object, *exc: object) -> None:
         try:
@@ -337,8 +364,10 @@ class _Appender:
             if kind is None:  # nothing reported yet: this is the failure to report
                 from transfer.checkpoint import DiskFullError
 
-                raise DiskFullError(error.errno, f"{self.path}: cannot write its last records ({error.strerror}); "
-                                    "free space there and --resume") from None  # fmt: skip
+                raise DiskFullError(
+                    error.errno,
+                    f"{self.path}: cannot write its last records ({error.strerror}); free space there and --resume",
+                ) from None
 
 
 class _Progress:
@@ -490,11 +519,13 @@ def _start_ray(workers: int, address: str | None) -> bool:
         home = str(Path(transfer.__file__).resolve().parents[1])
         path = os.pathsep.join([home, *filter(None, [os.environ.get("PYTHONPATH")])])
         ray.init(
-            num_cpus=workers, include_dashboard=False, object_store_memory=128 * 1024**2,
+            num_cpus=workers,
+            include_dashboard=False,
+            object_store_memory=128 * 1024**2,
             runtime_env={"env_vars": {"PYTHONPATH": path, "OMP_NUM_THREADS": "1"}},
             _system_config={"enable_metrics_collection": False},  # nothing to export them to without the dashboard
             **quiet,
-        )  # fmt: skip
+        )
         _quiet_stop()
         return True
     except Exception as exc:  # noqa: BLE001 - any reason Ray cannot start is one message

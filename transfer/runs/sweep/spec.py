@@ -40,8 +40,16 @@ __all__ = [
 ]
 
 SPEC_KEYS = (
-    "checkpoints", "targets", "seeds", "num_envs", "seconds", "commands", "perturbations", "device", "record",
-)  # fmt: skip
+    "checkpoints",
+    "targets",
+    "seeds",
+    "num_envs",
+    "seconds",
+    "commands",
+    "perturbations",
+    "device",
+    "record",
+)
 CHECKPOINT_KEYS = ("path", "source", "config", "asset", "settings", "name", "motion", "motion_fps", "motion_anchor")
 MAX_ENVS, MAX_SECONDS, MAX_SEED, MAX_VELOCITY, MAX_CELLS = 65_536, 86_400.0, 2**32 - 1, 100.0, 100_000
 
@@ -108,8 +116,9 @@ def _seconds(value: Any, where: str) -> float:
     try:
         return _number(value, where, low=Measure.warmup, high=MAX_SECONDS, above=True)
     except SpecError as exc:
-        raise SpecError(f"{exc} (velocities count after the {Measure.warmup:g} s warm-up: a shorter run measures "
-                        "nothing)") from None  # fmt: skip
+        raise SpecError(
+            f"{exc} (velocities count after the {Measure.warmup:g} s warm-up: a shorter run measures nothing)"
+        ) from None
 
 
 def _list(value: Any, where: str, *, scalars: bool = True) -> list[Any]:
@@ -141,8 +150,10 @@ def _expand_paths(value: Any, base: Path, where: str) -> list[Path]:
     if "**" in pattern:
         walked = Path(pattern.split("**", 1)[0] or ".").expanduser().resolve()
         if walked in (Path("/"), Path.home()) or len(walked.parts) < 3:
-            raise SpecError(f"{where}: {value}: a '**' pattern from {walked} walks the whole file system; start it in "
-                            "the folder that holds the checkpoints")  # fmt: skip
+            raise SpecError(
+                f"{where}: {value}: a '**' pattern from {walked} walks the whole file system; start it in "
+                "the folder that holds the checkpoints"
+            )
     matches = sorted(Path(p).resolve() for p in glob.glob(str(Path(pattern).expanduser()), recursive=True))
     if not matches:
         raise SpecError(f"{where}: {value}: the pattern matches no file (relative paths start at {base})")
@@ -174,15 +185,20 @@ def load_spec(spec: str | Path | Mapping[str, Any]) -> Plan:
     }
     per_checkpoint = _grid_size(spec_out)
     if per_checkpoint > MAX_CELLS:  # before any checkpoint is resolved or a cell built
-        raise SpecError(f"{_where(source, 'the grid')}: {per_checkpoint} cells per checkpoint (targets x seeds x "
-                        f"commands x perturbation values), more than {MAX_CELLS}; split the spec")  # fmt: skip
+        raise SpecError(
+            f"{_where(source, 'the grid')}: {per_checkpoint} cells per checkpoint (targets x seeds x "
+            f"commands x perturbation values), more than {MAX_CELLS}; split the spec"
+        )
     checkpoints = _checkpoints(data["checkpoints"], base, source)
     _check_runs(spec_out, checkpoints, source)
     if per_checkpoint * len(checkpoints) > MAX_CELLS:
-        raise SpecError(f"{_where(source, 'the grid')}: {per_checkpoint * len(checkpoints)} cells, more than "
-                        f"{MAX_CELLS}; split the spec")  # fmt: skip
+        raise SpecError(
+            f"{_where(source, 'the grid')}: {per_checkpoint * len(checkpoints)} cells, more than "
+            f"{MAX_CELLS}; split the spec"
+        )
     spec_out["checkpoints"] = [
-        {k: getattr(c, k) for k in ("path", "source", "config", "asset", "settings")} | {"name": c.label}
+        {k: getattr(c, k) for k in ("path", "source", "config", "asset", "settings")}
+        | {"name": c.label}
         | ({} if c.motion is None else c.motion)
         for c in checkpoints
     ]
@@ -269,8 +285,10 @@ def _record(value: Any, where: str) -> bool:
         import importlib.util
 
         if importlib.util.find_spec("pyarrow") is None:
-            raise SpecError(f"{where}: traces are Parquet files and pyarrow is not installed: pip install "
-                            "'transfer[traces]' (or drop record)")  # fmt: skip
+            raise SpecError(
+                f"{where}: traces are Parquet files and pyarrow is not installed: pip install "
+                "'transfer[traces]' (or drop record)"
+            )
     return value
 
 
@@ -293,9 +311,14 @@ def _device(value: Any, where: str) -> str:
 
 
 _FLAGS = (
-    ("--source", "source"), ("--config", "config"), ("--asset", "asset"), ("--set", "settings"),
-    ("--motion-fps", "motion_fps"), ("--motion-anchor", "motion_anchor"), ("--motion", "motion"),
-)  # fmt: skip
+    ("--source", "source"),
+    ("--config", "config"),
+    ("--asset", "asset"),
+    ("--set", "settings"),
+    ("--motion-fps", "motion_fps"),
+    ("--motion-anchor", "motion_anchor"),
+    ("--motion", "motion"),
+)
 
 
 def _spec_words(message: str) -> str:
@@ -326,8 +349,10 @@ def _checkpoints(value: Any, base: Path, source: str | None) -> list[Checkpoint]
         if isinstance(order, str) and Path(order).suffix in (".yaml", ".yml", ".txt"):
             order = str(_path(order, base, f"{at}.source", "a file listing joint names"))
         elif order is not None and not (isinstance(order, str) or _names(order)):
-            raise SpecError(f"{at}.source: expected a convention (physx, mjwarp, robot_schema, mujoco), a list of joint names "
-                            f"or a file listing them, got {order!r}")  # fmt: skip
+            raise SpecError(
+                f"{at}.source: expected a convention (physx, mjwarp, robot_schema, mujoco), a list of joint names "
+                f"or a file listing them, got {order!r}"
+            )
         settings = entry.get("settings") or {}
         if not isinstance(settings, Mapping):
             raise SpecError(f"{at}.settings: expected a mapping of task fields by dotted name, got {settings!r}")
@@ -336,15 +361,27 @@ def _checkpoints(value: Any, base: Path, source: str | None) -> list[Checkpoint]
         if name is not None and (not isinstance(name, str) or not name or len(paths) > 1):
             raise SpecError(f"{at}.name: expected one label for one checkpoint (not a glob), got {name!r}")
         if name is not None and not name.isprintable():  # an escape sequence would reach every table and progress line
-            raise SpecError(f"{at}.name: '{printable(name)}' holds control characters (escape sequences, line breaks); "
-                            "give a label of printable characters")  # fmt: skip
+            raise SpecError(
+                f"{at}.name: '{printable(name)}' holds control characters (escape sequences, line breaks); "
+                "give a label of printable characters"
+            )
         motion = _motion(entry, base, at)
         for path in paths:
-            twin = next((c for c in out if same_file(c.path, path) and (c.source, c.config, c.asset, c.settings,
-                         c.motion) == (order, config, asset, dict(settings), motion)), None)  # fmt: skip
+            twin = next(
+                (
+                    c
+                    for c in out
+                    if same_file(c.path, path)
+                    and (c.source, c.config, c.asset, c.settings, c.motion)
+                    == (order, config, asset, dict(settings), motion)
+                ),
+                None,
+            )
             if twin is not None:
-                raise SpecError(f"{at}.path: {path} is listed already, with the same inputs ({twin.path}): it would run "
-                                "twice and count double; list each checkpoint once")  # fmt: skip
+                raise SpecError(
+                    f"{at}.path: {path} is listed already, with the same inputs ({twin.path}): it would run "
+                    "twice and count double; list each checkpoint once"
+                )
             checkpoint = _resolve(str(path), order, config, asset, dict(settings), name, at)
             out.append(_with_motion(checkpoint, motion, at))
     return _unique_labels(out)
@@ -376,8 +413,9 @@ def _with_motion(checkpoint: Checkpoint, motion: dict[str, Any] | None, at: str)
 
     inputs = Inputs.from_dict(checkpoint.inputs)
     try:
-        read_clip(None if motion is None else motion["motion"], None if motion is None else motion["motion_fps"],
-                  inputs)  # fmt: skip
+        read_clip(
+            None if motion is None else motion["motion"], None if motion is None else motion["motion_fps"], inputs
+        )
     except ValueError as exc:
         raise SpecError(f"{at} ({Path(checkpoint.path).name}): {_spec_words(str(exc))}") from None
     return dataclasses.replace(checkpoint, motion=motion)
@@ -413,8 +451,17 @@ def _resolve(path: str, order: Any, config: Any, asset: Any, settings: dict, nam
     except (ReplayError, ValueError) as exc:
         raise SpecError(f"{at} ({Path(path).name}): {_spec_words(str(exc))}") from None
     command = tuple(float(c) for c in inputs.task.command)
-    return Checkpoint(name or "", path, order, config, asset, settings, native, command,  # type: ignore[arg-type]
-                      inputs.to_dict())  # fmt: skip
+    return Checkpoint(
+        name or "",
+        path,
+        order,
+        config,
+        asset,
+        settings,
+        native,
+        command,  # type: ignore[arg-type]
+        inputs.to_dict(),
+    )
 
 
 def _check_runs(spec: Mapping[str, Any], checkpoints: list[Checkpoint], source: Any) -> None:
@@ -434,8 +481,10 @@ def _check_runs(spec: Mapping[str, Any], checkpoints: list[Checkpoint], source: 
                     PERTURBATIONS[name].check_run(value, task, steps)
                     PERTURBATIONS[name].check_robot(value, robot)
                 except ValueError as exc:
-                    raise SpecError(f"{_where(source, 'perturbations')}.{name}: {exc} ({c.label or c.path}, "
-                                    f"seconds {spec['seconds']:g})") from None  # fmt: skip
+                    raise SpecError(
+                        f"{_where(source, 'perturbations')}.{name}: {exc} ({c.label or c.path}, "
+                        f"seconds {spec['seconds']:g})"
+                    ) from None
 
 
 def _generic(part: str) -> bool:

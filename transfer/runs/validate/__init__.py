@@ -232,11 +232,18 @@ def joint_movement(asset: str | Path, backend: str, *, duration: float = DURATIO
     out.notes.extend(loop_note(loops, held))
     try:
         for k in range(max((len(c) for c in candidates.values()), default=0)):
-            commands = [(p, *c[k]) for p, c in candidates.items()
-                        if len(c) > k and not results[p].moved and not (k == 0 and p in held)]  # fmt: skip
+            commands = [
+                (p, *c[k])
+                for p, c in candidates.items()
+                if len(c) > k and not results[p].moved and not (k == 0 and p in held)
+            ]
             if commands:
-                attempt(commands, f"{'drives' if k == 0 else 'still-idle joints'}: " + ", ".join(
-                    f"{by_path[p].name} {_label(kind, s, a, by_path[p])}" for p, kind, s, _, a in commands), min(k, 1))  # fmt: skip
+                attempt(
+                    commands,
+                    f"{'drives' if k == 0 else 'still-idle joints'}: "
+                    + ", ".join(f"{by_path[p].name} {_label(kind, s, a, by_path[p])}" for p, kind, s, _, a in commands),
+                    min(k, 1),
+                )
         for sign, axis in _NUDGES if others and not any(r.moved for r in results.values()) else ():
             attempt([(j.path, "nudge", sign, NUDGE_SPEED, axis) for j in others], _label("nudge", sign, axis, None))
             if any(r.moved for r in results.values()) or all(results[j.path].skipped for j in others):
@@ -464,8 +471,15 @@ def same_child_bodies(results: dict[str, MovementResult]) -> tuple[bool | None, 
         pairs = {(r.parent, r.child), *((o.parent, o.child) for o in others)}
         confirmed = [x.confirmed_by for x in (r, *others)]
         same = len(pairs) == 1 and not any(c.startswith("mismatch") for c in confirmed)
-        detail.append({"joint": r.path, "parent": r.parent, "child": r.child, "same": same,
-                       **{res.backend: c for res, c in zip(results.values(), confirmed, strict=True)}})  # fmt: skip
+        detail.append(
+            {
+                "joint": r.path,
+                "parent": r.parent,
+                "child": r.child,
+                "same": same,
+                **{res.backend: c for res, c in zip(results.values(), confirmed, strict=True)},
+            }
+        )
     return (all(d["same"] for d in detail) if detail else None), detail
 
 

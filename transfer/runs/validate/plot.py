@@ -8,6 +8,7 @@ from transfer.runs.validate.results import ROTATION_DEG, TRANSLATION_PCT, Valida
 
 __all__ = ["plot"]
 
+
 def plot(report: ValidateReport, path: str | Path) -> Path:
     """Per joint, rotation (deg) and translation (% of the child's diagonal) over time, one row per backend."""
     from transfer._figures import pyplot, save

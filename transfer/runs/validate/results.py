@@ -6,7 +6,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["FALLBACK_DIAGONAL", "JointResult", "MovementResult", "ValidateInputError", "ValidateReport", "compare_joints"]
+__all__ = [
+    "FALLBACK_DIAGONAL",
+    "JointResult",
+    "MovementResult",
+    "ValidateInputError",
+    "ValidateReport",
+    "compare_joints",
+]
 
 FALLBACK_DIAGONAL = 0.1  # m: the translation reference of a child without geometry
 REACH_FRACTION = 0.25  # engines disagree on a joint's reach beyond this part of its larger travel ...
@@ -81,10 +88,15 @@ class MovementResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "status": self.status, "reason": self.reason, "joints": [j.to_dict() for j in self.joints],
-            "attempts": self.attempts, "pinned": list(self.pinned), "notes": self.notes,
-            "problems": self.problems, "warnings": self.warnings,
-        }  # fmt: skip
+            "status": self.status,
+            "reason": self.reason,
+            "joints": [j.to_dict() for j in self.joints],
+            "attempts": self.attempts,
+            "pinned": list(self.pinned),
+            "notes": self.notes,
+            "problems": self.problems,
+            "warnings": self.warnings,
+        }
 
 
 @dataclass
@@ -127,8 +139,10 @@ class ValidateReport:
         moved = {n: {j.path for j in r.joints if j.moved} for n, r in results.items()}
         acted = set.intersection(*({j.path for j in r.joints if not j.skipped} for r in results.values()))
         for name in results:
-            only = sorted(p.rsplit("/", 1)[-1] for p in (moved[name] & acted) - set.union(*(
-                m for n, m in moved.items() if n != name)))  # fmt: skip
+            only = sorted(
+                p.rsplit("/", 1)[-1]
+                for p in (moved[name] & acted) - set.union(*(m for n, m in moved.items() if n != name))
+            )
             if only and all(r.status == "pass" for r in results.values()):
                 parts.append(f"moved on {name} only: {', '.join(only[:8])}{', ...' if len(only) > 8 else ''}")
         found = self.joint_disagreements
@@ -164,15 +178,27 @@ def compare_joints(results: Sequence[MovementResult]) -> list[dict[str, Any]]:
         if kind is None:
             continue
         unit = " deg" if r.type == "revolute" else ""
-        cells = [f"{res.backend} {x.reached:.4g}{unit} ({x.displacement:+.4g}, driven {x.commanded})"
-                 for res, x in zip(results, rows, strict=True)]  # fmt: skip
+        cells = [
+            f"{res.backend} {x.reached:.4g}{unit} ({x.displacement:+.4g}, driven {x.commanded})"
+            for res, x in zip(results, rows, strict=True)
+        ]
         what = {"drives": "moved on different drives", "direction": "moved opposite ways", "reach": "reached apart"}
-        found.append({
-            "joint": r.path, "kind": kind,
-            **{res.backend: {"commanded": x.commanded, "direction": x.direction, "displacement": x.displacement,
-                             "reached": x.reached} for res, x in zip(results, rows, strict=True)},
-            "line": f"{r.name} {what[kind]}: {', '.join(cells)}",
-        })  # fmt: skip
+        found.append(
+            {
+                "joint": r.path,
+                "kind": kind,
+                **{
+                    res.backend: {
+                        "commanded": x.commanded,
+                        "direction": x.direction,
+                        "displacement": x.displacement,
+                        "reached": x.reached,
+                    }
+                    for res, x in zip(results, rows, strict=True)
+                },
+                "line": f"{r.name} {what[kind]}: {', '.join(cells)}",
+            }
+        )
     return found
 
 

@@ -141,8 +141,16 @@ def verify(
     if pending is not None and sizes.ok:
         raise pending
     label = "unknown" if pending is not None else inputs.source_label
-    common = dict(checkpoint=str(inputs.policy.path), asset=str(inputs.asset_given), source=label, backends=engines,
-                  samples=samples, seed=seed, sizes=sizes, warnings=list(inputs.warnings))  # fmt: skip
+    common = dict(
+        checkpoint=str(inputs.policy.path),
+        asset=str(inputs.asset_given),
+        source=label,
+        backends=engines,
+        samples=samples,
+        seed=seed,
+        sizes=sizes,
+        warnings=list(inputs.warnings),
+    )
     if not sizes.ok:
         return VerifyReport(ok=False, terms=[], orders={}, trace=None, verdict=_verdict(sizes, [], None), **common)
     check_finite_actions(inputs.policy, seed)
@@ -158,8 +166,9 @@ def verify(
     return report
 
 
-def _open(inputs: Inputs, engines: Sequence[str], overrides: Mapping[str, Any], seed: int, clip: Any,
-          anchor: str | None) -> dict[str, Any]:  # fmt: skip
+def _open(
+    inputs: Inputs, engines: Sequence[str], overrides: Mapping[str, Any], seed: int, clip: Any, anchor: str | None
+) -> dict[str, Any]:
     """One environment per engine, in the checkpoint's order (or the order ``overrides`` gives an engine); those
     opened are closed when one fails to open."""
     from transfer.env import PolicyEnv
@@ -170,8 +179,9 @@ def _open(inputs: Inputs, engines: Sequence[str], overrides: Mapping[str, Any], 
             ordering, task = inputs.source, inputs.task
             if name in overrides:
                 ordering, task = overrides[name], without_listed_order(task)
-            envs[name] = PolicyEnv(task, inputs.robot, name, ordering, seed=seed, init_noise=0.0, motion=clip,
-                                   motion_anchor=anchor)  # fmt: skip
+            envs[name] = PolicyEnv(
+                task, inputs.robot, name, ordering, seed=seed, init_noise=0.0, motion=clip, motion_anchor=anchor
+            )
     except BaseException:
         for env in envs.values():
             env.close()
@@ -179,8 +189,17 @@ def _open(inputs: Inputs, engines: Sequence[str], overrides: Mapping[str, Any], 
     return envs
 
 
-def _check_on(envs: dict[str, Any], inputs: Inputs, sizes: SizeCheck, samples: int, seed: int, tol: Mapping[str, float],
-              clip: Any, trace: float, progress: Any) -> tuple[list[TermCheck], TraceResult | None, dict]:  # fmt: skip
+def _check_on(
+    envs: dict[str, Any],
+    inputs: Inputs,
+    sizes: SizeCheck,
+    samples: int,
+    seed: int,
+    tol: Mapping[str, float],
+    clip: Any,
+    trace: float,
+    progress: Any,
+) -> tuple[list[TermCheck], TraceResult | None, dict]:
     """Checks 2 and 3 on the opened environments (closed after): the terms, the trace, each engine's orders."""
     try:
         commands = {name: env.command.copy() for name, env in envs.items()}
@@ -207,8 +226,7 @@ def check_engines(engines: Sequence[str] | None) -> tuple[str, str]:
     engines = tuple(engines)
     unknown = [e for e in engines if e not in known]
     if unknown or len(engines) != 2 or engines[0] == engines[1]:
-        raise ValueError(f"--engines {' '.join(map(str, engines))}: give two different engines of "
-                         f"{', '.join(known)}")  # fmt: skip
+        raise ValueError(f"--engines {' '.join(map(str, engines))}: give two different engines of {', '.join(known)}")
     return engines  # type: ignore[return-value]
 
 

@@ -87,10 +87,14 @@ def _config_names(inputs: Inputs) -> list[str]:
     for group in (
         t.joint_names or (),
         *t.joint_names_by_convention.values(),
-        t.default_joint_pos, t.stiffness, t.damping, t.armature, t.effort_limit or {},
+        t.default_joint_pos,
+        t.stiffness,
+        t.damping,
+        t.armature,
+        t.effort_limit or {},
         t.action.joints or (),
         () if not isinstance(inputs.source, tuple) else inputs.source,
-    ):  # fmt: skip
+    ):
         names += [n for n in group if n not in names]
     return names
 
@@ -98,8 +102,10 @@ def _config_names(inputs: Inputs) -> list[str]:
 def size_mismatch(policy: Any, robot: str, observation_size: int, action_size: int, terms: dict[str, int]) -> str:
     """The sentence for a checkpoint whose sizes are not the task's on the robot (verify's check 1, replay's refusal)."""
     listed = ", ".join(f"{name} {size}" for name, size in terms.items())
-    return (f"{policy.path.name} reads {policy.input_size} observations and writes {policy.output_size} actions, but "
-            f"the task on {robot} builds {observation_size} and drives {action_size} joints (terms: {listed})")
+    return (
+        f"{policy.path.name} reads {policy.input_size} observations and writes {policy.output_size} actions, but "
+        f"the task on {robot} builds {observation_size} and drives {action_size} joints (terms: {listed})"
+    )
 
 
 def check_sizes(inputs: Inputs) -> SizeCheck:
@@ -138,10 +144,18 @@ def check_sizes(inputs: Inputs) -> SizeCheck:
         problems.append(size_mismatch(policy, inputs.asset_given.name, obs_size, act_size, listed))
     action_joints = list(expanded.action.joints or order) if expanded is not None else []
     return SizeCheck(
-        ok=not missing and not problems, input_size=policy.input_size, output_size=policy.output_size, observation_size=obs_size,
-        action_size=act_size, terms=terms, missing_joints=missing, asset_joints=asset_joints, order=order,
-        action_joints=action_joints, problems=problems,
-    )  # fmt: skip
+        ok=not missing and not problems,
+        input_size=policy.input_size,
+        output_size=policy.output_size,
+        observation_size=obs_size,
+        action_size=act_size,
+        terms=terms,
+        missing_joints=missing,
+        asset_joints=asset_joints,
+        order=order,
+        action_joints=action_joints,
+        problems=problems,
+    )
 
 
 # ---------------------------------------------------------------------------------------------------- check 2
@@ -196,24 +210,29 @@ def _joint_block(values: Mapping[str, np.ndarray], names: Sequence[str]) -> np.n
 
 REFERENCES: Mapping[str, Any] = {
     "base_lin_vel": lambda r: r.to_body(r.st.root_velocity[:, :3]),
-    "base_link_lin_vel": lambda r: r.to_body(r.st.root_velocity[:, :3])
-    - np.cross(r.to_body(r.st.root_velocity[:, 3:]), r.com),
+    "base_link_lin_vel": lambda r: (
+        r.to_body(r.st.root_velocity[:, :3]) - np.cross(r.to_body(r.st.root_velocity[:, 3:]), r.com)
+    ),
     "base_ang_vel": lambda r: r.to_body(r.st.root_velocity[:, 3:]),
-    "projected_gravity": lambda r: r.to_body(np.broadcast_to(np.asarray(r.gravity, np.float64), (len(r.st.command), 3))),
+    "projected_gravity": lambda r: r.to_body(
+        np.broadcast_to(np.asarray(r.gravity, np.float64), (len(r.st.command), 3))
+    ),
     "velocity_commands": lambda r: r.st.command.astype(np.float64),
     "joint_pos_rel": lambda r: _joint_block(r.st.joint_pos, r.order) - r.default,
     "joint_vel_rel": lambda r: _joint_block(r.st.joint_vel, r.order),
     "last_action": lambda r: _joint_block(r.st.last_action, r.action_joints),
     "joint_pos": lambda r: _joint_block(r.st.joint_pos, r.order),
     "joint_vel": lambda r: _joint_block(r.st.joint_vel, r.order),
-    "gait_phase": lambda r: np.column_stack([
-        np.sin(2 * math.pi * (r.time / r.params["period"] + r.params["offset"])),
-        np.cos(2 * math.pi * (r.time / r.params["period"] + r.params["offset"])),
-    ]),
+    "gait_phase": lambda r: np.column_stack(
+        [
+            np.sin(2 * math.pi * (r.time / r.params["period"] + r.params["offset"])),
+            np.cos(2 * math.pi * (r.time / r.params["period"] + r.params["offset"])),
+        ]
+    ),
     "motion_command": lambda r: r.motion["motion_command"],
     "motion_anchor_ori_b": lambda r: r.motion["motion_anchor_ori_b"],
     "motion_anchor_pos_b": lambda r: r.motion["motion_anchor_pos_b"],
-}  # fmt: skip
+}
 """Verify's own derivation of every observation term from the named state written (independent of the builders of
 :data:`~transfer.task.terms.OBS_TERMS`; a test holds the two tables to the same names)."""
 
@@ -239,8 +258,16 @@ class _Reference:
         return np.einsum("nij,nj->ni", self.rot_t, np.asarray(v, np.float64))
 
 
-def _expected(task: Any, st: _States, order: Sequence[str], action_joints: Sequence[str], gravity,
-              time: float = 0.0, com: Any = (0.0, 0.0, 0.0), motion: Mapping[str, Any] | None = None) -> dict:  # fmt: skip
+def _expected(
+    task: Any,
+    st: _States,
+    order: Sequence[str],
+    action_joints: Sequence[str],
+    gravity,
+    time: float = 0.0,
+    com: Any = (0.0, 0.0, 0.0),
+    motion: Mapping[str, Any] | None = None,
+) -> dict:
     """Each term's value computed from the named state (float64), in the checkpoint's order; clip, scale and history
     applied (a written state fills a term's whole history with its value)."""
     rot_t = np.transpose(rotation_matrices(st.root_pose[:, 3:]), (0, 2, 1))
@@ -251,8 +278,20 @@ def _expected(task: Any, st: _States, order: Sequence[str], action_joints: Seque
         reference = REFERENCES.get(term.name)
         if reference is None:
             raise ValueError(f"verify has no reference for the observation term {term.name!r}: add one to REFERENCES")
-        value = reference(_Reference(st, order, action_joints, default, gravity, times, rot_t, term.params,
-                                     np.asarray(com, np.float64), motion or {}))  # fmt: skip
+        value = reference(
+            _Reference(
+                st,
+                order,
+                action_joints,
+                default,
+                gravity,
+                times,
+                rot_t,
+                term.params,
+                np.asarray(com, np.float64),
+                motion or {},
+            )
+        )
         if term.clip is not None:
             value = np.clip(value, *term.clip)
         out[term.name] = np.tile(value * np.asarray(term.scale, np.float64), (1, term.steps))
@@ -297,8 +336,9 @@ def _motion_terms(env: Any, motion: Any, st: _States, order: Sequence[str], asse
     command = np.concatenate([public.joint_pos[frame], public.joint_vel[frame]])
     anchor = [tracking.anchor]
     sl = slice(frame, frame + 1)
-    ref_pos, ref_quat = reference_body_poses(asset, clip.root_pos[sl], clip.root_quat[sl], clip.joint_names,
-                                             clip.joint_pos[sl], anchor)  # fmt: skip
+    ref_pos, ref_quat = reference_body_poses(
+        asset, clip.root_pos[sl], clip.root_quat[sl], clip.joint_names, clip.joint_pos[sl], anchor
+    )
     pose = st.root_pose.astype(np.float64)
     pos, quat = reference_body_poses(asset, pose[:, :3], pose[:, 3:], order, _joint_block(st.joint_pos, order), anchor)
     relative = rotation_matrices(quat_mul(quat_conj(quat[:, 0]), np.tile(ref_quat[0, 0], (n, 1))))
@@ -311,9 +351,14 @@ def _motion_terms(env: Any, motion: Any, st: _States, order: Sequence[str], asse
 
 
 def _compare(
-    envs: Mapping[str, Any], inputs: Inputs, sizes: SizeCheck, samples: int, seed: int, tolerances: Mapping[str, float],
+    envs: Mapping[str, Any],
+    inputs: Inputs,
+    sizes: SizeCheck,
+    samples: int,
+    seed: int,
+    tolerances: Mapping[str, float],
     motion: Any = None,
-) -> list[TermCheck]:  # fmt: skip
+) -> list[TermCheck]:
     policy = inputs.policy
     order, action_joints = sizes.order, sizes.action_joints
     task = inputs.task.with_joint_names(order)
@@ -322,18 +367,31 @@ def _compare(
     for b, env in envs.items():
         rows = []
         for k in range(samples):
-            rows.append(env.write_state(
-                {n: v[k] for n, v in st.joint_pos.items()}, {n: v[k] for n, v in st.joint_vel.items()},
-                st.root_pose[k : k + 1], st.root_velocity[k : k + 1],
-                last_action={n: v[k] for n, v in st.last_action.items()}, command=st.command[k],
-            ).copy())  # fmt: skip
+            rows.append(
+                env.write_state(
+                    {n: v[k] for n, v in st.joint_pos.items()},
+                    {n: v[k] for n, v in st.joint_vel.items()},
+                    st.root_pose[k : k + 1],
+                    st.root_velocity[k : k + 1],
+                    last_action={n: v[k] for n, v in st.last_action.items()},
+                    command=st.command[k],
+                ).copy()
+            )
         obs[b] = np.concatenate(rows, axis=0)
     (a, b), slices = tuple(envs), {t["name"]: (t["start"], t["stop"]) for t in sizes.terms}
     first = envs[a]
     gravity = getattr(first.art.backend, "gravity_dir", (0.0, 0.0, -1.0))
     com = first.art.root_com_offset()[0] if any(t.name == "base_link_lin_vel" for t in task.observation) else None
-    expected = _expected(task, st, order, action_joints, gravity, float(first.episode_time[0]),
-                         (0.0, 0.0, 0.0) if com is None else com, _motion_terms(first, motion, st, order, inputs.robot.given))  # fmt: skip
+    expected = _expected(
+        task,
+        st,
+        order,
+        action_joints,
+        gravity,
+        float(first.episode_time[0]),
+        (0.0, 0.0, 0.0) if com is None else com,
+        _motion_terms(first, motion, st, order, inputs.robot.given),
+    )
     checks = []
     for term in task.observation:
         start, stop = slices[term.name]
@@ -359,8 +417,9 @@ def _compare(
         policy.reset()
         act = np.asarray(policy(obs[name]), np.float64)
         driven = [env.art.joint_names[i] for i in env.action_ids]
-        by_name[name] = np.column_stack([act[:, driven.index(j)] if j in driven else np.full(samples, np.nan)
-                                         for j in action_joints])  # fmt: skip
+        by_name[name] = np.column_stack(
+            [act[:, driven.index(j)] if j in driven else np.full(samples, np.nan) for j in action_joints]
+        )
     across = _largest(np.abs(by_name[a] - by_name[b]), action_joints)
     from_ref = {name: _largest(np.abs(v - ref_act), action_joints) for name, v in by_name.items()}
     ok = across.difference <= act_tol and all(v.difference <= act_tol for v in from_ref.values())

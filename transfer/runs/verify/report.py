@@ -71,10 +71,15 @@ class TermCheck:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "term": self.term, "axis": self.axis, "start": self.start, "stop": self.stop,
-            "tolerance": self.tolerance, "ok": self.ok, "across": self.across.to_dict(),
+            "term": self.term,
+            "axis": self.axis,
+            "start": self.start,
+            "stop": self.stop,
+            "tolerance": self.tolerance,
+            "ok": self.ok,
+            "across": self.across.to_dict(),
             "expected": {b: None if v is None else v.to_dict() for b, v in self.expected.items()},
-        }  # fmt: skip
+        }
 
 
 @dataclass
@@ -108,11 +113,18 @@ class TraceResult:
 
     def to_dict(self, *, series: bool = False) -> dict[str, Any]:
         out = {
-            "seconds": self.seconds, "threshold": self.threshold, "diverges": self.diverges,
-            "max_divergence": self.max_divergence, "joint": self.joint, "at": self.at, "first_over": self.first_over,
-            "final": self.final, "base_offset": self.base_offset, "fell": dict(self.fell),
+            "seconds": self.seconds,
+            "threshold": self.threshold,
+            "diverges": self.diverges,
+            "max_divergence": self.max_divergence,
+            "joint": self.joint,
+            "at": self.at,
+            "first_over": self.first_over,
+            "final": self.final,
+            "base_offset": self.base_offset,
+            "fell": dict(self.fell),
             "per_joint_max": {j: max(v) for j, v in self.divergence.items()},
-        }  # fmt: skip
+        }
         if series:
             out.update(time=self.time, divergence=self.divergence, height=self.height)
         return out
@@ -157,13 +169,24 @@ class VerifyReport:
         return out
 
     def to_dict(self, *, series: bool = False) -> dict[str, Any]:
-        return _json_finite({
-            "ok": self.ok, "verdict": self.verdict, "checkpoint": self.checkpoint, "asset": self.asset,
-            "source": self.source, "backends": list(self.backends), "samples": self.samples, "seed": self.seed,
-            "largest": self.largest(), "sizes": self.sizes.to_dict(), "terms": [t.to_dict() for t in self.terms],
-            "orders": self.orders, "trace": None if self.trace is None else self.trace.to_dict(series=series),
-            "warnings": list(self.warnings),
-        })  # fmt: skip
+        return _json_finite(
+            {
+                "ok": self.ok,
+                "verdict": self.verdict,
+                "checkpoint": self.checkpoint,
+                "asset": self.asset,
+                "source": self.source,
+                "backends": list(self.backends),
+                "samples": self.samples,
+                "seed": self.seed,
+                "largest": self.largest(),
+                "sizes": self.sizes.to_dict(),
+                "terms": [t.to_dict() for t in self.terms],
+                "orders": self.orders,
+                "trace": None if self.trace is None else self.trace.to_dict(series=series),
+                "warnings": list(self.warnings),
+            }
+        )
 
 
 def _json_finite(value: Any) -> Any:
@@ -185,10 +208,13 @@ def _verdict(
     if not sizes.ok:
         found = list(sizes.problems)
         if sizes.missing_joints:
-            found.insert(0, (
-                f"the config names joints the asset does not have: {', '.join(sizes.missing_joints)} (the asset's "
-                f"joints: {', '.join(sizes.asset_joints)}). Is this the checkpoint's robot and config?"
-            ))  # fmt: skip
+            found.insert(
+                0,
+                (
+                    f"the config names joints the asset does not have: {', '.join(sizes.missing_joints)} (the asset's "
+                    f"joints: {', '.join(sizes.asset_joints)}). Is this the checkpoint's robot and config?"
+                ),
+            )
         return "Check 1 failed: " + " ".join(found) + " Fix this first: nothing else can be checked."
     bad = [t for t in terms if not t.ok]
     obs = [t for t in terms if t.term != "action"]

@@ -49,9 +49,17 @@ def _trace(envs: Mapping[str, Any], policy: Any, order: Sequence[str], seconds: 
     k, j = np.unravel_index(int(np.argmax(div)), div.shape)
     over = np.flatnonzero(worst > DRIFT_THRESHOLD)
     return TraceResult(
-        seconds=times[-1], threshold=DRIFT_THRESHOLD, joints=list(order), time=times,
-        divergence={n: div[:, i].tolist() for i, n in enumerate(order)}, height=height,
-        max_divergence=float(div[k, j]), joint=order[j], at=times[k],
-        first_over=None if not over.size else times[over[0]], final=float(worst[-1]),
-        base_offset=float(np.linalg.norm(xy[a] - xy[b])), fell=fell,
-    )  # fmt: skip
+        seconds=times[-1],
+        threshold=DRIFT_THRESHOLD,
+        joints=list(order),
+        time=times,
+        divergence={n: div[:, i].tolist() for i, n in enumerate(order)},
+        height=height,
+        max_divergence=float(div[k, j]),
+        joint=order[j],
+        at=times[k],
+        first_over=None if not over.size else times[over[0]],
+        final=float(worst[-1]),
+        base_offset=float(np.linalg.norm(xy[a] - xy[b])),
+        fell=fell,
+    )

@@ -49,8 +49,10 @@ def fixed_command(ranges: Mapping[str, Any] | None) -> tuple[float, float, float
             raise IsaacLabError(f"commands ranges.{key}: expected two numbers (low, high), got {value!r}")
         lo, hi = (float(v) for v in value)
         if not (math.isfinite(lo) and math.isfinite(hi)) or max(abs(lo), abs(hi)) > MAX_COMMAND or lo > hi:
-            raise IsaacLabError(f"commands ranges.{key}: ({lo:g}, {hi:g}) is no velocity range a robot trains on "
-                                f"(finite, low <= high, within ±{MAX_COMMAND:g} m/s or rad/s)")  # fmt: skip
+            raise IsaacLabError(
+                f"commands ranges.{key}: ({lo:g}, {hi:g}) is no velocity range a robot trains on "
+                f"(finite, low <= high, within ±{MAX_COMMAND:g} m/s or rad/s)"
+            )
         return lo, hi
 
     def nearest_zero(key: str) -> float:
@@ -78,8 +80,10 @@ def _scalar(cfg: Mapping[str, Any], key: str, joints: Sequence[str], at: str) ->
         return None
     values = set(_per_joint(value, joints, f"{at}.{key}").values())
     if len(values) != 1:
-        raise IsaacLabError(f"{at}.{key}: different values per joint {sorted(values)}; transfer's actuator groups carry "
-                            "one value: split the group in a task file (--config)")  # fmt: skip
+        raise IsaacLabError(
+            f"{at}.{key}: different values per joint {sorted(values)}; transfer's actuator groups carry "
+            "one value: split the group in a task file (--config)"
+        )
     return values.pop()
 
 
@@ -108,19 +112,23 @@ def _actuators(robot: Mapping[str, Any], names: Sequence[str], where: str, notes
                 "groups. Describe the joints' drive in a task file (--config: stiffness, damping, actuators)."
             )
         model = ISAACLAB_CLASSES[kind]
-        joints = _match(_patterns(cfg.get("joint_names_expr"), f"{at}.joint_names_expr"), names,
-                        f"{at}.joint_names_expr")  # fmt: skip
+        joints = _match(
+            _patterns(cfg.get("joint_names_expr"), f"{at}.joint_names_expr"), names, f"{at}.joint_names_expr"
+        )
         for j in joints:
             if j in owner:
                 raise IsaacLabError(f"{where}: joint {j!r} is driven by two actuator groups: {owner[j]} and {group}")
             owner[j] = group
         keys = {
-            "stiffness": ("stiffness",), "damping": ("damping",), "armature": ("armature",), "friction": ("friction",),
+            "stiffness": ("stiffness",),
+            "damping": ("damping",),
+            "armature": ("armature",),
+            "friction": ("friction",),
             "effort": _IMPLICIT_EFFORT if model == "implicit" else _EXPLICIT_EFFORT,
             # the engine's joint speed limit. velocity_limit is not: an implicit group's alone is dropped (Isaac Lab's
             # test_implicit_actuator_init_velocity_limits: the asset's stands), an explicit one's shapes its torque
             "velocity": ("velocity_limit_sim",),
-        }  # fmt: skip
+        }
         for name, candidates in keys.items():
             key = next((k for k in candidates if cfg.get(k) is not None), None)
             if key is not None:
@@ -136,8 +144,13 @@ def _actuators(robot: Mapping[str, Any], names: Sequence[str], where: str, notes
         if model in ("mlp", "lstm"):
             extra["network_file"] = cfg.get("network_file")
         if model == "mlp":
-            extra.update({k: cfg[k] for k in ("input_order", "input_idx", "pos_scale", "vel_scale", "torque_scale")
-                          if cfg.get(k) is not None})  # fmt: skip
+            extra.update(
+                {
+                    k: cfg[k]
+                    for k in ("input_order", "input_idx", "pos_scale", "vel_scale", "torque_scale")
+                    if cfg.get(k) is not None
+                }
+            )
             if isinstance(extra.get("input_idx"), (list, tuple)):
                 extra["input_idx"] = tuple(extra["input_idx"])
         try:
@@ -147,8 +160,10 @@ def _actuators(robot: Mapping[str, Any], names: Sequence[str], where: str, notes
         notes.append(f"{at} is an {kind}: replayed as explicit {model} torque on both engines")
     velocity = fields["velocity"]
     if velocity and set(velocity) != set(names):
-        notes.append(f"actuator velocity limits (velocity_limit_sim) are set for {len(velocity)} of {len(names)} "
-                     "joints: not applied at replay (a task's velocity_limit covers every joint; the asset's stand)")  # fmt: skip
+        notes.append(
+            f"actuator velocity limits (velocity_limit_sim) are set for {len(velocity)} of {len(names)} "
+            "joints: not applied at replay (a task's velocity_limit covers every joint; the asset's stand)"
+        )
         fields["velocity"] = {}
     return fields
 
@@ -161,13 +176,19 @@ def _material(env: Mapping[str, Any], where: str) -> Any:
     scene = env.get("scene") if isinstance(env.get("scene"), Mapping) else {}
     terrain = scene.get("terrain") if isinstance(scene.get("terrain"), Mapping) else {}
     sim = env.get("sim") if isinstance(env.get("sim"), Mapping) else {}
-    for at, cfg in (("scene.terrain.physics_material", terrain.get("physics_material")),
-                    ("sim.physics_material", sim.get("physics_material"))):  # fmt: skip
+    for at, cfg in (
+        ("scene.terrain.physics_material", terrain.get("physics_material")),
+        ("sim.physics_material", sim.get("physics_material")),
+    ):
         if not isinstance(cfg, Mapping):
             continue
-        values = {"static_friction": cfg.get("static_friction"), "dynamic_friction": cfg.get("dynamic_friction"),
-                  "restitution": cfg.get("restitution"), "friction_combine": cfg.get("friction_combine_mode"),
-                  "restitution_combine": cfg.get("restitution_combine_mode")}  # fmt: skip
+        values = {
+            "static_friction": cfg.get("static_friction"),
+            "dynamic_friction": cfg.get("dynamic_friction"),
+            "restitution": cfg.get("restitution"),
+            "friction_combine": cfg.get("friction_combine_mode"),
+            "restitution_combine": cfg.get("restitution_combine_mode"),
+        }
         try:
             return GroundMaterial(**{k: v for k, v in values.items() if v is not None})
         except ValueError as exc:
@@ -259,12 +280,18 @@ def isaaclab_task(
 
 
 _THEIR_FIELDS = {
-    "sim_dt": "sim.dt", "decimation": "decimation", "stiffness": "scene.robot.actuators.*.stiffness",
-    "damping": "scene.robot.actuators.*.damping", "armature": "scene.robot.actuators.*.armature",
-    "friction": "scene.robot.actuators.*.friction", "effort_limit": "scene.robot.actuators.*.effort_limit_sim",
-    "velocity_limit": "scene.robot.actuators.*.velocity_limit_sim", "default_joint_pos":
-    "scene.robot.init_state.joint_pos", "spawn_height": "scene.robot.init_state.pos", "gravity": "sim.gravity",
-}  # fmt: skip
+    "sim_dt": "sim.dt",
+    "decimation": "decimation",
+    "stiffness": "scene.robot.actuators.*.stiffness",
+    "damping": "scene.robot.actuators.*.damping",
+    "armature": "scene.robot.actuators.*.armature",
+    "friction": "scene.robot.actuators.*.friction",
+    "effort_limit": "scene.robot.actuators.*.effort_limit_sim",
+    "velocity_limit": "scene.robot.actuators.*.velocity_limit_sim",
+    "default_joint_pos": "scene.robot.init_state.joint_pos",
+    "spawn_height": "scene.robot.init_state.pos",
+    "gravity": "sim.gravity",
+}
 """The task fields an Isaac Lab run's ``env.yaml`` fills, by the run's own names (for the messages)."""
 
 
@@ -281,11 +308,18 @@ def _default_joint_pos(init: Mapping[str, Any], names: tuple[str, ...], where: s
     jv = init.get("joint_vel") or {}
     if not isinstance(jv, Mapping):
         jv = {".*": jv}
-    vel = expand_joint_values({str(k): _number(v, f"{where}: {at}.joint_vel[{k!r}]") for k, v in jv.items()}, names,
-                              field=f"{at}.joint_vel", source=where, require_all=False)  # fmt: skip
+    vel = expand_joint_values(
+        {str(k): _number(v, f"{where}: {at}.joint_vel[{k!r}]") for k, v in jv.items()},
+        names,
+        field=f"{at}.joint_vel",
+        source=where,
+        require_all=False,
+    )
     if any(v != 0.0 for v in vel.values()):
-        raise IsaacLabError(f"{where}: {at}.joint_vel: non-zero default joint velocities {vel} are not supported "
-                            "(joint_vel_rel is read relative to 0)")  # fmt: skip
+        raise IsaacLabError(
+            f"{where}: {at}.joint_vel: non-zero default joint velocities {vel} are not supported "
+            "(joint_vel_rel is read relative to 0)"
+        )
     return defaults
 
 
@@ -313,8 +347,10 @@ def _articulation_props(robot: Mapping[str, Any], where: str) -> tuple[Mapping[s
     props = spawn.get("articulation_props") if isinstance(spawn.get("articulation_props"), Mapping) else {}
     self_collisions = props.get("enabled_self_collisions")
     if self_collisions is not None and not isinstance(self_collisions, bool):
-        raise IsaacLabError(f"{where}: scene.robot.spawn.articulation_props.enabled_self_collisions: "
-                            f"expected true, false or null, got {self_collisions!r}")  # fmt: skip
+        raise IsaacLabError(
+            f"{where}: scene.robot.spawn.articulation_props.enabled_self_collisions: "
+            f"expected true, false or null, got {self_collisions!r}"
+        )
     return props, self_collisions
 
 
@@ -364,5 +400,7 @@ def _agent_checks(run: IsaacLabRun) -> None:
     if isinstance(groups, Mapping):
         actor = groups.get("actor", groups.get("policy"))
         if actor is not None and list(actor) != ["policy"]:
-            raise IsaacLabError(f"{where}: obs_groups: the actor reads {list(actor)}; transfer feeds it the "
-                                "observations.policy group only")  # fmt: skip
+            raise IsaacLabError(
+                f"{where}: obs_groups: the actor reads {list(actor)}; transfer feeds it the "
+                "observations.policy group only"
+            )

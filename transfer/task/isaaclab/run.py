@@ -45,8 +45,10 @@ def run_checkpoint(folder: str | Path) -> Path:
     if models:
         newest = max(models)[1]
         if not newest.is_file():  # a link to nothing, or a folder: skipping it would replay an older checkpoint
-            raise FileNotFoundError(f"{newest}: the run's newest checkpoint is no readable file (a link that leads "
-                                    "nowhere, or a folder); fix or remove it, or name the checkpoint to replay")  # fmt: skip
+            raise FileNotFoundError(
+                f"{newest}: the run's newest checkpoint is no readable file (a link that leads "
+                "nowhere, or a folder); fix or remove it, or name the checkpoint to replay"
+            )
         return newest
     for name in ("exported/policy.pt", "exported/policy.onnx"):
         if (folder / name).is_file():
@@ -142,9 +144,16 @@ def read_isaaclab_run(path: str | Path, *, checkpoint: str | Path | None = None)
     if not ckpt.is_file():
         raise FileNotFoundError(f"Checkpoint not found: {ckpt}")
     return IsaacLabRun(
-        folder=folder, checkpoint=ckpt, env=env, agent=agent, trained_on=trained_on, order=order,
-        newton_solver=solver, usd_path=usd if isinstance(usd, str) else None, notes=tuple(notes),
-    )  # fmt: skip
+        folder=folder,
+        checkpoint=ckpt,
+        env=env,
+        agent=agent,
+        trained_on=trained_on,
+        order=order,
+        newton_solver=solver,
+        usd_path=usd if isinstance(usd, str) else None,
+        notes=tuple(notes),
+    )
 
 
 # ---------------------------------------------------------------------------------------------------- engine, order
@@ -214,5 +223,6 @@ def _joint_ordering(robot: Mapping[str, Any], native: OrderingConvention, where:
         return value
     if isinstance(value, (list, tuple)) and value and all(isinstance(n, str) for n in value):
         return tuple(value)
-    raise IsaacLabError(f"{where}: scene.robot.joint_ordering: expected a convention, a list of names or null, "
-                        f"got {value!r}")  # fmt: skip
+    raise IsaacLabError(
+        f"{where}: scene.robot.joint_ordering: expected a convention, a list of names or null, got {value!r}"
+    )

@@ -19,8 +19,14 @@ OBSERVATION_FUNCS: Mapping[str, str] = isaaclab_names()
 """Isaac Lab observation functions (``isaaclab.envs.mdp.observations``) -> the task's observation term (the
 ``isaaclab`` names of :data:`transfer.task.terms.OBS_TERMS`)."""
 
-_FUNC_MODULES = ("isaaclab.", "isaaclab_tasks.", "omni.isaac.lab.", "omni.isaac.lab_tasks.", "unitree_rl_lab.",
-                 "whole_body_tracking.")
+_FUNC_MODULES = (
+    "isaaclab.",
+    "isaaclab_tasks.",
+    "omni.isaac.lab.",
+    "omni.isaac.lab_tasks.",
+    "unitree_rl_lab.",
+    "whole_body_tracking.",
+)
 """Modules whose functions of those names are Isaac Lab's own (the task modules re-export them; unitree_rl_lab's
 ``mdp`` re-exports Isaac Lab's and adds ``gait_phase``)."""
 
@@ -36,8 +42,14 @@ _JOINT_ACTIONS = {
 # ---------------------------------------------------------------------------------------------------- values
 
 
-def expand_joint_values(values: Mapping[str, float], names: Sequence[str], *, field: str, source: str | None = None,
-                        require_all: bool = False) -> dict[str, float]:  # fmt: skip
+def expand_joint_values(
+    values: Mapping[str, float],
+    names: Sequence[str],
+    *,
+    field: str,
+    source: str | None = None,
+    require_all: bool = False,
+) -> dict[str, float]:
     """:func:`transfer.task.expand_joint_values` (full match; a pattern matching nothing or a joint matched twice is
     an error) raising :class:`IsaacLabError`."""
     try:
@@ -85,8 +97,9 @@ def _per_joint(value: Any, joints: Sequence[str], where: str) -> dict[str, float
 # ---------------------------------------------------------------------------------------------------- terms
 
 
-def _term_name(key: str, func: str, params: Mapping[str, Any], commands: Mapping[str, Any],
-               aliases: Mapping[str, str]) -> str | None:  # fmt: skip
+def _term_name(
+    key: str, func: str, params: Mapping[str, Any], commands: Mapping[str, Any], aliases: Mapping[str, str]
+) -> str | None:
     """The term transfer builds for ``observations.policy.<key>`` (``func``: its ``module:function``): the user's
     alias of the key or the function, Isaac Lab's own function of a known name (``generated_commands`` of a
     ``MotionCommand``: the motion command), else the base velocity command's observation when
@@ -104,16 +117,24 @@ def _term_name(key: str, func: str, params: Mapping[str, Any], commands: Mapping
     return term
 
 
-def _observation(env: Mapping[str, Any], names: Sequence[str], action_name: str, where: str, notes: list[str],
-                 aliases: Mapping[str, str], mapped: dict[str, str]) -> tuple[ObsTerm, ...]:  # fmt: skip
+def _observation(
+    env: Mapping[str, Any],
+    names: Sequence[str],
+    action_name: str,
+    where: str,
+    notes: list[str],
+    aliases: Mapping[str, str],
+    mapped: dict[str, str],
+) -> tuple[ObsTerm, ...]:
     """The policy group's terms in order; ``mapped`` receives the keys read as another term (``{key: term}``)."""
     obs = env.get("observations")
     group = obs.get("policy") if isinstance(obs, Mapping) else None
     if not isinstance(group, Mapping):
         raise IsaacLabError(f"{where}: no observations.policy group (the observation the actor reads)")
     if group.get("concatenate_terms") is False:
-        raise IsaacLabError(f"{where}: observations.policy.concatenate_terms is false: the actor reads one "
-                            "concatenated vector")  # fmt: skip
+        raise IsaacLabError(
+            f"{where}: observations.policy.concatenate_terms is false: the actor reads one concatenated vector"
+        )
     group_history = group.get("history_length")  # overrides every term's (Isaac Lab's ObservationGroupCfg)
     if group_history is not None:
         _history(group_history, group.get("flatten_history_dim", True), f"{where}: observations.policy")
@@ -170,8 +191,10 @@ def _history(length: Any, flatten: Any, where: str) -> int:
     if isinstance(length, bool) or not isinstance(length, int) or length < 0:
         raise IsaacLabError(f"{where}.history_length: expected a whole number >= 0, got {length!r}")
     if length > 0 and flatten is False:
-        raise IsaacLabError(f"{where}.flatten_history_dim is false: the history stays a separate axis, which a policy "
-                            "reading one flat vector cannot take")  # fmt: skip
+        raise IsaacLabError(
+            f"{where}.flatten_history_dim is false: the history stays a separate axis, which a policy "
+            "reading one flat vector cannot take"
+        )
     return length
 
 
@@ -192,16 +215,27 @@ def _clip(value: Any, where: str) -> tuple[float, float] | None:
     return (_number(value[0], where), _number(value[1], where))
 
 
-def _check_params(term: str, params: Mapping[str, Any], names: Sequence[str], action_name: str,
-                  commands: Mapping[str, Any], where: str, aliased: bool = False) -> None:  # fmt: skip
+def _check_params(
+    term: str,
+    params: Mapping[str, Any],
+    names: Sequence[str],
+    action_name: str,
+    commands: Mapping[str, Any],
+    where: str,
+    aliased: bool = False,
+) -> None:
     asset = params.get("asset_cfg")
     if isinstance(asset, Mapping):
         if asset.get("name", "robot") != "robot":
             raise IsaacLabError(f"{where}: reads the asset {asset.get('name')!r}; transfer replays scene.robot only")
         joints = asset.get("joint_names")
         if joints is not None and term.startswith("joint_"):
-            picked = _match(_patterns(joints, f"{where}.params.asset_cfg.joint_names"), names,
-                            f"{where}.params.asset_cfg.joint_names", preserve_order=bool(asset.get("preserve_order")))  # fmt: skip
+            picked = _match(
+                _patterns(joints, f"{where}.params.asset_cfg.joint_names"),
+                names,
+                f"{where}.params.asset_cfg.joint_names",
+                preserve_order=bool(asset.get("preserve_order")),
+            )
             if picked != list(names):
                 raise IsaacLabError(
                     f"{where} reads the joints {picked}, not every joint of the robot in its order; joint terms over "
@@ -217,8 +251,9 @@ def _check_params(term: str, params: Mapping[str, Any], names: Sequence[str], ac
                 "transfer replays a base velocity command (vx, vy, wz) only"
             )
     if term == "last_action" and params.get("action_name") not in (None, action_name):
-        raise IsaacLabError(f"{where}: last_action of {params['action_name']!r}, not of the action term "
-                            f"{action_name!r}")  # fmt: skip
+        raise IsaacLabError(
+            f"{where}: last_action of {params['action_name']!r}, not of the action term {action_name!r}"
+        )
 
 
 def _action(env: Mapping[str, Any], names: Sequence[str], where: str) -> tuple[str, ActionTerm]:
@@ -239,8 +274,12 @@ def _action(env: Mapping[str, Any], names: Sequence[str], where: str) -> tuple[s
         )
     if cfg.get("asset_name", "robot") != "robot":
         raise IsaacLabError(f"{where}: {at} drives {cfg.get('asset_name')!r}; transfer replays scene.robot only")
-    joints = _match(_patterns(cfg.get("joint_names", ".*"), f"{at}.joint_names"), names, f"{at}.joint_names",
-                    preserve_order=bool(cfg.get("preserve_order")))  # fmt: skip
+    joints = _match(
+        _patterns(cfg.get("joint_names", ".*"), f"{at}.joint_names"),
+        names,
+        f"{at}.joint_names",
+        preserve_order=bool(cfg.get("preserve_order")),
+    )
     ordered = [n for n in names if n in joints]
     if joints != ordered:
         raise IsaacLabError(
@@ -264,9 +303,13 @@ def _action(env: Mapping[str, Any], names: Sequence[str], where: str) -> tuple[s
         clip = {str(k): _clip(v, f"{where}: {at}.clip[{k!r}]") for k, v in clip.items()}
     try:
         action = ActionTerm(
-            kind="joint_position", scale=scale, use_default_offset=use_default,
-            joints=None if joints == list(names) else tuple(joints), offset=offset, clip=clip,
-        )  # fmt: skip
+            kind="joint_position",
+            scale=scale,
+            use_default_offset=use_default,
+            joints=None if joints == list(names) else tuple(joints),
+            offset=offset,
+            clip=clip,
+        )
     except TaskError as exc:
         raise IsaacLabError(f"{where}: {at}: {exc}") from None
     return key, action

@@ -107,8 +107,9 @@ def load_isaaclab_yaml(path: str | Path) -> dict[str, Any]:
     except yaml.constructor.ConstructorError as exc:
         mark = exc.problem_mark
         line = f", line {mark.line + 1}" if mark is not None else ""
-        raise IsaacLabError(f"{path}{line}: refused: {exc.problem}. Only plain YAML and the tags "
-                            f"{', '.join(HARMLESS_TAGS)} are read.") from None  # fmt: skip
+        raise IsaacLabError(
+            f"{path}{line}: refused: {exc.problem}. Only plain YAML and the tags {', '.join(HARMLESS_TAGS)} are read."
+        ) from None
     except UnicodeDecodeError:
         raise IsaacLabError(f"{path}: not a text (UTF-8 YAML) file") from None
     except yaml.YAMLError as exc:
