@@ -16,8 +16,8 @@ from transfer.runs.diagnose import Diagnosis, Tried, _rank
 from transfer.runs.diagnose import _plot_figure as diagnose_figure
 from transfer.runs.diagnose import plot as diagnose_plot
 from transfer.runs.replay import ReplayResult
-from transfer.runs.replay import _plot_figure as replay_figure
 from transfer.runs.replay import plot as replay_plot
+from transfer.runs.replay_plot import _plot_figure as replay_figure
 
 pytest.importorskip("matplotlib")
 

@@ -289,8 +289,8 @@ def _left_out(refs: list[Any]) -> str:
 
 def conversion_warnings(source: str | os.PathLike | None) -> tuple[str, ...]:
     """What the conversion of the MJCF/URDF ``source`` left out that a run should say (visual meshes its repository
-    does not ship, from the cache's record; an MJCF's activation dynamics, which the USD's drives do not keep:
-    :func:`~transfer.assets.mjcf_checks.mjcf_warnings`); ``()`` for a USD asset."""
+    does not ship, from the cache's record); ``()`` for a USD asset. What the engines that read the file itself find
+    there is :func:`transfer.backends.source_notes`'s."""
     if source is None or source_format(source) is None:
         return ()
     conversion = convert_source(source)
@@ -301,10 +301,6 @@ def conversion_warnings(source: str | os.PathLike | None) -> tuple[str, ...]:
             f"{Path(source).name}: the meshes {', '.join(left[:5])}{', ...' if len(left) > 5 else ''} do not exist "
             "and only visual geometry uses them: the robot was converted without them (the physics is unchanged)",
         )
-    if conversion.format == "mjcf":  # what the converted USD's drives cannot keep (activation dynamics)
-        from transfer.assets.mjcf_checks import mjcf_warnings
-
-        out += mjcf_warnings(conversion.source)
     return out
 
 

@@ -6,7 +6,7 @@ alone (includes spliced in), before the converter or MuJoCo's compiler reads it:
   body name the converter would rename (``LF-HAA`` becomes ``tn__LFHAA_...``, which no policy's names find);
 - :func:`welded_root` / :func:`refuse_welded_walker`: a walking policy on a robot whose root body has no free joint
   (welded to the world: it would stand still and never fall);
-- :func:`mjcf_warnings`: actuators with activation dynamics (``dyntype="filter"``, ``timeconst``), which MuJoCo steps
+- :func:`names_dynamics`: actuators with activation dynamics (``dyntype="filter"``, ``timeconst``), which MuJoCo steps
   as authored and PhysX and Newton (the converted USD's drives) do not.
 
 The size of a file (bodies and geoms, ``<replicate>`` counted out) is bounded where every robot file is parsed
@@ -24,7 +24,7 @@ from pathlib import Path
 from transfer.assets.mjcf import _default_types, _expand
 from transfer.assets.sources import AssetError, source_format
 
-__all__ = ["WALKING_TERMS", "check_mjcf", "mjcf_warnings", "refuse_welded_walker", "welded_root"]
+__all__ = ["WALKING_TERMS", "check_mjcf", "names_dynamics", "refuse_welded_walker", "welded_root"]
 
 WALKING_TERMS = ("base_lin_vel", "base_ang_vel", "projected_gravity", "velocity_commands")
 """Observation terms only a floating base gives meaning to: a policy reading one walks (or balances)."""
@@ -166,30 +166,9 @@ def refuse_welded_walker(file: str | Path | None, terms: Sequence[str]) -> None:
         )
 
 
-def mjcf_warnings(path: str | Path) -> tuple[str, ...]:
-    """One line naming the MJCF's actuators with activation dynamics (``dyntype`` other than none: a filter, an
-    integrator), which MuJoCo steps as authored and PhysX and Newton do not (their drives take the policy's targets
-    as they are); ``()`` when there are none, or MuJoCo is not installed to read the file's defaults."""
+def names_dynamics(path: str | Path) -> bool:
+    """Whether the MJCF's text names activation dynamics anywhere (an actuator's or a default's ``dyntype`` or
+    ``timeconst``, or an actuator kind that has them): the MuJoCo backend's notes ask MuJoCo which actuators have
+    them (:mod:`transfer.backends.mujoco.notes`) only then."""
     said = (e for e, _ in _elements(_read(Path(path).resolve())))
-    if not any(e.tag in _DYNAMIC or "dyntype" in e.attrib or "timeconst" in e.attrib for e in said):
-        return ()  # nothing to ask MuJoCo (its import takes ~0.2 s)
-    try:
-        import mujoco
-
-        spec = mujoco.MjSpec.from_file(str(path))
-    except Exception:  # noqa: BLE001 (not installed, or a file MuJoCo refuses: said where it is compiled)
-        return ()
-    none = mujoco.mjtDyn.mjDYN_NONE
-    dynamic = [a for a in spec.actuators if a.dyntype != none]
-    if not dynamic:
-        return ()
-    named = [
-        f"actuator {a.name!r} (joint {a.target!r}) has activation dynamics "
-        f'(dyntype="{a.dyntype.name.removeprefix("mjDYN_").lower()}")'
-        for a in dynamic[:3]
-    ]
-    more = f" (and {len(dynamic) - 3} more actuators)" if len(dynamic) > 3 else ""
-    return (
-        f"{Path(path).name}: {'; '.join(named)}{more}: MuJoCo steps it as authored, PhysX and Newton drive the "
-        "joint without it (the policy's targets reach their drives unfiltered)",
-    )
+    return any(e.tag in _DYNAMIC or "dyntype" in e.attrib or "timeconst" in e.attrib for e in said)

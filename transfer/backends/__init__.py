@@ -42,6 +42,7 @@ __all__ = [
     "probed_backends",
     "collision_variations",
     "reference_body_poses",
+    "source_notes",
     "solver_variations",
     "starting_settings",
     "training_settings",
@@ -68,6 +69,8 @@ class BackendEntry:
             MJCF, which a USD robot does not have; list it where the robots have one).
         kinematics: A module with ``body_poses(asset, root_pos, root_quat, joint_names, joint_pos, bodies)``: forward
             kinematics of a robot file (:func:`reference_body_poses`), or ``None``.
+        notes: A module with ``notes(path) -> tuple[str, ...]``: what this engine reads in a robot's own file that
+            the others will not have (:func:`source_notes`), or ``None``.
     """
 
     module: str
@@ -79,6 +82,7 @@ class BackendEntry:
     stands_in_for: tuple[str, ...] = ()
     default_target: bool = True
     kinematics: str | None = None
+    notes: str | None = None
 
 
 REGISTRY: Mapping[str, BackendEntry] = MappingProxyType(
@@ -109,6 +113,7 @@ REGISTRY: Mapping[str, BackendEntry] = MappingProxyType(
             "mujoco",
             default_target=False,
             kinematics="transfer.backends.mujoco.kinematics",
+            notes="transfer.backends.mujoco.notes",
         ),
     }
 )
@@ -233,6 +238,19 @@ def movement_probe(name: str) -> Any:
 def engine_orders(name: str, asset: Any, root: str | None = None) -> list[EngineOrder]:
     """Ask backend ``name``'s engine how it orders the articulations of the USD file ``asset``."""
     return backend_class(name).engine_orders(asset, root)
+
+
+def source_notes(path: Any) -> tuple[str, ...]:
+    """What the engines that read a robot's own file (an MJCF) find in ``path`` that the others will not have, one
+    line each (:attr:`BackendEntry.notes`: MuJoCo's activation dynamics); ``()`` where an engine is not installed."""
+    out: tuple[str, ...] = ()
+    for name, entry in REGISTRY.items():
+        if entry.notes is not None:
+            try:
+                out += tuple(_import(name, entry.notes).notes(path))
+            except ImportError:  # the engine is not installed: it has nothing to say
+                continue
+    return out
 
 
 def reference_body_poses(

@@ -17,12 +17,18 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from transfer.backends import native_backend as convention_backend
 from transfer.ordering import OrderingConvention, parse_ordering
 from transfer.orders import get_convention
 from transfer.orders.robot import Robot
+
+if TYPE_CHECKING:  # the main path's values, named for the reader (importing them here would load torch's door)
+    from transfer.ordering import Ordering
+    from transfer.policy import Policy
+    from transfer.task import Task
+    from transfer.task.isaaclab import IsaacLabRun
 
 __all__ = [
     "Inputs",
@@ -46,11 +52,11 @@ class ReplayError(ValueError):
 class Inputs:
     """A replay's resolved inputs: the policy, the task, the asset and the checkpoint's joint order."""
 
-    policy: Any
-    task: Any
+    policy: Policy
+    task: Task
     robot: Robot
     """The robot, read once (:class:`~transfer.orders.robot.Robot`): every floor below takes this value."""
-    source: Any
+    source: Ordering
     """An :class:`~transfer.ordering.OrderingConvention` or a tuple of joint names."""
     source_label: str
     warnings: tuple[str, ...] = ()
@@ -58,7 +64,7 @@ class Inputs:
     written); the command line prints each as ``warning: ...``."""
     policy_options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     """What the policy was loaded with beyond its file (an RSL-RL actor's activation, from its run's agent.yaml)."""
-    run: Any = None
+    run: IsaacLabRun | None = None
     """The Isaac Lab run folder the inputs were read from (:class:`transfer.task.isaaclab.IsaacLabRun`), else
     ``None``. Not carried by :meth:`to_dict`: a sweep cell needs only what was resolved from it."""
     notes: tuple[str, ...] = ()
@@ -213,9 +219,12 @@ def resolve_inputs(
     ``observation_aliases``; :func:`aliases_in` finds them among ``--set`` settings).
     """
     from transfer.assets import conversion_warnings
+    from transfer.backends import source_notes
 
     inputs = _resolve(checkpoint, source, config, asset, load, aliases or {})
     extra = conversion_warnings(inputs.asset_file)
+    if inputs.robot.file is not None and inputs.robot.file.suffix.lower() == ".xml":
+        extra += source_notes(inputs.robot.file)  # what MuJoCo reads in the MJCF that the USD's drives do not keep
     return dataclasses.replace(inputs, warnings=(*inputs.warnings, *extra)) if extra else inputs
 
 
