@@ -425,7 +425,7 @@ def test_changing_any_field_breaks_equality(task, data):
         "sim_dt": d["sim_dt"] * 2,
         "decimation": d["decimation"] + 1,
         "name": d["name"] + "x",
-        "command": [d["command"][0] + 1.0, *d["command"][1:]],
+        "command": [d["command"][0] + (1.0 if d["command"][0] < 0 else -1.0), *d["command"][1:]],
     }[key]
     assume(d[key] != task.to_dict()[key])
     assert Task.from_dict(d) != task

@@ -6,10 +6,31 @@ loaded on first use.
 
 from __future__ import annotations
 
+import os
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+
+def _choose_gl() -> None:
+    """MuJoCo's headless OpenGL (``replay --video``), chosen before anything imports mujoco, where the user chose
+    none: EGL where a GPU device is present, else OSMesa (Debian's ``libosmesa6``); PyOpenGL is told the same."""
+    if "MUJOCO_GL" not in os.environ:
+        gpu = os.path.exists("/dev/nvidia0") or any(n.startswith("renderD") for n in _listdir("/dev/dri"))
+        os.environ["MUJOCO_GL"] = "egl" if gpu else "osmesa"
+    if os.environ["MUJOCO_GL"] in ("egl", "osmesa"):
+        os.environ.setdefault("PYOPENGL_PLATFORM", os.environ["MUJOCO_GL"])
+
+
+def _listdir(path: str) -> list[str]:
+    try:
+        return os.listdir(path)
+    except OSError:
+        return []
+
+
+_choose_gl()
 
 _EXPORTS = {
     "OrderingConvention": "transfer.ordering",

@@ -42,6 +42,7 @@ __all__ = [
     "probed_backends",
     "collision_variations",
     "reference_body_poses",
+    "render_frames",
     "source_notes",
     "solver_variations",
     "starting_settings",
@@ -71,6 +72,8 @@ class BackendEntry:
             kinematics of a robot file (:func:`reference_body_poses`), or ``None``.
         notes: A module with ``notes(path) -> tuple[str, ...]``: what this engine reads in a robot's own file that
             the others will not have (:func:`source_notes`), or ``None``.
+        renderer: A module with ``frames(asset, joint_names, base, joint_pos, width, height)``: pictures of recorded
+            states of any engine's run (:func:`render_frames`), or ``None``.
     """
 
     module: str
@@ -83,6 +86,7 @@ class BackendEntry:
     default_target: bool = True
     kinematics: str | None = None
     notes: str | None = None
+    renderer: str | None = None
 
 
 REGISTRY: Mapping[str, BackendEntry] = MappingProxyType(
@@ -114,6 +118,7 @@ REGISTRY: Mapping[str, BackendEntry] = MappingProxyType(
             default_target=False,
             kinematics="transfer.backends.mujoco.kinematics",
             notes="transfer.backends.mujoco.notes",
+            renderer="transfer.backends.mujoco.render",
         ),
     }
 )
@@ -238,6 +243,14 @@ def movement_probe(name: str) -> Any:
 def engine_orders(name: str, asset: Any, root: str | None = None) -> list[EngineOrder]:
     """Ask backend ``name``'s engine how it orders the articulations of the USD file ``asset``."""
     return backend_class(name).engine_orders(asset, root)
+
+
+def render_frames(asset: Any, joint_names: Any, base: Any, joint_pos: Any, width: int, height: int) -> Any:
+    """Pictures of the robot ``asset`` at recorded states (``base`` ``(T, 7)`` root pose xyzw, ``joint_pos`` ``(T, J)``
+    by ``joint_names``), by the first engine that draws (:attr:`BackendEntry.renderer`: MuJoCo, on the robot's own
+    file): one renderer for the runs of every engine. An iterator of ``(height, width, 3)`` uint8 arrays."""
+    name = next(name for name, entry in REGISTRY.items() if entry.renderer is not None)
+    return _import(name, REGISTRY[name].renderer).frames(asset, joint_names, base, joint_pos, width, height)
 
 
 def source_notes(path: Any) -> tuple[str, ...]:

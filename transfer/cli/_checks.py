@@ -36,6 +36,7 @@ __all__ = [
     "ITERATIONS",
     "ORDER",
     "PLOT",
+    "VIDEO",
     "Reads",
     "ROBOT",
     "SAMPLES",
@@ -158,6 +159,8 @@ ROBOT = ASSET
 """A positional robot file (inspect, validate, task): USD, or MJCF/URDF converted by ``transfer.assets``."""
 CONFIG = InputFile("a task file (presets/tasks/*.yaml) or a Newton policy YAML")
 PLOT = OutputFile((".png", ".pdf", ".svg", ".jpg", ".jpeg"), "plot")
+VIDEO = OutputFile((".mp4",), "video")
+"""A video (``replay --video``): MP4."""
 """A plot: matplotlib writes the format its suffix names (without one it would add ``.png`` behind your back)."""
 ORDER = Order()
 

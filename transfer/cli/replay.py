@@ -19,6 +19,7 @@ from transfer.cli._checks import (
     PLOT,
     SEED,
     VELOCITY,
+    VIDEO,
     Backend,
     OutputFile,
 )
@@ -63,6 +64,9 @@ class Replay(CheckpointInputs, MotionInputs):
     """Print one JSON object on stdout (with --compare: {"runs": [...]})."""
     plot: Annotated[Path | None, tyro.conf.arg(metavar="FILE.png"), PLOT] = None
     """Write a PNG of commanded vs measured forward velocity and base height over time."""
+    video: Annotated[Path | None, tyro.conf.arg(metavar="FILE.mp4"), VIDEO] = None
+    """Write an MP4 of the runs side by side (with --compare: native, reordered, naive), each drawn by MuJoCo's
+    renderer on the robot's own file from what the run recorded, whatever engine ran it (docs/video.md)."""
     record: Annotated[Path | None, tyro.conf.arg(metavar="FILE.parquet"), OutputFile((".parquet",), "trace")] = None
     """Write what every joint was asked and did, per policy step and env, as a Parquet trace (docs/traces.md);
     with --compare one file per run (FILE.native-physx.parquet, ...). Compare two with transfer traces A B."""
@@ -258,6 +262,10 @@ def run_replay(cmd: Replay) -> int:
         return 2
     try:
         settings, perturbation = parse_settings(cmd.settings), parse_perturbations(cmd.perturb)
+        if cmd.video is not None:
+            from transfer.runs.video import check_video_destination
+
+            check_video_destination(cmd.video)  # before any run: nothing is run for a video that cannot be written
     except ValueError as exc:
         print_error(exc)
         return 2
@@ -284,7 +292,11 @@ def run_replay(cmd: Replay) -> int:
                 results = [replay(cmd.checkpoint, cmd.target, reorder=not cmd.no_reorder, progress=terminal, **kwargs)]
             if cmd.plot is not None:
                 plot(results, cmd.plot)
-    except (FileNotFoundError, ValueError, NotImplementedError) as exc:
+            if cmd.video is not None:
+                from transfer.runs.video import write_video
+
+                write_video(results, cmd.video)
+    except (FileNotFoundError, ValueError, NotImplementedError, RuntimeError) as exc:
         print_error(exc)
         return 2
     rows = _with_ratios(results) if cmd.compare else [r.to_dict() for r in results]
@@ -309,6 +321,9 @@ def run_replay(cmd: Replay) -> int:
     if cmd.plot is not None:
         sys.stdout.flush()
         print(f"plot: {cmd.plot}", file=sys.stderr)
+    if cmd.video is not None:
+        sys.stdout.flush()
+        print(f"video: {cmd.video}", file=sys.stderr)
     for r in results:
         if r.record:
             sys.stdout.flush()
