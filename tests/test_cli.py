@@ -24,6 +24,7 @@ POSITIONALS = {  # subcommand -> its positional argument (None: flags only)
     "sweep": "SPEC.yaml",
     "diagnose": "CHECKPOINT",
     "traces": "A.parquet",
+    "view": "TRACE.parquet",
 }
 
 

@@ -43,6 +43,8 @@ __all__ = [
     "collision_variations",
     "reference_body_poses",
     "render_frames",
+    "robot_poses",
+    "robot_shapes",
     "source_notes",
     "solver_variations",
     "starting_settings",
@@ -251,6 +253,20 @@ def render_frames(asset: Any, joint_names: Any, base: Any, joint_pos: Any, width
     file): one renderer for the runs of every engine. An iterator of ``(height, width, 3)`` uint8 arrays."""
     name = next(name for name, entry in REGISTRY.items() if entry.renderer is not None)
     return _import(name, REGISTRY[name].renderer).frames(asset, joint_names, base, joint_pos, width, height)
+
+
+def robot_shapes(asset: Any) -> Any:
+    """The robot's visible geometry as triangle meshes on its bodies, from its own file, by the engine that draws
+    (:attr:`BackendEntry.renderer`): what ``transfer view`` puts on its page."""
+    name = next(name for name, entry in REGISTRY.items() if entry.renderer is not None)
+    return _import(name, REGISTRY[name].renderer).shapes(asset)
+
+
+def robot_poses(asset: Any, joint_names: Any, base: Any, joint_pos: Any) -> Any:
+    """Each body's world pose ``{body: (T, 7)}`` (position, then w, x, y, z) at ``T`` recorded states, by the engine
+    that draws (forward kinematics of the robot's own file)."""
+    name = next(name for name, entry in REGISTRY.items() if entry.renderer is not None)
+    return _import(name, REGISTRY[name].renderer).poses(asset, joint_names, base, joint_pos)
 
 
 def source_notes(path: Any) -> tuple[str, ...]:

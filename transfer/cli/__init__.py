@@ -50,6 +50,7 @@ def _commands() -> tuple[dict[str, Any], dict[type, Any]]:
     from transfer.cli.train import Train, run_train
     from transfer.cli.validate import Validate, run_validate
     from transfer.cli.verify import Verify, run_verify
+    from transfer.cli.view import View, run_view
 
     subcommands = {
         "inspect": tyro.conf.FlagCreatePairsOff[Inspect],
@@ -64,6 +65,7 @@ def _commands() -> tuple[dict[str, Any], dict[type, Any]]:
         "sweep": tyro.conf.FlagCreatePairsOff[Sweep],
         "diagnose": tyro.conf.FlagCreatePairsOff[Diagnose],
         "traces": tyro.conf.FlagCreatePairsOff[Traces],
+        "view": tyro.conf.FlagCreatePairsOff[View],
     }
     runners = {
         Inspect: run_inspect,
@@ -78,6 +80,7 @@ def _commands() -> tuple[dict[str, Any], dict[type, Any]]:
         Sweep: run_sweep,
         Traces: run_traces,
         Diagnose: run_diagnose,
+        View: run_view,
     }
     return subcommands, runners
 

@@ -36,6 +36,7 @@ __all__ = [
     "ITERATIONS",
     "ORDER",
     "PLOT",
+    "PORT",
     "VIDEO",
     "Reads",
     "ROBOT",
@@ -115,6 +116,10 @@ FRAME_RATE = Number(0, above=True, high=10_000)
 """A clip's frames per second (mocap retargets: 30 to 120)."""
 ROWS = Number(0, high=1_000_000, integer=True)
 """Rows of a table to print."""
+PORT = Number(1, high=65_535, integer=True)
+"""A TCP port (transfer view's page)."""
+SECONDS_OR_NONE = Number(0, above=True, high=86_400)
+"""How long a page is served (s)."""
 
 
 @dataclass(frozen=True)
@@ -197,8 +202,10 @@ def check_command(cmd: Any, argv: list[str] | None = None) -> None:
                     f"{marker.what}'s file path, without the trailing /"
                 )
             if isinstance(marker, (Number, InputFile, OutputFile, OutputDir, Order, Reads)):
-                _check(marker, _label(field, metadata), value)
-                marked.append((marker, _label(field, metadata), value))
+                several = isinstance(value, tuple) and not isinstance(marker, Number)  # files given one or more times
+                for one in value if several else (value,):
+                    _check(marker, _label(field, metadata), one)
+                    marked.append((marker, _label(field, metadata), one))
     _check_not_inputs(marked)
 
 

@@ -20,7 +20,15 @@ import numpy as np
 from transfer._console import printable
 from transfer.traces.parquet import TraceError, read_trace
 
-__all__ = ["THRESHOLDS", "Divergence", "TraceComparison", "compare_traces", "first_divergence", "plot_traces"]
+__all__ = [
+    "THRESHOLDS",
+    "Divergence",
+    "TraceComparison",
+    "check_same_robot",
+    "compare_traces",
+    "first_divergence",
+    "plot_traces",
+]
 
 THRESHOLDS: dict[str, float] = {
     "position": 0.1,
@@ -169,7 +177,7 @@ MASS_TOLERANCE = 0.02
 or two file formats weighs the same to 1e-6; ANYmal C and D, whose joints share names, differ by more)."""
 
 
-def _check_same_robot(a: Any, b: Any, meta_a: Mapping[str, Any], meta_b: Mapping[str, Any]) -> None:
+def check_same_robot(a: Any, b: Any, meta_a: Mapping[str, Any], meta_b: Mapping[str, Any]) -> None:
     """Refuse two traces whose robots weigh differently (:data:`MASS_TOLERANCE`): two robots whose joints share names
     would otherwise be compared joint by joint."""
     ma, mb = meta_a.get("robot_mass"), meta_b.get("robot_mass")
@@ -200,7 +208,7 @@ def compare_traces(a: str | Path, b: str | Path, thresholds: Mapping[str, float]
             f"{_shown(sorted(joints_b)) or 'none'}): they are of different robots; compare two traces "
             "of the same robot"
         )
-    _check_same_robot(a, b, meta_a, meta_b)
+    check_same_robot(a, b, meta_a, meta_b)
     ia, ib, _ = _aligned(cols_a, cols_b)
     if not len(ia):
         raise TraceError(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
 import mujoco
 import numpy as np
@@ -13,7 +14,7 @@ import numpy as np
 from transfer.backends.mujoco.model import build_model
 from transfer.backends.scene import SceneDescription
 
-__all__ = ["RenderError", "frames"]
+__all__ = ["RenderError", "Shape", "frames", "poses", "shapes"]
 
 
 class RenderError(RuntimeError):
@@ -58,6 +59,35 @@ def _dressed(spec: mujoco.MjSpec) -> None:
     spec.visual.headlight.ambient = [0.35, 0.35, 0.35]
 
 
+class _Posed:
+    """The robot file's model dressed for pictures, and how a recorded state poses it (``joint_names``: the recorded
+    columns; names the file lacks are left at their default)."""
+
+    def __init__(self, asset: object, joint_names: Sequence[str]) -> None:
+        built = build_model(asset, SceneDescription(), drives=False)  # the robot file, checked, its root found
+        spec = mujoco.MjSpec.from_file(str(built.source))
+        _dressed(spec)
+        self.model = model = spec.compile()
+        self.data = mujoco.MjData(model)
+        self.root = model.body(built.root_body).id
+        free = [j for j in range(model.njnt) if model.jnt_bodyid[j] == self.root and model.jnt_type[j] == 0]
+        self.free = int(model.jnt_qposadr[free[0]]) if free else None
+        known = {model.joint(j).name for j in range(model.njnt)}
+        self.columns = [i for i, n in enumerate(joint_names) if n in known]
+        self.qadr = np.array([model.joint(joint_names[i]).qposadr[0] for i in self.columns], np.int64)
+        self.bodies = [b for b in range(1, model.nbody) if model.body_rootid[b] == model.body_rootid[self.root]]
+        """The robot's bodies (its root's tree), by id."""
+
+    def pose(self, base: np.ndarray, joint_pos: np.ndarray) -> None:
+        """Put the robot at one recorded state (``base`` root pose xyzw, ``joint_pos`` the recorded columns)."""
+        f, data = self.free, self.data
+        if f is not None:
+            data.qpos[f : f + 3] = base[:3]
+            data.qpos[f + 3 : f + 7] = [base[6], *base[3:6]]
+        data.qpos[self.qadr] = joint_pos[self.columns]
+        mujoco.mj_kinematics(self.model, data)
+
+
 def frames(
     asset: object,
     joint_names: Sequence[str],
@@ -69,30 +99,18 @@ def frames(
     """``(height, width, 3)`` uint8 pictures of the robot ``asset`` posed at each of ``T`` recorded states: ``base``
     ``(T, 7)`` root position and quaternion xyzw (world), ``joint_pos`` ``(T, J)`` in ``joint_names``' order (names the
     robot file lacks are left at their default). Raises :class:`RenderError` when there is no OpenGL to render with."""
-    built = build_model(asset, SceneDescription(), drives=False)  # the robot file, checked, its root found
-    spec = mujoco.MjSpec.from_file(str(built.source))
-    _dressed(spec)
-    model = spec.compile()
-    data = mujoco.MjData(model)
-    root = model.body(built.root_body)
-    free = [j for j in range(model.njnt) if model.jnt_bodyid[j] == root.id and model.jnt_type[j] == 0]
-    known = {model.joint(j).name for j in range(model.njnt)}
-    columns = [i for i, n in enumerate(joint_names) if n in known]
-    qadr = np.array([model.joint(joint_names[i]).qposadr[0] for i in columns], np.int64)
+    posed = _Posed(asset, joint_names)
+    model, data = posed.model, posed.data
     renderer = _renderer(model, width, height)
     camera = mujoco.MjvCamera()
     camera.type = mujoco.mjtCamera.mjCAMERA_TRACKING
-    camera.trackbodyid = root.id
+    camera.trackbodyid = posed.root
     camera.distance = max(1.5, 3.0 * float(model.stat.extent))
     camera.elevation, camera.azimuth = -18.0, 135.0
-    f = int(model.jnt_qposadr[free[0]]) if free else None
     software = os.environ.get("MUJOCO_GL") == "osmesa"
     try:
         for k in range(len(base)):
-            if f is not None:
-                data.qpos[f : f + 3] = base[k, :3]
-                data.qpos[f + 3 : f + 7] = [base[k, 6], *base[k, 3:6]]
-            data.qpos[qadr] = joint_pos[k, columns]
+            posed.pose(base[k], joint_pos[k])
             mujoco.mj_forward(model, data)
             renderer.update_scene(data, camera=camera)
             for flag in (mujoco.mjtRndFlag.mjRND_SHADOW, mujoco.mjtRndFlag.mjRND_REFLECTION):
@@ -100,3 +118,79 @@ def frames(
             yield renderer.render()
     finally:
         renderer.close()
+
+
+@dataclass(frozen=True)
+class Shape:
+    """One visible geom of a body: a triangle mesh in the body's frame."""
+
+    body: str
+    vertices: np.ndarray
+    """``(N, 3)`` float32, in the geom's frame."""
+    faces: np.ndarray
+    """``(M, 3)`` int32."""
+    color: tuple[int, int, int]
+    position: np.ndarray
+    """The geom's position in its body's frame."""
+    wxyz: np.ndarray
+    """The geom's orientation in its body's frame (w, x, y, z)."""
+
+
+def shapes(asset: object) -> list[Shape]:
+    """The robot's visible geoms as triangle meshes, each on its body (what a web viewer draws)."""
+    import trimesh
+
+    posed = _Posed(asset, ())
+    m = posed.model
+    out = []
+    for g in range(m.ngeom):
+        body = int(m.geom_bodyid[g])
+        if body not in posed.bodies or m.geom_rgba[g, 3] == 0 or m.geom_group[g] > 2:
+            continue
+        mesh = _mesh(trimesh, m, g)
+        if mesh is None:
+            continue
+        color = tuple(int(255 * c) for c in m.geom_rgba[g, :3])
+        out.append(
+            Shape(
+                m.body(body).name,
+                np.asarray(mesh[0], np.float32),
+                np.asarray(mesh[1], np.int32),
+                color,
+                m.geom_pos[g].copy(),
+                m.geom_quat[g].copy(),
+            )
+        )
+    return out
+
+
+def _mesh(trimesh: object, m: object, g: int) -> tuple[np.ndarray, np.ndarray] | None:
+    kind, size = int(m.geom_type[g]), m.geom_size[g]
+    t = mujoco.mjtGeom
+    if kind == t.mjGEOM_MESH:
+        i = int(m.geom_dataid[g])
+        first, count = int(m.mesh_vertadr[i]), int(m.mesh_vertnum[i])
+        faces = m.mesh_face[int(m.mesh_faceadr[i]) : int(m.mesh_faceadr[i]) + int(m.mesh_facenum[i])]
+        return m.mesh_vert[first : first + count], faces
+    made = {
+        t.mjGEOM_BOX: lambda: trimesh.creation.box(extents=2 * size),
+        t.mjGEOM_SPHERE: lambda: trimesh.creation.icosphere(subdivisions=2, radius=size[0]),
+        t.mjGEOM_CAPSULE: lambda: trimesh.creation.capsule(height=2 * size[1], radius=size[0], count=[12, 12]),
+        t.mjGEOM_CYLINDER: lambda: trimesh.creation.cylinder(radius=size[0], height=2 * size[1], sections=16),
+        t.mjGEOM_ELLIPSOID: lambda: trimesh.creation.icosphere(subdivisions=2, radius=1.0).apply_scale(size),
+    }.get(kind)
+    if made is None:  # planes, height fields: not the robot's
+        return None
+    mesh = made()
+    return mesh.vertices, mesh.faces
+
+
+def poses(asset: object, joint_names: Sequence[str], base: np.ndarray, joint_pos: np.ndarray) -> dict[str, np.ndarray]:
+    """Each robot body's world pose at each of ``T`` recorded states: ``{body: (T, 7)}`` position then w, x, y, z."""
+    posed = _Posed(asset, joint_names)
+    out = {posed.model.body(b).name: np.zeros((len(base), 7)) for b in posed.bodies}
+    for k in range(len(base)):
+        posed.pose(base[k], joint_pos[k])
+        for b in posed.bodies:
+            out[posed.model.body(b).name][k] = np.concatenate([posed.data.xpos[b], posed.data.xquat[b]])
+    return out
