@@ -90,3 +90,28 @@ def test_a_video_that_cannot_be_written_is_refused_before_any_run(where, message
     assert sorted(p.name for p in tmp_path.rglob("*")) == before
     if (tmp_path / "old.mp4").exists():
         assert (tmp_path / "old.mp4").read_bytes() == b"mine"
+
+
+def test_a_trackers_reference_is_drawn_beside_it_see_through(tmp_path, capsys):
+    """A motion tracker's video shows its reference as a see-through blue copy of the robot (the recorded reference
+    root pose and joints: ``reference_base``, ``reference``), where a velocity policy's has none."""
+    reason = _can_render()
+    if reason is not None:
+        pytest.skip(f"no headless OpenGL here ({reason}); CI installs libosmesa6")
+    from tests.test_motion import _tracker
+
+    policy, config, clip, _ = _tracker(tmp_path)
+    out = tmp_path / "track.mp4"
+    args = ["replay", str(policy), "--config", str(config), "--source", "mujoco", "--target", "mujoco"]
+    assert main([*args, "--motion", str(clip), "--motion-fps", "30", "--seconds", "1", "--video", str(out)]) == 0
+    frames, _ = _frames(out)
+
+    def blue(frame: np.ndarray) -> int:
+        r, g, b = (frame[..., i].astype(int) for i in range(3))
+        return int(((b > r + 60) & (b > g + 20)).sum())  # the ghost's colour; the sky is paler, the robot grey
+
+    assert blue(frames[5]) > 300
+    plain = tmp_path / "plain.mp4"
+    demo = ["replay", str(DEMO), "--target", "mujoco", "--asset", "transfer:quadruped.xml", "--seconds", "1"]
+    assert main([*demo, "--video", str(plain)]) == 0
+    assert blue(_frames(plain)[0][5]) < 50

@@ -247,12 +247,16 @@ def engine_orders(name: str, asset: Any, root: str | None = None) -> list[Engine
     return backend_class(name).engine_orders(asset, root)
 
 
-def render_frames(asset: Any, joint_names: Any, base: Any, joint_pos: Any, width: int, height: int) -> Any:
+def render_frames(
+    asset: Any, joint_names: Any, base: Any, joint_pos: Any, width: int, height: int, ghost: Any = None
+) -> Any:
     """Pictures of the robot ``asset`` at recorded states (``base`` ``(T, 7)`` root pose xyzw, ``joint_pos`` ``(T, J)``
-    by ``joint_names``), by the first engine that draws (:attr:`BackendEntry.renderer`: MuJoCo, on the robot's own
-    file): one renderer for the runs of every engine. An iterator of ``(height, width, 3)`` uint8 arrays."""
+    by ``joint_names``; ``ghost``: a reference motion's ``(base, joint_pos)``, drawn see-through), by the first engine
+    that draws (:attr:`BackendEntry.renderer`: MuJoCo, on the robot's own file): one renderer for the runs of every
+    engine. An iterator of ``(height, width, 3)`` uint8 arrays."""
     name = next(name for name, entry in REGISTRY.items() if entry.renderer is not None)
-    return _import(name, REGISTRY[name].renderer).frames(asset, joint_names, base, joint_pos, width, height)
+    module = _import(name, REGISTRY[name].renderer)
+    return module.frames(asset, joint_names, base, joint_pos, width, height, ghost=ghost)
 
 
 def robot_shapes(asset: Any) -> Any:

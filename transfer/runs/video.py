@@ -3,7 +3,7 @@ reordered and naive), each labelled with its engine, its order and its speed and
 
 Every run is drawn by one renderer (:func:`transfer.backends.render_frames`: MuJoCo's, on the robot's own file) from
 what the run recorded (its first env's base pose and joint positions by name), whatever engine ran it: PhysX, Newton
-and MuJoCo runs look alike but for how they moved. Frames are taken at ``fps`` of simulated time (the recorded
+and MuJoCo runs look alike but for how they moved. A motion tracker's reference is drawn beside it, see-through. Frames are taken at ``fps`` of simulated time (the recorded
 policy step at or after each frame's time); PyAV encodes them (H.264 where the encoder has it, else MPEG-4). The
 file appears whole or not at all, and an existing file is never replaced.
 """
@@ -77,12 +77,27 @@ def write_video(
         step = np.minimum(np.searchsorted(rec.time, times - 1e-9), len(rec.time) - 1)
         base = rec.arrays["base"][:, 0]
         pictures.append(
-            render_frames(r.asset, rec.joint_names, base[step, :7], rec.arrays["position"][step, 0], width, height)
+            render_frames(
+                r.asset,
+                rec.joint_names,
+                base[step, :7],
+                rec.arrays["position"][step, 0],
+                width,
+                height,
+                ghost=_ghost(rec.arrays, step),
+            )
         )
         speed = np.linalg.norm(base[step, 7:9], axis=1)
         alive = rec.arrays["alive"][step, 0]
         labels.append((f"{r.label}: {r.order} order", speed, alive))
     return _encode(path, pictures, labels, times, fps)
+
+
+def _ghost(arrays: dict[str, np.ndarray], step: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """A tracker's reference at the frames' steps (its root pose, its joints), drawn see-through; else ``None``."""
+    if "reference_base" not in arrays:
+        return None
+    return arrays["reference_base"][step, 0], arrays["reference"][step, 0]
 
 
 def _encode(path: Path, pictures: list[Any], labels: list[Any], times: np.ndarray, fps: int) -> Path:

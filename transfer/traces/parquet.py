@@ -64,6 +64,7 @@ def columns(rec: Recording) -> dict[str, np.ndarray]:
     groups += [("base", "base", list(Recorder.BASE))]
     groups += [(key, key, rec.foot_names) for key in ("contact", "foot_height", "foot_speed", "contact_force")]
     groups += [("reference", "reference", rec.joint_names), ("tracking", "tracking", list(TRACKING))]  # trackers
+    groups += [("reference_base", "reference_base", list(Recorder.BASE[:7]))]
     for prefix, key, names in groups:
         if key not in rec.arrays or not names:
             continue

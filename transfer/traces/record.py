@@ -94,7 +94,8 @@ class Recording:
     """``observation`` (steps, envs, obs), ``action`` (.., actions), ``target``/``position``/``velocity``/``effort``
     (.., joints) float32, ``saturated`` (.., joints) bool, ``base`` (.., 13: position, quaternion xyzw, linear and
     angular velocity in the world frame), ``contact`` bool / ``foot_height`` / ``foot_speed`` / ``contact_force`` (.., feet), ``alive``
-    (steps, envs) bool: standing at that step; a tracker's ``reference`` (.., joints: the reference joint positions
+    (steps, envs) bool: standing at that step; a tracker's ``reference_base`` (.., 7: the reference root pose, xyzw, at
+    the env's place) and ``reference`` (.., joints: the reference joint positions
     at that time) and ``tracking`` (.., :data:`TRACKING`)."""
     meta: dict[str, Any]
 
@@ -159,6 +160,7 @@ class Recorder:
         self.arrays["alive"] = np.zeros((self.steps, n), bool)
         if env.tracking is not None:  # a tracker: the reference it follows and how far it is from it
             self.arrays["reference"] = np.zeros((self.steps, n, joints), np.float32)
+            self.arrays["reference_base"] = np.zeros((self.steps, n, 7), np.float32)
             self.arrays["tracking"] = np.zeros((self.steps, n, len(TRACKING)), np.float32)
         self.time = np.zeros(self.steps)
         d = art.data  # the gains the run was set up with: read once, not at every step
@@ -217,7 +219,11 @@ class Recorder:
         a["alive"][k] = alive
         if env.tracking is not None:
             tracking = env.tracking
-            a["reference"][k] = tracking.clip.joint_pos[tracking.now(env.episode_steps)]
+            now = tracking.now(env.episode_steps)
+            a["reference"][k] = tracking.clip.joint_pos[now]
+            a["reference_base"][k] = np.concatenate(
+                [tracking.clip.root_pos[now] + np.asarray(tracking.origins), tracking.clip.root_quat[now]], axis=1
+            )
             errors = tracking.errors(env.episode_steps, q, host(d.body_pos_w), host(d.body_quat_w))
             a["tracking"][k] = np.stack([errors[key] for key in TRACKING], axis=1)
         self.time[k] = env.time

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import mujoco
 import numpy as np
@@ -15,6 +16,10 @@ from transfer.backends.mujoco.model import build_model
 from transfer.backends.scene import SceneDescription
 
 __all__ = ["RenderError", "Shape", "frames", "poses", "shapes"]
+
+
+GHOST = "ghost_"
+"""The prefix of the reference's see-through copy of the robot (its bodies and joints)."""
 
 
 class RenderError(RuntimeError):
@@ -63,10 +68,15 @@ class _Posed:
     """The robot file's model dressed for pictures, and how a recorded state poses it (``joint_names``: the recorded
     columns; names the file lacks are left at their default)."""
 
-    def __init__(self, asset: object, joint_names: Sequence[str]) -> None:
+    def __init__(self, asset: object, joint_names: Sequence[str], ghost: bool = False) -> None:
         built = build_model(asset, SceneDescription(), drives=False)  # the robot file, checked, its root found
         spec = mujoco.MjSpec.from_file(str(built.source))
         _dressed(spec)
+        if ghost:  # a see-through copy of the robot, posed by a reference motion
+            copy = mujoco.MjSpec.from_file(str(built.source))
+            for geom in copy.geoms:
+                geom.rgba, geom.contype, geom.conaffinity = [0.35, 0.65, 1.0, 0.35], 0, 0
+            spec.worldbody.add_frame().attach_body(copy.body(built.root_body), GHOST, "")
         self.model = model = spec.compile()
         self.data = mujoco.MjData(model)
         self.root = model.body(built.root_body).id
@@ -77,15 +87,38 @@ class _Posed:
         self.qadr = np.array([model.joint(joint_names[i]).qposadr[0] for i in self.columns], np.int64)
         self.bodies = [b for b in range(1, model.nbody) if model.body_rootid[b] == model.body_rootid[self.root]]
         """The robot's bodies (its root's tree), by id."""
+        self.ghost = (
+            _Posed._pose_of(model, GHOST + built.root_body, [GHOST + n for n in joint_names]) if ghost else None
+        )
 
-    def pose(self, base: np.ndarray, joint_pos: np.ndarray) -> None:
-        """Put the robot at one recorded state (``base`` root pose xyzw, ``joint_pos`` the recorded columns)."""
-        f, data = self.free, self.data
-        if f is not None:
-            data.qpos[f : f + 3] = base[:3]
-            data.qpos[f + 3 : f + 7] = [base[6], *base[3:6]]
-        data.qpos[self.qadr] = joint_pos[self.columns]
-        mujoco.mj_kinematics(self.model, data)
+    @staticmethod
+    def _pose_of(model: object, root_body: str, joint_names: Sequence[str]) -> tuple[int | None, list[int], Any]:
+        """``(free joint's qpos address, the columns the model knows, their qpos addresses)`` of one robot copy."""
+        root = model.body(root_body).id
+        free = [j for j in range(model.njnt) if model.jnt_bodyid[j] == root and model.jnt_type[j] == 0]
+        known = {model.joint(j).name for j in range(model.njnt)}
+        columns = [i for i, n in enumerate(joint_names) if n in known]
+        return (
+            int(model.jnt_qposadr[free[0]]) if free else None,
+            columns,
+            np.array([model.joint(joint_names[i]).qposadr[0] for i in columns], np.int64),
+        )
+
+    def pose(self, base: np.ndarray, joint_pos: np.ndarray, ghost: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+        """Put the robot at one recorded state (``base`` root pose xyzw, ``joint_pos`` the recorded columns), and its
+        ghost at ``ghost`` (the same two, of the reference) where it has one."""
+        _place(self.data, (self.free, self.columns, self.qadr), base, joint_pos)
+        if ghost is not None and self.ghost is not None:
+            _place(self.data, self.ghost, *ghost)
+        mujoco.mj_kinematics(self.model, self.data)
+
+
+def _place(data: Any, where: tuple[int | None, list[int], Any], base: np.ndarray, joint_pos: np.ndarray) -> None:
+    f, columns, qadr = where
+    if f is not None:
+        data.qpos[f : f + 3] = base[:3]
+        data.qpos[f + 3 : f + 7] = [base[6], *base[3:6]]
+    data.qpos[qadr] = joint_pos[columns]
 
 
 def frames(
@@ -95,11 +128,13 @@ def frames(
     joint_pos: np.ndarray,
     width: int = 480,
     height: int = 360,
+    ghost: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> Iterator[np.ndarray]:
     """``(height, width, 3)`` uint8 pictures of the robot ``asset`` posed at each of ``T`` recorded states: ``base``
     ``(T, 7)`` root position and quaternion xyzw (world), ``joint_pos`` ``(T, J)`` in ``joint_names``' order (names the
-    robot file lacks are left at their default). Raises :class:`RenderError` when there is no OpenGL to render with."""
-    posed = _Posed(asset, joint_names)
+    robot file lacks are left at their default); ``ghost``: a reference motion's ``(base, joint_pos)`` at the same
+    states, drawn as a see-through copy of the robot. Raises :class:`RenderError` when there is no OpenGL."""
+    posed = _Posed(asset, joint_names, ghost=ghost is not None)
     model, data = posed.model, posed.data
     renderer = _renderer(model, width, height)
     camera = mujoco.MjvCamera()
@@ -110,7 +145,7 @@ def frames(
     software = os.environ.get("MUJOCO_GL") == "osmesa"
     try:
         for k in range(len(base)):
-            posed.pose(base[k], joint_pos[k])
+            posed.pose(base[k], joint_pos[k], None if ghost is None else (ghost[0][k], ghost[1][k]))
             mujoco.mj_forward(model, data)
             renderer.update_scene(data, camera=camera)
             for flag in (mujoco.mjtRndFlag.mjRND_SHADOW, mujoco.mjtRndFlag.mjRND_REFLECTION):
