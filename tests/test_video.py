@@ -115,3 +115,39 @@ def test_a_trackers_reference_is_drawn_beside_it_see_through(tmp_path, capsys):
     demo = ["replay", str(DEMO), "--target", "mujoco", "--asset", "transfer:quadruped.xml", "--seconds", "1"]
     assert main([*demo, "--video", str(plain)]) == 0
     assert blue(_frames(plain)[0][5]) < 50
+
+
+def test_a_sweep_and_a_diagnosis_write_a_video_per_cell_and_candidate(tmp_path, capsys):
+    """``video: true`` in a sweep spec: every cell's video under OUT/videos, named by its key; ``diagnose
+    --video-dir``: the native and target runs side by side and one video per candidate value, into a new or empty
+    folder (one holding files is refused before any run)."""
+    reason = _can_render()
+    if reason is not None:
+        pytest.skip(f"no headless OpenGL here ({reason}); CI installs libosmesa6")
+    import yaml
+
+    from transfer.assets import locate_asset
+    from transfer.runs.sweep import sweep
+
+    spec = {
+        "checkpoints": [{"path": str(DEMO), "asset": str(locate_asset("transfer:quadruped.xml"))}],
+        "targets": ["mujoco"],
+        "seconds": 1.5,
+        "video": True,
+    }
+    (tmp_path / "spec.yaml").write_text(yaml.safe_dump(spec))
+    summary = sweep(tmp_path / "spec.yaml", tmp_path / "out", in_process=True, progress=False)
+    videos = sorted((tmp_path / "out" / "videos").glob("*.mp4"))
+    assert summary["ran"] == len(videos) >= 1 and summary["files"]["videos"] == str(tmp_path / "out" / "videos")
+    assert len(_frames(videos[0])[0]) == 46  # 1.5 s at 30 frames a second
+    full = tmp_path / "full"
+    full.mkdir()
+    (full / "mine.txt").write_text("mine")
+    args = ["diagnose", str(DEMO), "--target", "mujoco", "--asset", "transfer:quadruped.xml", "--seconds", "1.5"]
+    assert main([*args, "--factor", "actuators", "--video-dir", str(full)]) == 2
+    assert "holds files already; give a new or empty folder" in capsys.readouterr().err
+    assert sorted(p.name for p in full.iterdir()) == ["mine.txt"]
+    wrong = ["--set", 'stiffness={".*": 5}', "--num-envs", "1", "--factor", "actuators"]
+    assert main([*args, *wrong, "--video-dir", str(tmp_path / "dv")]) == 0
+    made = sorted(p.name for p in (tmp_path / "dv").iterdir())
+    assert "native-and-target.mp4" in made and sum(n.endswith("-actuators.mp4") for n in made) >= 2

@@ -11,7 +11,17 @@ from typing import Annotated
 import tyro
 
 from transfer._console import aligned, engine_output, print_error, shown
-from transfer.cli._checks import BACKEND_METAVAR, DURATION, ENVS, PLOT, SEED, VELOCITY, WORKERS, Backend
+from transfer.cli._checks import (
+    BACKEND_METAVAR,
+    DURATION,
+    ENVS,
+    PLOT,
+    SEED,
+    VELOCITY,
+    WORKERS,
+    Backend,
+    OutputDir,
+)
 from transfer.cli._help import DEFAULT_IN_TEXT
 from transfer.cli._inputs import CheckpointInputs, MotionInputs
 from transfer.perturbations import KINDS
@@ -68,6 +78,8 @@ class Diagnose(CheckpointInputs, MotionInputs):
     """Run the candidate replays on a local Ray cluster of this many CPU slots (1: one after another, here)."""
     plot: Annotated[Path | None, tyro.conf.arg(metavar="FILE.png"), PLOT] = None
     """Write a PNG: the share of the gap each factor's best value closes."""
+    video_dir: Annotated[Path | None, tyro.conf.arg(metavar="DIR"), OutputDir()] = None
+    """Write videos into DIR (new or empty): native-and-target.mp4 and one per candidate value (docs/video.md)."""
     json: bool = False
     """Print one JSON object on stdout."""
     verbose: bool = False
@@ -98,6 +110,7 @@ def run_diagnose(cmd: Diagnose) -> int:
                 factors=cmd.factor or None,
                 workers=cmd.workers,
                 motion=cmd.motion_args(),
+                video_dir=cmd.video_dir,
                 progress=terminal,
             )
         if cmd.plot is not None:
@@ -112,6 +125,9 @@ def run_diagnose(cmd: Diagnose) -> int:
     if cmd.plot is not None:
         sys.stdout.flush()
         print(f"plot: {cmd.plot}", file=sys.stderr)
+    if cmd.video_dir is not None:
+        sys.stdout.flush()
+        print(f"videos: {cmd.video_dir}", file=sys.stderr)
     return 0
 
 

@@ -98,8 +98,9 @@ def serve(traces: Sequence[str | Path], port: int = 8080, host: str = "127.0.0.1
         poses.append(found)
         handles = {body: server.scene.add_frame(f"/run{i}/{body}", show_axes=False) for body in found}
         for j, s in enumerate(shapes):
-            server.scene.add_mesh_simple(f"/run{i}/{s.body}/geom{j}", s.vertices, s.faces, color=s.color,
-                                         position=s.position, wxyz=s.wxyz)  # fmt: skip
+            server.scene.add_mesh_simple(
+                f"/run{i}/{s.body}/geom{j}", s.vertices, s.faces, color=s.color, position=s.position, wxyz=s.wxyz
+            )
         frames.append(handles)
         root = next(iter(found))  # the robot's root body: the label rides above it
         label = str(meta.get("label") or Path(traces[i]).stem)

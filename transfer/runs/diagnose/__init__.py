@@ -219,6 +219,7 @@ def diagnose(
     address: str | None = None,
     progress: bool | TextIO = True,
     motion: Mapping[str, Any] | None = None,
+    video_dir: str | Path | None = None,
 ) -> Diagnosis:
     """Diagnose ``checkpoint`` on ``target`` (see the module's text). ``settings`` / ``perturbation``: the
     target's conditions (task fields by dotted name, ``{kind: value}``); ``native_settings``: the native run's, if
@@ -226,13 +227,15 @@ def diagnose(
     ``workers > 1`` (or an ``address``) runs the candidates on Ray, one CPU each. ``seconds`` must be longer than
     the warm-up before velocities count (:func:`check_seconds`: refused before anything runs). ``motion``: a
     tracker's clip, :func:`~transfer.runs.replay.replay`'s ``motion``, ``motion_fps``, ``motion_anchor``; every run
-    tracks it and the gap is its tracking error's (:func:`quality`)."""
+    tracks it and the gap is its tracking error's (:func:`quality`). ``video_dir``: a new or empty folder that gets
+    ``native-and-target.mp4`` and one video per candidate (``<key>.mp4``, docs/video.md)."""
     from transfer.perturbations import Perturbation
-    from transfer.runs.inputs import aliases_in, native_backend, resolve_inputs
-    from transfer.runs.replay import baseline_failure, replay
+    from transfer.runs.inputs import aliases_in, resolve_inputs
+    from transfer.runs.replay import baseline_failure
     from transfer.runs.verify import check_finite_actions
 
     check_seconds(seconds)
+    videos = _video_folder(video_dir)
     aliases = {**aliases_in(native_settings), **aliases_in(settings)}
     inputs = resolve_inputs(checkpoint, source=source, config=config, asset=asset, aliases=aliases)
     check_finite_actions(inputs.policy, 0)  # a policy that writes NaN has no setting to find: said before any run
@@ -244,16 +247,12 @@ def diagnose(
     plan = candidates(native_inputs.task, target_inputs.task, target, perturb, tuple(factors) if factors else None)
     motion = {k: v for k, v in (motion or {}).items() if v is not None}
     common = dict(num_envs=num_envs, seconds=seconds, command=command, seed=seed, progress=progress, **motion)
-    native_engine = native_backend(inputs)
-    native = replay(checkpoint, native_engine, inputs=native_inputs, label=f"native ({native_engine})", **common)
-    moved = replay(checkpoint, target, inputs=target_inputs, perturbation=perturb, label=f"target ({target})", **common)
-    playback = dataclasses.replace(target_inputs, policy=_Playback(native.recording.arrays["action"], inputs.policy))
-    open_loop = replay(
-        checkpoint, target, inputs=playback, perturbation=perturb, label=f"open loop ({target})", **common
-    )
+    native, moved, open_loop = _three_runs(checkpoint, target, native_inputs, target_inputs, perturb, common)
     n, t = native.to_dict(), moved.to_dict()
     gap = 1.0 - quality(t, n)
     baseline = baseline_failure(native)
+    _pair_video(videos, native, moved)
+    common = {**common, "videos": videos}
     records = (
         [] if baseline else _run_candidates(plan, target_inputs, target, perturb, common, workers, address, progress)
     )
@@ -327,6 +326,51 @@ def _rank(tried: list[Tried]) -> list[Tried]:
     return sorted(best.values(), key=lambda t: -t.closes)
 
 
+def _three_runs(
+    checkpoint: Any,
+    target: str,
+    native_inputs: Any,
+    target_inputs: Any,
+    perturb: Mapping[str, Any],
+    common: Mapping[str, Any],
+) -> tuple[Any, Any, Any]:
+    """The native run, the target run under its conditions, and the native run's actions played on the target."""
+    from transfer.runs.inputs import native_backend
+    from transfer.runs.replay import replay
+
+    engine = native_backend(native_inputs)
+    native = replay(checkpoint, engine, inputs=native_inputs, label=f"native ({engine})", **common)
+    moved = replay(checkpoint, target, inputs=target_inputs, perturbation=perturb, label=f"target ({target})", **common)
+    actions = _Playback(native.recording.arrays["action"], target_inputs.policy)
+    playback = dataclasses.replace(target_inputs, policy=actions)
+    label = f"open loop ({target})"
+    return native, moved, replay(checkpoint, target, inputs=playback, perturbation=perturb, label=label, **common)
+
+
+def _pair_video(videos: Path | None, native: Any, moved: Any) -> None:
+    """``native-and-target.mp4``: the two runs side by side, into the videos folder where there is one."""
+    if videos is not None:
+        from transfer.runs.video import write_video
+
+        write_video([native, moved], videos / "native-and-target.mp4")
+
+
+def _video_folder(folder: str | Path | None) -> Path | None:
+    """``--video-dir``: a new folder (made) or an empty one: videos are never written over files already there."""
+    if folder is None:
+        return None
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"--video-dir {folder}: is a file; give a folder for the videos")
+    if folder.is_dir() and any(folder.iterdir()):
+        raise ValueError(f"--video-dir {folder}: holds files already; give a new or empty folder (none is replaced)")
+    from transfer.runs.video import check_video_destination
+
+    folder.mkdir(parents=True, exist_ok=True)
+    check_video_destination(folder / "native-and-target.mp4")  # PyAV there, the folder writable
+    return folder
+
+
 def _run_candidates(
     plan: list[Candidate],
     inputs: Any,
@@ -360,6 +404,8 @@ def _run_candidates(
                 "motion": {k: str(v) if k == "motion" else v for k, v in common.items() if k.startswith("motion")},
             }
         )
+        if common.get("videos") is not None:
+            cells[-1]["video"] = str(common["videos"] / f"{cells[-1]['key']}.mp4")
     return run_cells(
         cells, workers=workers, address=address, in_process=workers <= 1 and address is None, progress=progress
     )

@@ -25,7 +25,7 @@ METRICS = ("forward_velocity", "lateral_velocity", "yaw_rate", "fall_fraction", 
 def record_of(cell: Mapping[str, Any], error: str | None = None, wall: float = 0.0) -> dict[str, Any]:
     """A cell's record before (or without) a result: its key, its parameters flat (checkpoint, label, target,
     seed, command, each perturbation's value), the full parameters under ``cell``, ``error`` and the wall time."""
-    params = {k: v for k, v in cell.items() if k not in ("key", "label", "inputs", "trace")}
+    params = {k: v for k, v in cell.items() if k not in ("key", "label", "inputs", "trace", "video")}
     return {
         "key": cell["key"],
         "checkpoint": cell["checkpoint"],
@@ -37,6 +37,7 @@ def record_of(cell: Mapping[str, Any], error: str | None = None, wall: float = 0
         **{m: None for m in METRICS},
         "error": error,
         "trace": cell.get("trace"),
+        "video": cell.get("video"),
         "wall_seconds": wall,
         "cell": params,
     }
@@ -48,6 +49,10 @@ def run_cell(cell: Mapping[str, Any]) -> dict[str, Any]:
     start = time.perf_counter()
     try:
         result = _replay(cell)
+        if cell.get("video"):
+            from transfer.runs.video import write_video
+
+            write_video([result], cell["video"])
     except Exception as exc:  # noqa: BLE001 - a failing cell is recorded, the sweep goes on
         text = " ".join(str(exc).split()) or "(no message)"
         return record_of(cell, f"{type(exc).__name__}: {text}", time.perf_counter() - start) | _where()

@@ -34,7 +34,7 @@ KEY_FIELDS = (
 """The parameters that name a cell (its label is only how it is shown); a tracker's cell adds ``motion``, its clip
 (a velocity cell's key stays what it was)."""
 
-_SCALARS = {"num_envs": 1, "seconds": 10.0, "device": "cpu", "record": False}
+_SCALARS = {"num_envs": 1, "seconds": 10.0, "device": "cpu", "record": False, "video": False}
 """The fields of a checked spec that a resumed sweep must keep (with their defaults, for a ``spec.json`` written
 before the field existed); every other field is a list that may grow."""
 

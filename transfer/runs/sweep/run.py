@@ -42,6 +42,7 @@ FILES = {
     "heatmap": "heatmap.png",
     "marker": ".transfer-sweep",
     "traces": "traces",
+    "videos": "videos",
 }
 MARKER = "transfer-sweep/1"
 """The first line of ``.transfer-sweep``: the folder is a sweep's own (``--resume`` takes no other), and the file a
@@ -224,6 +225,8 @@ def sweep(
     todo = [c for c in plan.cells if c["key"] not in done or done[c["key"]].get("error")]
     if plan.spec.get("record"):  # each cell's trace under OUT/traces, named by its key
         todo = [{**c, "trace": str(out / FILES["traces"] / f"{c['key']}.parquet")} for c in todo]
+    if plan.spec.get("video"):  # and its video under OUT/videos
+        todo = [{**c, "video": str(out / FILES["videos"] / f"{c['key']}.mp4")} for c in todo]
     start = time.perf_counter()
     on_ray = not in_process and bool(todo)
     started = False
@@ -232,8 +235,9 @@ def sweep(
     try:
         out.mkdir(parents=True, exist_ok=True)
         with _claimed(out):
-            if plan.spec.get("record"):
-                (out / FILES["traces"]).mkdir(exist_ok=True)
+            for key in ("record", "video"):
+                if plan.spec.get(key):
+                    (out / FILES["traces" if key == "record" else "videos"]).mkdir(exist_ok=True)
             _write_json(out / FILES["spec"], plan.spec)
             _run_cells(
                 todo, out / FILES["cells"], done, plan.spec["device"] if on_ray else None, progress, len(plan.cells)
@@ -251,7 +255,11 @@ def sweep(
         "failed": sum(1 for c in plan.cells if (done.get(c["key"]) or {}).get("error")),
         "wall_seconds": time.perf_counter() - start,
         "unreadable_lines": len(bad),
-        "files": {name: str(out / file) for name, file in FILES.items() if name != "traces" or plan.spec["record"]},
+        "files": {
+            name: str(out / file)
+            for name, file in FILES.items()
+            if (name != "traces" or plan.spec["record"]) and (name != "videos" or plan.spec.get("video"))
+        },
     }
     summary = summarize(plan, done, **facts)
     heatmap(summary, out / FILES["heatmap"])

@@ -49,6 +49,7 @@ SPEC_KEYS = (
     "perturbations",
     "device",
     "record",
+    "video",
 )
 CHECKPOINT_KEYS = ("path", "source", "config", "asset", "settings", "name", "motion", "motion_fps", "motion_anchor")
 MAX_ENVS, MAX_SECONDS, MAX_SEED, MAX_VELOCITY, MAX_CELLS = 65_536, 86_400.0, 2**32 - 1, 100.0, 100_000
@@ -182,6 +183,7 @@ def load_spec(spec: str | Path | Mapping[str, Any]) -> Plan:
         "perturbations": _perturbations(data.get("perturbations") or {}, _where(source, "perturbations")),
         "device": _device(data.get("device", "cpu"), _where(source, "device")),
         "record": _record(data.get("record", False), _where(source, "record")),
+        "video": _video(data.get("video", False), _where(source, "video")),
     }
     per_checkpoint = _grid_size(spec_out)
     if per_checkpoint > MAX_CELLS:  # before any checkpoint is resolved or a cell built
@@ -288,6 +290,21 @@ def _record(value: Any, where: str) -> bool:
             raise SpecError(
                 f"{where}: traces are Parquet files and pyarrow is not installed: pip install "
                 "'transfer[traces]' (or drop record)"
+            )
+    return value
+
+
+def _video(value: Any, where: str) -> bool:
+    """Whether every cell writes its video (``OUT/videos/<key>.mp4``, docs/video.md); PyAV must be there."""
+    if not isinstance(value, bool):
+        raise SpecError(f"{where}: expected true or false (every cell writes its video), got {value!r}")
+    if value:
+        import importlib.util
+
+        if importlib.util.find_spec("av") is None:
+            raise SpecError(
+                f"{where}: videos are encoded by PyAV, which is not installed: pip install 'transfer[video]' (or "
+                "drop video)"
             )
     return value
 
