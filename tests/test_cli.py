@@ -17,6 +17,7 @@ POSITIONALS = {  # subcommand -> its positional argument (None: flags only)
     "verify": "CHECKPOINT",
     "info": "CHECKPOINT",
     "convert": "CHECKPOINT",
+    "export": "CHECKPOINT",
     "train": None,
     "validate": "ASSET",
     "task": "ASSET",

@@ -41,6 +41,7 @@ def _commands() -> tuple[dict[str, Any], dict[type, Any]]:
     from transfer.cli.asset_import import Import, run_import
     from transfer.cli.convert import Convert, run_convert
     from transfer.cli.diagnose import Diagnose, run_diagnose
+    from transfer.cli.export import Export, run_export
     from transfer.cli.info import Info, run_info
     from transfer.cli.inspect import Inspect, run_inspect
     from transfer.cli.replay import Replay, run_replay
@@ -59,6 +60,7 @@ def _commands() -> tuple[dict[str, Any], dict[type, Any]]:
         "train": tyro.conf.FlagCreatePairsOff[Train],
         "info": tyro.conf.FlagCreatePairsOff[Info],
         "convert": tyro.conf.FlagCreatePairsOff[Convert],
+        "export": tyro.conf.FlagCreatePairsOff[Export],
         "validate": tyro.conf.FlagCreatePairsOff[Validate],
         "task": tyro.conf.FlagCreatePairsOff[TaskFile],
         "import": tyro.conf.FlagCreatePairsOff[Import],
@@ -74,6 +76,7 @@ def _commands() -> tuple[dict[str, Any], dict[type, Any]]:
         Train: run_train,
         Info: run_info,
         Convert: run_convert,
+        Export: run_export,
         Validate: run_validate,
         TaskFile: run_task,
         Import: run_import,
