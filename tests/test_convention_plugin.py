@@ -98,3 +98,21 @@ def test_a_broken_or_clashing_plugin_is_one_line_naming_it(tmp_path):
     assert "the convention plug-in reversed (reversed_convention:CONVENTION) cannot be registered: ImportError" in (
         done.stderr
     )
+
+
+def test_conventions_are_named_by_member_in_few_places_outside_their_package():
+    """Issue 46: a new convention touches one module. Outside ``ordering``, ``orders`` and the backends'
+    declarations, a convention is named by member only where a format names the order its files are in (at most 6
+    lines); everything else reads the registry."""
+    import re
+
+    member = re.compile(r"OrderingConvention\.(PHYSX|MJWARP|ROBOT_SCHEMA|MUJOCO)\b")
+    package = ROOT / "transfer"
+    lines = [
+        f"{path.relative_to(ROOT)}:{i}"
+        for path in package.rglob("*.py")
+        if path.name != "ordering.py" and not {"orders", "backends"} & set(path.relative_to(package).parts[:1])
+        for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if member.search(line)
+    ]
+    assert 0 < len(lines) <= 6, lines
