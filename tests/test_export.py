@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+import copy
+import re
 from pathlib import Path
 
 import numpy as np
@@ -203,3 +205,285 @@ def test_bad_inputs_are_refused_in_one_line_and_nothing_is_written(tmp_path, cap
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: ") and match in err[0], err
     assert not out.exists() or not any(out.iterdir())
+
+
+# ---------------------------------------------------------------------------------------------------- Isaac Lab run
+
+GO2_SDK = UNITREE_MOTORS["go2"]  # FR, FL, RR, RL: Unitree's SDK order
+GO2_PHYSX = tuple(f"{leg}_{j}_joint" for j in ("hip", "thigh", "calf") for leg in ("FL", "FR", "RL", "RR"))
+"""The Go2 articulation's joints as PhysX lists them (breadth first): Isaac Lab's ``asset.data.joint_names``."""
+
+
+def go2_unitree_env(usd: Path) -> dict:
+    """``class_to_dict`` of a unitree_rl_lab Go2 velocity env cfg (Isaac Lab 2.x, PhysX): ``joint_sdk_names`` on the
+    robot, two actuator groups with regex gains, the init pose by regex, a level velocity command with limit ranges,
+    ``JointPositionAction`` with a clip, and observation terms with scales, clips and histories."""
+    from tests.test_isaaclab_runs import isaaclab_env
+
+    env = isaaclab_env("physx2")
+    robot = env["scene"]["robot"]
+    robot["spawn"]["usd_path"] = str(usd)
+    robot["init_state"]["joint_pos"] = {
+        ".*R_hip_joint": -0.1,
+        ".*L_hip_joint": 0.1,
+        "F[L,R]_thigh_joint": 0.8,
+        "R[L,R]_thigh_joint": 1.0,
+        ".*_calf_joint": -1.5,
+    }
+    dc = {
+        "class_type": "isaaclab.actuators.actuator_pd:DCMotor",
+        "effort_limit": 23.5,
+        "velocity_limit": 30.0,
+        "effort_limit_sim": None,
+        "velocity_limit_sim": None,
+        "armature": None,
+        "friction": 0.01,
+        "dynamic_friction": None,
+        "viscous_friction": None,
+        "saturation_effort": 23.5,
+    }
+    robot["actuators"] = {
+        "hips": {**dc, "joint_names_expr": [".*_hip_joint"], "stiffness": 23.4567, "damping": 0.1015},
+        "legs": {
+            **dc,
+            "joint_names_expr": [".*_thigh_joint", ".*_calf_joint"],
+            "stiffness": {".*_thigh_joint": 25.0, ".*_calf_joint": 31.25},
+            "damping": {"F.*": 0.5, "R.*": 0.75},
+        },
+    }
+    robot["joint_sdk_names"] = list(GO2_SDK)  # unitree_rl_lab's UnitreeArticulationCfg field
+    obs = lambda func, **extra: {  # noqa: E731
+        "func": f"isaaclab.envs.mdp.observations:{func}",
+        "params": {},
+        "modifiers": None,
+        "noise": None,
+        "clip": (-100.0, 100.0),
+        "scale": None,
+        "history_length": 0,
+        "flatten_history_dim": True,
+        **extra,
+    }
+    policy = {k: v for k, v in env["observations"]["policy"].items() if not isinstance(v, dict)}
+    policy.update(
+        base_ang_vel=obs("base_ang_vel", scale=0.2, history_length=5),
+        projected_gravity=obs("projected_gravity", history_length=5),
+        velocity_commands=obs(
+            "generated_commands", params={"command_name": "base_velocity"}, scale=(2.0, 2.0, 0.25), history_length=5
+        ),
+        joint_pos_rel=obs("joint_pos_rel"),
+        joint_vel_rel=obs("joint_vel_rel", scale=0.05, clip=None),
+        last_action=obs("last_action"),
+    )
+    env["observations"]["policy"] = policy
+    env["actions"] = {
+        "JointPositionAction": {
+            "class_type": "isaaclab.envs.mdp.actions.joint_actions:JointPositionAction",
+            "asset_name": "robot",
+            "debug_vis": False,
+            "clip": {".*": (-100.0, 100.0)},
+            "joint_names": [".*"],
+            "scale": 0.25,
+            "offset": 0.0,
+            "preserve_order": False,
+            "use_default_offset": True,
+        }
+    }
+    ranges = lambda x, y, z: {"lin_vel_x": x, "lin_vel_y": y, "ang_vel_z": z, "heading": None}  # noqa: E731
+    env["commands"]["base_velocity"] = {
+        "class_type": "unitree_rl_lab.tasks.locomotion.mdp.commands.velocity_command:UniformLevelVelocityCommand",
+        "resampling_time_range": (10.0, 10.0),
+        "debug_vis": True,
+        "asset_name": "robot",
+        "heading_command": False,
+        "heading_control_stiffness": 0.5,
+        "rel_standing_envs": 0.1,
+        "rel_heading_envs": 1.0,
+        "ranges": ranges((-0.1, 0.1), (-0.1, 0.1), (-1.0, 1.0)),
+        "limit_ranges": ranges((-1.0, 1.0), (-0.4, 0.4), (-1.0, 1.0)),
+    }
+    return env
+
+
+def _matching(keys, strings, preserve_order=False) -> list[int]:
+    """isaaclab.utils.string.resolve_matching_names: indices into ``strings`` each full-matched by a key."""
+    hits = [(k, i) for i, s in enumerate(strings) for k, key in enumerate(keys) if re.fullmatch(key, s)]
+    return [i for _, i in (sorted(hits, key=lambda h: h[0]) if preserve_order else hits)]
+
+
+def _matching_values(data, strings) -> dict[int, float]:
+    """isaaclab.utils.string.resolve_matching_names_values: ``{index into strings: value}``."""
+    out = {}
+    for i, s in enumerate(strings):
+        for key, value in data.items():
+            if re.fullmatch(key, s):
+                assert i not in out
+                out[i] = value
+    return out
+
+
+def _f32(values) -> list:
+    """What ``tensor.tolist()`` gives for values Isaac Lab holds in float32 tensors."""
+    return np.asarray(values, dtype=np.float32).tolist()
+
+
+def _format_value(x):
+    """unitree_rl_lab's ``format_value``."""
+    if isinstance(x, float):
+        return float(f"{x:.3g}")
+    if isinstance(x, list):
+        return [_format_value(i) for i in x]
+    if isinstance(x, dict):
+        return {k: _format_value(v) for k, v in x.items()}
+    return x
+
+
+_OBS_DIMS = {"base_ang_vel": 3, "projected_gravity": 3, "generated_commands": 3}
+
+
+def unitree_exporter(env: dict, joint_names: tuple[str, ...]) -> str:
+    """unitree_rl_lab's ``export_deploy_cfg(env, log_dir)`` re-done on the env cfg (``class_to_dict`` form) of an
+    articulation whose joints, in Isaac Lab's order, are ``joint_names``: the deploy.yaml text it writes."""
+    robot, n = env["scene"]["robot"], len(joint_names)
+    sdk = robot["joint_sdk_names"]
+    ids = _matching(joint_names, sdk, preserve_order=True)
+    gains = {"stiffness": np.zeros(n, np.float32), "damping": np.zeros(n, np.float32)}  # default_joint_stiffness
+    for act in robot["actuators"].values():
+        joints = _matching(act["joint_names_expr"], joint_names)
+        for key, into in gains.items():
+            value = act[key]
+            per = _matching_values(value, [joint_names[j] for j in joints]) if isinstance(value, dict) else None
+            for k, j in enumerate(joints):
+                into[j] = value if per is None else per[k]
+    default = np.zeros(n, np.float32)
+    for j, value in _matching_values(robot["init_state"]["joint_pos"], joint_names).items():
+        default[j] = value
+    cfg = {"joint_ids_map": ids, "step_dt": env["sim"]["dt"] * env["decimation"]}
+    for key, values in gains.items():
+        by_motor = np.zeros(len(sdk))
+        by_motor[ids] = values.tolist()
+        cfg[key] = by_motor.tolist()
+    cfg["default_joint_pos"] = default.tolist()
+    cfg["commands"] = {}
+    if "base_velocity" in env["commands"]:
+        command = env["commands"]["base_velocity"]
+        ranges = dict(command["limit_ranges"] if "limit_ranges" in command else command["ranges"])
+        for item in ("lin_vel_x", "lin_vel_y", "ang_vel_z"):
+            ranges[item] = list(ranges[item])
+        cfg["commands"]["base_velocity"] = {"ranges": ranges}
+    cfg["actions"] = {}
+    for name, term in env["actions"].items():
+        joints = _matching(term["joint_names"], joint_names, term["preserve_order"])
+        dim, term = len(joints), dict(term)
+        if isinstance(term["scale"], float):
+            term["scale"] = [term["scale"]] * dim
+        else:
+            per = _matching_values(term["scale"], [joint_names[j] for j in joints])
+            term["scale"] = _f32([per.get(k, 1.0) for k in range(dim)])
+        if term["clip"] is not None:
+            per = _matching_values(term["clip"], [joint_names[j] for j in joints])
+            term["clip"] = _f32([list(per.get(k, (-np.inf, np.inf))) for k in range(dim)])
+        if name in ("JointPositionAction", "JointVelocityAction"):
+            term["offset"] = _f32(default[joints]) if term["use_default_offset"] else [0.0] * dim
+        for key in ("class_type", "asset_name", "debug_vis", "preserve_order", "use_default_offset"):
+            del term[key]
+        term["joint_ids"] = None if dim == n and not env["actions"][name]["preserve_order"] else joints
+        cfg["actions"][name] = term
+    cfg["observations"] = {}
+    group = env["observations"]["policy"]
+    for name, term in group.items():
+        if not isinstance(term, dict):
+            continue
+        func = term["func"].rpartition(":")[2]
+        size = _OBS_DIMS.get(func, n)
+        term = dict(term)
+        if group["history_length"] is not None:
+            term["history_length"] = group["history_length"]
+        scale = term["scale"]
+        term["scale"] = [1.0] * size if scale is None else _f32(scale if isinstance(scale, tuple) else [scale] * size)
+        if term["clip"] is not None:
+            term["clip"] = list(term["clip"])
+        term["history_length"] = term["history_length"] or 1
+        for key in ("func", "modifiers", "noise", "flatten_history_dim"):
+            del term[key]
+        cfg["observations"][name] = term
+    return yaml.dump(_format_value(cfg), default_flow_style=None, sort_keys=False)
+
+
+@pytest.fixture(scope="module")
+def go2_run(shared, tmp_path_factory):
+    """A unitree_rl_lab Go2 run folder (env.yaml, agent.yaml, exported/policy.pt) and its export."""
+    from tests.test_isaaclab_runs import isaaclab_agent, write_run
+
+    usd = shared / "assets/unitree_go2/usd/go2_flat.usda"
+    if not usd.is_file():
+        pytest.skip(f"{usd} not in shared/")
+    folder = tmp_path_factory.mktemp("go2")
+    env = go2_unitree_env(usd)
+    obs = 3 * (3 * 5) + 3 * 12
+    policy = torch.jit.script(torch.nn.Linear(obs, 12))
+    policy.save(str(folder / "policy.pt"))
+    run = write_run(
+        folder / "logs/rsl_rl/unitree_go2_velocity/2026-01-01_00-00-00",
+        "physx2",
+        exported=folder / "policy.pt",
+        env=env,
+        agent=isaaclab_agent("unitree_go2_velocity"),
+    )
+    out = folder / "out"
+    assert main(["export", str(run), "--to", "unitree", "-o", str(out)]) == 0
+    return env, run, out
+
+
+def test_an_isaac_lab_run_exports_the_deploy_yaml_unitrees_exporter_writes_for_it(go2_run):
+    env, _, out = go2_run
+    text = (out / "params/deploy.yaml").read_text()
+    written, expected = yaml.safe_load(text), yaml.safe_load(unitree_exporter(env, GO2_PHYSX))
+    assert list(written) == list(expected)
+    for key in ("joint_ids_map", "step_dt", "stiffness", "damping", "default_joint_pos", "commands", "actions"):
+        assert written[key] == expected[key], key
+    assert list(written["observations"]) == list(expected["observations"])
+    for name, term in expected["observations"].items():
+        assert written["observations"][name] == term, name
+    assert text == unitree_exporter(env, GO2_PHYSX)  # and the same text, line by line
+    # the articulation's order is not the SDK's: policy joint i (FL_hip first) drives SDK motor 3 (FR, FL, ...)
+    assert written["joint_ids_map"][:4] == [3, 0, 9, 6]
+    assert written["damping"][:3] == [0.101, 0.5, 0.5]  # float32 0.1015 rounds down, as the exporter's tensor does
+
+
+def test_an_isaac_lab_runs_onnx_gives_its_exported_policys_actions(go2_run):
+    from transfer.formats import load_policy
+    from transfer.formats.onnx import onnxruntime
+
+    _, run, out = go2_run
+    session = onnxruntime().InferenceSession(str(out / "exported/policy.onnx"), providers=["CPUExecutionProvider"])
+    assert [i.name for i in session.get_inputs()] == ["obs"]
+    policy = load_policy(run / "exported/policy.pt")
+    x = (np.random.default_rng(2).standard_normal((64, policy.input_size)) * 3).astype(np.float32)
+    got = np.concatenate([session.run(None, {"obs": row[None]})[0] for row in x])
+    np.testing.assert_allclose(got, policy(x), atol=1e-5, rtol=0)
+
+
+def test_a_runs_partial_clip_per_joint_scale_kept_order_and_heading_are_written_as_the_exporter_does(go2_run, tmp_path):
+    from tests.test_isaaclab_runs import isaaclab_agent, write_run
+
+    env, run, _ = go2_run
+    env = copy.deepcopy(env)
+    env["commands"]["base_velocity"]["limit_ranges"]["heading"] = (-3.141592653589793, 3.141592653589793)
+    action = env["actions"]["JointPositionAction"]
+    action["clip"] = {".*_calf_joint": (-2.7182, 0.5)}  # the other joints: (-inf, inf)
+    action["scale"] = {".*_hip_joint": 0.125, ".*_thigh_joint": 0.25, ".*_calf_joint": 0.1015}
+    action["preserve_order"] = True  # joint_ids listed, not null
+    env["observations"]["policy"]["history_length"] = 3  # the group's history overrides every term's
+    copied = write_run(tmp_path / "run", "physx2", exported=run / "exported/policy.pt", env=env, agent=isaaclab_agent())
+    out = tmp_path / "out"
+    # the group history changes the observation size (3 steps of every term): a policy that reads as many
+    policy = torch.jit.script(torch.nn.Linear(3 * (3 * 3 + 3 * 12), 12))
+    policy.save(str(copied / "exported/policy.pt"))
+    assert main(["export", str(copied), "--to", "unitree", "-o", str(out)]) == 0
+    written = yaml.safe_load((out / "params/deploy.yaml").read_text())
+    expected = yaml.unsafe_load(unitree_exporter(env, GO2_PHYSX))  # heading: the exporter dumps a !!python/tuple
+    ranges = expected["commands"]["base_velocity"]["ranges"]
+    ranges["heading"] = list(ranges["heading"])
+    assert written == expected
+    assert written["actions"]["JointPositionAction"]["clip"][0] == [-float("inf"), float("inf")]
+    assert written["actions"]["JointPositionAction"]["joint_ids"] == list(range(12))

@@ -10,8 +10,10 @@ files for any checkpoint ``transfer`` reads (Newton, mjlab, converted), in the e
   motor the policy does not drive); ``default_joint_pos`` in the policy's order; ``commands``; one
   ``actions.JointPositionAction`` (``clip``, ``joint_names``, ``scale``, ``offset``, ``joint_ids``); every observation
   term (``params``, ``clip``, ``scale`` per entry, ``history_length``: 1 for none), in the policy's order; every float
-  to 3 significant digits (the exporter's ``format_value``), dumped with ``yaml.dump(default_flow_style=None,
-  sort_keys=False)``.
+  to 3 significant digits (the exporter's ``format_value``; the values Isaac Lab holds in float32 tensors rounded
+  from float32), dumped with ``yaml.dump(default_flow_style=None, sort_keys=False)``. From an Isaac Lab run folder
+  the commands (``commands.base_velocity``'s ``limit_ranges``, else ``ranges``), the action's ``joint_names`` and the
+  terms' ``params`` are the env.yaml's, as the exporter takes them from the env cfg.
 - The ONNX model: feed-forward, one input named ``obs``, the observation normalizer inside (a torch checkpoint is
   traced through its loaded network; an ONNX one keeps its graph, its input renamed), checked against the source
   policy on random observations before anything is written, carrying transfer's metadata (the task as read back
@@ -152,7 +154,8 @@ def export(
         raise ExportError(f"{config or checkpoint}: {exc}") from None
     robot, motors = _motors(names, motor_order, inputs.run)
     allowed = _check_sensors(task, allow)
-    deploy, warnings = unitree_deploy(task, names, motors, _commands(config))
+    env = inputs.run.env if inputs.run is not None and config is None and policy.metadata is None else None
+    deploy, warnings = unitree_deploy(task, names, motors, _commands(config), env=env)
     text = dump_deploy(deploy)
     readback = _read_back(out / "params" / "deploy.yaml", text, names, task.observation_aliases)
     model = _onnx_model(policy)
@@ -272,11 +275,26 @@ def _commands(config: Any) -> Mapping[str, Any] | None:
     return data.get("commands") if isinstance(data, Mapping) and "joint_ids_map" in data else None
 
 
+def _f32(values: Any) -> list[Any]:
+    """``values`` as the exporter reads them from Isaac Lab's float32 tensors (``tensor.tolist()``), before rounding:
+    a value such as 0.1015 is 0.10149999... in float32 and rounds to 0.101, not 0.102."""
+    return np.asarray(values, dtype=np.float32).tolist()
+
+
 def unitree_deploy(
-    task: Any, names: Sequence[str], motors: Sequence[str], commands: Mapping[str, Any] | None = None
+    task: Any,
+    names: Sequence[str],
+    motors: Sequence[str],
+    commands: Mapping[str, Any] | None = None,
+    *,
+    env: Mapping[str, Any] | None = None,
 ) -> tuple[dict[str, Any], tuple[str, ...]]:
     """The deploy.yaml (a plain mapping, keys in the exporter's order) of ``task`` (expanded for ``names``, the
-    policy's order) on a robot whose SDK motors are ``motors``, and what the user should know about it."""
+    policy's order) on a robot whose SDK motors are ``motors``, and what the user should know about it.
+
+    ``env``: the Isaac Lab run's ``params/env.yaml`` the task was read from; what the task does not keep is taken
+    from it as the exporter takes it from the env cfg: ``commands.base_velocity`` (its ``limit_ranges``, else its
+    ``ranges``), the action's ``joint_names`` and ``preserve_order``, each observation term's ``params``."""
     ids = [list(motors).index(n) for n in names]
     warnings: list[str] = []
     missing = [k for k in ("stiffness", "damping") if any(n not in getattr(task, k) for n in names)]
@@ -288,8 +306,16 @@ def unitree_deploy(
     gains = {}
     for key in ("stiffness", "damping"):
         by_motor = np.zeros(len(motors))
-        by_motor[ids] = [getattr(task, key)[n] for n in names]
+        by_motor[ids] = _f32([getattr(task, key)[n] for n in names])
         gains[key] = by_motor.tolist()
+    heading = None
+    if commands is None and env is not None:
+        commands, heading = _run_commands(env)
+        if not commands and any(t.name == "velocity_commands" for t in task.observation):
+            warnings.append(
+                "the run has no commands.base_velocity, whose ranges Unitree's deploy reads for the joystick: set "
+                "commands.base_velocity.ranges in params/deploy.yaml"
+            )
     if commands is None:
         commands = {}
         if any(t.name == "velocity_commands" for t in task.observation):
@@ -305,15 +331,64 @@ def unitree_deploy(
         "joint_ids_map": ids,
         "step_dt": float(task.sim_dt * task.decimation),
         **gains,
-        "default_joint_pos": [float(task.default_joint_pos[n]) for n in names],
+        "default_joint_pos": _f32([float(task.default_joint_pos[n]) for n in names]),
         "commands": dict(commands),
-        "actions": {"JointPositionAction": _action(task, names)},
-        "observations": _observations(task, len(names)),
+        "actions": {"JointPositionAction": _action(task, names, _run_action(env))},
+        "observations": _observations(task, len(names), _run_params(env)),
     }
-    return _g3(cfg), tuple(warnings)
+    cfg = _g3(cfg)
+    if heading is not None:  # the exporter leaves a tuple unrounded (format_value rounds lists only)
+        cfg["commands"]["base_velocity"]["ranges"]["heading"] = heading
+    return cfg, tuple(warnings)
 
 
-def _action(task: Any, names: Sequence[str]) -> dict[str, Any]:
+def _run_commands(env: Mapping[str, Any]) -> tuple[dict[str, Any], Any]:
+    """``(commands, heading)`` as the exporter writes them for a run: ``commands.base_velocity``'s ``limit_ranges``
+    (unitree_rl_lab's level command), else its ``ranges``, with ``lin_vel_x``, ``lin_vel_y``, ``ang_vel_z`` as lists
+    and ``heading`` as the run has it (unrounded); ``{}`` without a base velocity command."""
+    commands = env.get("commands")
+    command = commands.get("base_velocity") if isinstance(commands, Mapping) else None
+    if not isinstance(command, Mapping):
+        return {}, None
+    ranges = command.get("limit_ranges") if command.get("limit_ranges") is not None else command.get("ranges")
+    if not isinstance(ranges, Mapping):
+        return {}, None
+    plain = {str(k): list(v) if isinstance(v, (list, tuple)) else v for k, v in ranges.items()}
+    missing = [k for k in ("lin_vel_x", "lin_vel_y", "ang_vel_z") if not isinstance(plain.get(k), list)]
+    if missing:
+        raise ExportError(f"commands.base_velocity ranges: no (low, high) for {', '.join(missing)}")
+    heading = plain.get("heading")
+    return {"base_velocity": {"ranges": plain}}, heading if isinstance(heading, list) else None
+
+
+def _run_action(env: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    """The run's one action term (``actions.<name>``, as :mod:`transfer.task.isaaclab` read it), else ``None``."""
+    actions = env.get("actions") if env is not None else None
+    terms = [v for v in actions.values() if isinstance(v, Mapping)] if isinstance(actions, Mapping) else []
+    return terms[0] if len(terms) == 1 else None
+
+
+def _plain(value: Any) -> bool:
+    """A value the deploy.yaml holds as it is (no Python object: a ``SceneEntityCfg``'s ``slice``, ...)."""
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return True
+    if isinstance(value, (list, tuple)):
+        return all(_plain(v) for v in value)
+    return isinstance(value, Mapping) and all(isinstance(k, str) and _plain(v) for k, v in value.items())
+
+
+def _run_params(env: Mapping[str, Any] | None) -> list[Any] | None:
+    """Each policy term's ``params`` in the run's order (the terms the task holds, one each), else ``None``."""
+    observations = env.get("observations") if env is not None else None
+    group = observations.get("policy") if isinstance(observations, Mapping) else None
+    if not isinstance(group, Mapping):
+        return None
+    return [cfg.get("params") for cfg in group.values() if isinstance(cfg, Mapping)]
+
+
+def _action(task: Any, names: Sequence[str], run: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The ``JointPositionAction`` entry; ``run``: the run's action cfg (its ``joint_names`` written as they are,
+    and ``joint_ids`` listed when ``preserve_order`` is set, as the exporter does)."""
     action = task.action
     if action.kind != "joint_position":
         raise ExportError(f"action.kind {action.kind}: Unitree's deploy runs JointPositionAction only")
@@ -324,33 +399,49 @@ def _action(task: Any, names: Sequence[str]) -> dict[str, Any]:
         )
     joints = tuple(action.joints) if action.joints is not None else tuple(names)
     per = lambda v: [float(v[j]) if isinstance(v, Mapping) else float(v) for j in joints]  # noqa: E731
-    offset = [float(task.default_joint_pos[j]) for j in joints] if action.use_default_offset else per(action.offset)
+    if action.use_default_offset:
+        offset = _f32([float(task.default_joint_pos[j]) for j in joints])
+    else:  # the exporter writes zeros here, which is not the offset the policy was trained with
+        offset = per(action.offset)
     clip = action.clip
-    if clip is not None:
-        clip = [list(clip[j]) if isinstance(clip, Mapping) else [float(c) for c in clip] for j in joints]
+    if clip is not None:  # Isaac Lab's JointAction: (-inf, inf) for a joint the clip mapping names none of
+        inf = float("inf")
+        clip = _f32(
+            [list(clip.get(j, (-inf, inf))) if isinstance(clip, Mapping) else [float(c) for c in clip] for j in joints]
+        )
+    every = joints == tuple(names) and not (run is not None and run.get("preserve_order"))
+    written = run.get("joint_names") if run is not None else None
+    if written is None:
+        written = [".*"] if joints == tuple(names) else list(joints)
     return {
         "clip": clip,
-        "joint_names": [".*"] if joints == tuple(names) else list(joints),
-        "scale": per(action.scale),
+        "joint_names": list(written) if isinstance(written, (list, tuple)) else written,
+        "scale": _f32(per(action.scale)) if isinstance(action.scale, Mapping) else per(action.scale),
         "offset": offset,
-        "joint_ids": None if joints == tuple(names) else [list(names).index(j) for j in joints],
+        "joint_ids": None if every else [list(names).index(j) for j in joints],
     }
 
 
-def _observations(task: Any, num_joints: int) -> dict[str, Any]:
-    """Every term, in order, under the name the source gave it (its alias, else its own name)."""
+def _observations(task: Any, num_joints: int, run_params: Sequence[Any] | None = None) -> dict[str, Any]:
+    """Every term, in order, under the name the source gave it (its alias, else its own name); ``run_params``: each
+    term's ``params`` in an Isaac Lab run's env.yaml, written as they are where they are plain values."""
     back = {term: name for name, term in task.observation_aliases.items()}
     slices = task.term_slices(num_joints)
+    if run_params is not None and len(run_params) != len(task.observation):
+        run_params = None
     out = {}
-    for term in task.observation:
+    for i, term in enumerate(task.observation):
         steps = max(term.history_length, 1)
         size = (slices[term.name].stop - slices[term.name].start) // steps
         scale = list(term.scale) if isinstance(term.scale, (list, tuple)) else [float(term.scale)] * size
         params = {"command_name": _COMMAND_PARAMS[term.name]} if term.name in _COMMAND_PARAMS else {}
+        params = {**params, **dict(term.params)}
+        if run_params is not None and isinstance(run_params[i], Mapping) and _plain(run_params[i]):
+            params = {str(k): v for k, v in run_params[i].items()}
         out[back.get(term.name, term.name)] = {
-            "params": {**params, **dict(term.params)},
+            "params": params,
             "clip": None if term.clip is None else [float(c) for c in term.clip],
-            "scale": [float(s) for s in scale],
+            "scale": _f32([float(s) for s in scale]),
             "history_length": steps,
         }
     return out

@@ -25,6 +25,7 @@ policy's order are known (:meth:`DeployConfig.task`). Every value says where it 
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -342,7 +343,9 @@ def _unitree_action(data: Mapping[str, Any], names: tuple[str, ...]) -> ActionTe
     clip = cfg.get("clip")
     if clip is not None:
         if isinstance(clip, (list, tuple)) and len(clip) == n and all(isinstance(c, (list, tuple)) for c in clip):
-            clip = dict(zip(joints, (tuple(c) for c in clip), strict=True))
+            unbounded = lambda c: len(c) == 2 and c[0] == -math.inf and c[1] == math.inf  # noqa: E731
+            # [-inf, inf]: a joint Isaac Lab's clip mapping names none of (the exporter writes it so): no bound
+            clip = {j: tuple(c) for j, c in zip(joints, clip, strict=True) if not unbounded(c)} or None
         elif not (isinstance(clip, (list, tuple)) and len(clip) == 2):
             raise TaskError(f"{at}.clip: expected null, [low, high] or one [low, high] per joint ({n}), got {clip!r}")
     return ActionTerm(
