@@ -487,3 +487,15 @@ def test_a_runs_partial_clip_per_joint_scale_kept_order_and_heading_are_written_
     assert written == expected
     assert written["actions"]["JointPositionAction"]["clip"][0] == [-float("inf"), float("inf")]
     assert written["actions"]["JointPositionAction"]["joint_ids"] == list(range(12))
+
+
+def test_the_built_in_motor_tables_name_the_robot_a_policy_drives():
+    """Unitree's SDK orders (unitree_rl_lab's joint_sdk_names): a policy's joints pick the table holding them all;
+    the H1's motor 9 drives no joint."""
+    from transfer.runs.export import UNITREE_MOTORS, _motors
+
+    h1 = [n for n in UNITREE_MOTORS["h1"] if n]
+    label, motors = _motors(h1[::-1], None, None)
+    assert label == "h1" and motors.index("left_ankle_joint") == 10 and motors[9] == ""
+    assert _motors(list(UNITREE_MOTORS["go2"]), None, None)[0] == "go2"
+    assert _motors(list(UNITREE_MOTORS["g1"][:12]), None, None)[0] == "g1"  # a legs-only G1 policy

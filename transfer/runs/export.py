@@ -59,6 +59,15 @@ UNITREE_MOTORS: Mapping[str, tuple[str, ...]] = {
     # unitree_go2's SDK order: FR, FL, RR, RL legs, hip / thigh / calf each (unitree_rl_lab's UNITREE_GO2_CFG
     # ``joint_sdk_names``; unitree_sdk2's go2 low-level example).
     "go2": tuple(f"{leg}_{j}_joint" for leg in ("FR", "FL", "RR", "RL") for j in _GO2_LEG),
+    # unitree_rl_lab's UNITREE_H1_CFG ``joint_sdk_names`` (source/unitree_rl_lab/assets/robots/unitree.py): 20 motors,
+    # motor 9 unused ("" there: no joint drives it).
+    "h1": (
+        *("right_hip_roll_joint", "right_hip_pitch_joint", "right_knee_joint"),
+        *("left_hip_roll_joint", "left_hip_pitch_joint", "left_knee_joint"),
+        *("torso_joint", "left_hip_yaw_joint", "right_hip_yaw_joint", "", "left_ankle_joint", "right_ankle_joint"),
+        *(f"right_{j}_joint" for j in ("shoulder_pitch", "shoulder_roll", "shoulder_yaw", "elbow")),
+        *(f"left_{j}_joint" for j in ("shoulder_pitch", "shoulder_roll", "shoulder_yaw", "elbow")),
+    ),
 }
 """The SDK motor order of the Unitree robots ``export`` knows; others by ``--motor-order FILE``."""
 
