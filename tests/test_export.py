@@ -77,8 +77,16 @@ def test_a_g1_export_writes_the_shipped_deploy_yaml_field_by_field(g1_export):
     deploy, _, _, out = g1_export
     shipped = yaml.safe_load(deploy.read_text())
     written = yaml.safe_load((out / "params/deploy.yaml").read_text())
-    assert list(written) == ["joint_ids_map", "step_dt", "stiffness", "damping", "default_joint_pos", "commands",
-                             "actions", "observations"]  # fmt: skip
+    assert list(written) == [
+        "joint_ids_map",
+        "step_dt",
+        "stiffness",
+        "damping",
+        "default_joint_pos",
+        "commands",
+        "actions",
+        "observations",
+    ]
     for key in ("joint_ids_map", "step_dt", "stiffness", "damping", "default_joint_pos", "commands"):
         assert written[key] == shipped[key], key
     action, shipped_action = written["actions"]["JointPositionAction"], shipped["actions"]["JointPositionAction"]
@@ -100,8 +108,18 @@ def test_the_written_deploy_yaml_reads_back_as_the_same_task(g1_export):
     shipped = read_deploy_config(deploy, yaml.safe_load(deploy.read_text())).task(names)
     path = out / "params/deploy.yaml"
     written = read_deploy_config(path, yaml.safe_load(path.read_text())).task(names)
-    for field in ("observation", "action", "joint_names", "default_joint_pos", "stiffness", "damping", "sim_dt",
-                  "decimation", "command", "engines"):  # fmt: skip
+    for field in (
+        "observation",
+        "action",
+        "joint_names",
+        "default_joint_pos",
+        "stiffness",
+        "damping",
+        "sim_dt",
+        "decimation",
+        "command",
+        "engines",
+    ):
         assert getattr(written, field) == getattr(shipped, field), field
 
 
@@ -131,6 +149,28 @@ def test_what_export_writes_replays_with_its_deploy_yaml(tmp_path, capsys):
     assert main([*args, "--target", "newton", "--seconds", "1"]) == 0
     assert main(["info", str(out / "exported/policy.onnx")]) == 0
     assert "joint order" in capsys.readouterr().out
+
+
+def test_the_export_replays_the_source_checkpoints_actions_step_for_step(tmp_path):
+    """Round trip: the exported ONNX with its deploy.yaml, replayed on MuJoCo, acts as the source checkpoint does on
+    the same robot, step for step (the deploy.yaml's 3 significant digits leave the quadruped's gains as they are;
+    what a deploy.yaml does not carry, the robot's own physics and the integrator Isaac Lab trains with, is set alike
+    on both runs)."""
+    pytest.importorskip("mujoco")
+    from transfer.runs.replay import replay
+
+    out = tmp_path / "out"
+    assert main(export_quadruped(out, "--motor-order", str(MOTORS), "--allow", "base_lin_vel")) == 0
+    common = dict(asset="transfer:quadruped.xml", num_envs=1, seconds=1.0, progress=False)
+    source = replay(QUADRUPED, "mujoco", settings={"mujoco": {"integrator": "implicitfast"}}, **common)
+    # what a deploy.yaml does not say (the robot knows it): armature, effort limits, the start height
+    physical = {"armature": {".*": 0.01}, "effort_limit": {".*": 40.0}, "spawn_height": 0.56}
+    exported = replay(
+        out / "exported/policy.onnx", "mujoco", config=out / "params/deploy.yaml", settings=physical, **common
+    )
+    a, b = source.recording.arrays["action"], exported.recording.arrays["action"]
+    assert source.recording.joint_names == exported.recording.joint_names and a.shape == b.shape == (50, 1, 12)
+    np.testing.assert_allclose(b, a, atol=1e-4)
 
 
 # ---------------------------------------------------------------------------------------------------- joint_ids_map
@@ -195,7 +235,7 @@ def test_bad_inputs_are_refused_in_one_line_and_nothing_is_written(tmp_path, cap
             "unitree",
             "-o",
             str(out),
-        ],  # fmt: skip
+        ],
         "no sensor": export_quadruped(out, "--motor-order", str(MOTORS)),
     }[case]
     if case == "existing out":
