@@ -38,12 +38,13 @@ CHECKPOINT = ROOT / "checkpoints/quadruped_flat_physx/exported/policy.pt"
 MJCF = ROOT / "transfer/data/quadruped.xml"
 
 
-def _loop(num_envs: int):
+def _loop(num_envs: int, threads: int | None = None):
     from transfer.env import PolicyEnv
     from transfer.runs.inputs import resolve_inputs
 
     inputs = resolve_inputs(CHECKPOINT, asset=MJCF)
-    env = PolicyEnv(inputs.task, inputs.robot, "mujoco", inputs.source, num_envs=num_envs)
+    overrides = None if threads is None else {"threads": threads}
+    env = PolicyEnv(inputs.task, inputs.robot, "mujoco", inputs.source, num_envs=num_envs, backend_overrides=overrides)
     policy, state = inputs.policy, {"obs": env.observe()}
 
     def step() -> None:
@@ -75,6 +76,7 @@ def main() -> int:
     parser.add_argument("--trials", type=int, default=3)
     parser.add_argument("--runs", type=int, default=3, help="whole-process replays per engine for time to a result")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--curve", action="store_true", help="also 4, 16 and 64 envs on 1 and 2 threads (issue 47)")
     args = parser.parse_args()
     import mujoco
 
@@ -101,6 +103,8 @@ def main() -> int:
         "two_envs_over_one": rates["policy loop, 2 envs"] / rates["policy loop, 1 env"],
         "time_to_result_seconds": {t: _time_to_result(t, args.runs) for t in ("mujoco", "physx")},
     }
+    if args.curve:
+        result["curve"] = _curve(rates["mj_step"], decimation, args.min_time, args.trials)
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
@@ -111,7 +115,28 @@ def main() -> int:
     print(f"  2 envs / 1 env       {result['two_envs_over_one']:.2f}x (target >= 1.6 on 2 cores)")
     for target, seconds in result["time_to_result_seconds"].items():
         print(f"  time to a result     {target:<7} {seconds:.1f} s (replay --seconds 0.2, median of {args.runs})")
+    for row in result.get("curve", []):
+        print(
+            f"  {row['envs']:>3} envs, {row['threads']} thread(s) {row['env_steps_per_second']:>10.0f} env-steps/s "
+            f"{row['over_mj_step']:.2f}x mj_step"
+        )
     return 0
+
+
+def _curve(mj_step_rate: float, decimation: int, min_time: float, trials: int) -> list[dict]:
+    """The policy loop at 1, 4, 16 and 64 envs on 1 and 2 backend threads, each beside bare ``mj_step`` (one thread
+    steps N envs one after another: its env-steps/s do not change with N)."""
+    rows = []
+    for envs in (1, 4, 16, 64):
+        for threads in (1, 2):
+            env, step = _loop(envs, threads)
+            timed = time_interleaved({"loop": step}, min_time, trials)
+            rate = envs * decimation / timed["loop"]
+            rows.append(
+                {"envs": envs, "threads": threads, "env_steps_per_second": rate, "over_mj_step": rate / mj_step_rate}
+            )
+            env.close()
+    return rows
 
 
 if __name__ == "__main__":
