@@ -126,11 +126,10 @@ def test_a_sweep_and_a_diagnosis_write_a_video_per_cell_and_candidate(tmp_path, 
         pytest.skip(f"no headless OpenGL here ({reason}); CI installs libosmesa6")
     import yaml
 
-    from transfer.assets import locate_asset
     from transfer.runs.sweep import sweep
 
     spec = {
-        "checkpoints": [{"path": str(DEMO), "asset": str(locate_asset("transfer:quadruped.xml"))}],
+        "checkpoints": [{"path": str(DEMO), "asset": "transfer:quadruped.xml"}],  # located as --asset locates it
         "targets": ["mujoco"],
         "seconds": 1.5,
         "video": True,

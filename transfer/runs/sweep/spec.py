@@ -141,6 +141,14 @@ def _path(value: Any, base: Path, where: str, what: str) -> Path:
     return path.resolve()
 
 
+def _asset(value: Any, base: Path, where: str) -> str:
+    """A robot file as ``--asset`` takes it: a path (relative to the spec's folder), or ``<package>:<name>``
+    (``transfer:quadruped.xml``, ``newton:ant``), left to the input layer to locate (its error names the entry)."""
+    if isinstance(value, str) and ":" in value and not (base / value).exists() and not Path(value).is_absolute():
+        return value
+    return str(_path(value, base, where, "the robot's USD, MJCF or URDF file"))
+
+
 def _expand_paths(value: Any, base: Path, where: str) -> list[Path]:
     """A checkpoint path, glob or run folder as absolute paths (a glob: its sorted matches)."""
     if not isinstance(value, str) or not value.strip():
@@ -361,7 +369,7 @@ def _checkpoints(value: Any, base: Path, source: str | None) -> list[Checkpoint]
         config = (
             None if entry.get("config") is None else str(_path(entry["config"], base, f"{at}.config", "a task file"))
         )
-        asset = None if entry.get("asset") is None else str(_path(entry["asset"], base, f"{at}.asset", "a USD file"))
+        asset = None if entry.get("asset") is None else _asset(entry["asset"], base, f"{at}.asset")
         order = entry.get("source")
         if isinstance(order, str) and Path(order).suffix in (".yaml", ".yml", ".txt"):
             order = str(_path(order, base, f"{at}.source", "a file listing joint names"))
