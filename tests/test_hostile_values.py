@@ -102,22 +102,9 @@ def test_a_deploy_yaml_default_pose_of_a_million_radians_is_refused_before_the_e
     (tmp_path / "deploy.yaml").write_text(
         text.replace("default_joint_pos: [-0.1,0,0,0.3,", "default_joint_pos: [1e6,0,0,0.3,")
     )
-    args = [
-        "replay",
-        str(run / "exported/policy.onnx"),
-        "--config",
-        str(tmp_path / "deploy.yaml"),
-        "--source",
-        "mujoco",
-        "--asset",
-        str(root / "mjlab/asset_zoo/robots/unitree_g1/xmls/g1.xml"),
-        "--motion",
-        str(root / "mjlab/motions/g1/dance1_subject2.csv"),
-        "--motion-fps",
-        "30",
-        "--target",
-        "physx",
-    ]
+    from tests.test_motion import dance
+
+    args = dance(shared, "replay", tmp_path / "deploy.yaml")
     assert main(args) == 2
     err = capsys.readouterr().err
     assert "default_joint_pos['left_hip_pitch_joint']: 1e+06 is beyond what a robot's joint takes" in err

@@ -288,6 +288,18 @@ def test_a_tracker_without_its_clip_or_with_a_body_it_lacks_is_refused(tmp_path,
     assert out["seconds"] == pytest.approx(9 / 30, abs=0.02) and out["tracking"]["completed"] == 1.0  # ends with it
 
 
+def dance(shared: Path, command: str = "replay", config: Path | None = None) -> list[str]:
+    """``transfer COMMAND`` on Unitree's mjlab-trained G1 dance as its repository ships it (the ONNX, its deploy.yaml
+    or ``config``, mjlab's G1 MJCF, the clip at 30 fps), on PhysX."""
+    root = shared / "community/unitree_rl_mjlab"
+    run = root / "deploy/robots/g1/config/policy/mimic/dance1_subject2"
+    return [
+        command, str(run / "exported/policy.onnx"), "--config", str(config or run / "params/deploy.yaml"),
+        "--source", "mujoco", "--asset", str(root / "mjlab/asset_zoo/robots/unitree_g1/xmls/g1.xml"),
+        "--motion", str(root / "mjlab/motions/g1/dance1_subject2.csv"), "--motion-fps", "30", "--target", "physx",
+    ]  # fmt: skip
+
+
 def _tracker(tmp_path: Path) -> tuple[Path, Path, Path, list[str]]:
     """A tracker of the project's quadruped (MuJoCo, its own MJCF): ``(policy, task file, clip, joint names)``; the
     policy a random linear layer over the motion terms and the velocity task's others."""
@@ -366,23 +378,8 @@ def test_the_shared_g1_dance_tracks_natively_and_on_physx(shared, capsys):
     pytest.importorskip("ovphysx")
     from transfer.cli import main
 
-    root = shared / "community/unitree_rl_mjlab"
-    run = root / "deploy/robots/g1/config/policy/mimic/dance1_subject2"
     args = [
-        "replay",
-        str(run / "exported/policy.onnx"),
-        "--config",
-        str(run / "params/deploy.yaml"),
-        "--source",
-        "mujoco",
-        "--asset",
-        str(root / "mjlab/asset_zoo/robots/unitree_g1/xmls/g1.xml"),
-        "--motion",
-        str(root / "mjlab/motions/g1/dance1_subject2.csv"),
-        "--motion-fps",
-        "30",
-        "--target",
-        "physx",
+        *dance(shared, "replay"),
         "--compare",
         "--num-envs",
         "2",
@@ -455,23 +452,8 @@ def test_diagnose_takes_a_trackers_clip_and_finds_its_wrong_gains(shared, capsys
     pytest.importorskip("ovphysx")
     from transfer.cli import main
 
-    root = shared / "community/unitree_rl_mjlab"
-    run = root / "deploy/robots/g1/config/policy/mimic/dance1_subject2"
     args = [
-        "diagnose",
-        str(run / "exported/policy.onnx"),
-        "--config",
-        str(run / "params/deploy.yaml"),
-        "--source",
-        "mujoco",
-        "--asset",
-        str(root / "mjlab/asset_zoo/robots/unitree_g1/xmls/g1.xml"),
-        "--motion",
-        str(root / "mjlab/motions/g1/dance1_subject2.csv"),
-        "--motion-fps",
-        "30",
-        "--target",
-        "physx",
+        *dance(shared, "diagnose"),
         "--set",
         "stiffness={'.*': 10}",
         "--num-envs",

@@ -247,6 +247,13 @@ def engine_orders(name: str, asset: Any, root: str | None = None) -> list[Engine
     return backend_class(name).engine_orders(asset, root)
 
 
+def _offering(role: str) -> Any:
+    """The module of the first backend that offers ``role`` (a :class:`BackendEntry` field: ``renderer``,
+    ``kinematics``), imported."""
+    name = next(name for name, entry in REGISTRY.items() if getattr(entry, role) is not None)
+    return _import(name, getattr(REGISTRY[name], role))
+
+
 def render_frames(
     asset: Any, joint_names: Any, base: Any, joint_pos: Any, width: int, height: int, ghost: Any = None
 ) -> Any:
@@ -254,23 +261,19 @@ def render_frames(
     by ``joint_names``; ``ghost``: a reference motion's ``(base, joint_pos)``, drawn see-through), by the first engine
     that draws (:attr:`BackendEntry.renderer`: MuJoCo, on the robot's own file): one renderer for the runs of every
     engine. An iterator of ``(height, width, 3)`` uint8 arrays."""
-    name = next(name for name, entry in REGISTRY.items() if entry.renderer is not None)
-    module = _import(name, REGISTRY[name].renderer)
-    return module.frames(asset, joint_names, base, joint_pos, width, height, ghost=ghost)
+    return _offering("renderer").frames(asset, joint_names, base, joint_pos, width, height, ghost=ghost)
 
 
 def robot_shapes(asset: Any) -> Any:
     """The robot's visible geometry as triangle meshes on its bodies, from its own file, by the engine that draws
     (:attr:`BackendEntry.renderer`): what ``transfer view`` puts on its page."""
-    name = next(name for name, entry in REGISTRY.items() if entry.renderer is not None)
-    return _import(name, REGISTRY[name].renderer).shapes(asset)
+    return _offering("renderer").shapes(asset)
 
 
 def robot_poses(asset: Any, joint_names: Any, base: Any, joint_pos: Any) -> Any:
     """Each body's world pose ``{body: (T, 7)}`` (position, then w, x, y, z) at ``T`` recorded states, by the engine
     that draws (forward kinematics of the robot's own file)."""
-    name = next(name for name, entry in REGISTRY.items() if entry.renderer is not None)
-    return _import(name, REGISTRY[name].renderer).poses(asset, joint_names, base, joint_pos)
+    return _offering("renderer").poses(asset, joint_names, base, joint_pos)
 
 
 def source_notes(path: Any) -> tuple[str, ...]:
@@ -293,7 +296,4 @@ def reference_body_poses(
     of its base and joints: forward kinematics by the first engine that offers it (:attr:`BackendEntry.kinematics`:
     MuJoCo, on the robot's file), as mjlab computes a clip's body poses. Raises ``ValueError`` naming a body or joint
     the robot lacks."""
-    name = next(name for name, entry in REGISTRY.items() if entry.kinematics is not None)
-    return _import(name, REGISTRY[name].kinematics).body_poses(
-        asset, root_pos, root_quat, joint_names, joint_pos, bodies
-    )
+    return _offering("kinematics").body_poses(asset, root_pos, root_quat, joint_names, joint_pos, bodies)

@@ -80,17 +80,12 @@ class Robot(os.PathLike):
         return self._memo[key]
 
     def members(self, root: str | None = None) -> Any:
-        """Every joint and body of the robot and its root link, in one fixed order
-        (:func:`transfer.orders.conventions.every_member`): what a check names joints against when any order will
-        do (the spawn rules, the perturbations, verify's names)."""
-        from transfer.orders.conventions import every_member
+        """Every joint and body of the robot and its root link, in one fixed order (the order of
+        :data:`transfer.orders.conventions.MEMBERS`): what a check names joints against when any order will do (the
+        spawn rules, the perturbations, verify's names)."""
+        from transfer.orders.conventions import MEMBERS
 
-        key = ("members", root)
-        if key not in self._memo:
-            from transfer.orders import _one_graph
-
-            self._memo[key] = every_member(_one_graph(self.topology, root))
-        return self._memo[key]
+        return self.order(MEMBERS, root)
 
     def holds_base(self, convention: Any) -> bool:
         """Whether the engine of ``convention`` holds the root link to the world (:func:`transfer.orders.holds_base`)."""

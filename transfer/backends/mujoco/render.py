@@ -80,37 +80,30 @@ class _Posed:
         self.model = model = spec.compile()
         self.data = mujoco.MjData(model)
         self.root = model.body(built.root_body).id
-        free = [j for j in range(model.njnt) if model.jnt_bodyid[j] == self.root and model.jnt_type[j] == 0]
-        self.free = int(model.jnt_qposadr[free[0]]) if free else None
-        known = {model.joint(j).name for j in range(model.njnt)}
-        self.columns = [i for i, n in enumerate(joint_names) if n in known]
-        self.qadr = np.array([model.joint(joint_names[i]).qposadr[0] for i in self.columns], np.int64)
+        self.robot = _where(model, built.root_body, joint_names)
+        """Where a recorded state goes in ``qpos``: ``(free joint's address, recorded columns, their addresses)``."""
         self.bodies = [b for b in range(1, model.nbody) if model.body_rootid[b] == model.body_rootid[self.root]]
         """The robot's bodies (its root's tree), by id."""
-        self.ghost = (
-            _Posed._pose_of(model, GHOST + built.root_body, [GHOST + n for n in joint_names]) if ghost else None
-        )
-
-    @staticmethod
-    def _pose_of(model: object, root_body: str, joint_names: Sequence[str]) -> tuple[int | None, list[int], Any]:
-        """``(free joint's qpos address, the columns the model knows, their qpos addresses)`` of one robot copy."""
-        root = model.body(root_body).id
-        free = [j for j in range(model.njnt) if model.jnt_bodyid[j] == root and model.jnt_type[j] == 0]
-        known = {model.joint(j).name for j in range(model.njnt)}
-        columns = [i for i, n in enumerate(joint_names) if n in known]
-        return (
-            int(model.jnt_qposadr[free[0]]) if free else None,
-            columns,
-            np.array([model.joint(joint_names[i]).qposadr[0] for i in columns], np.int64),
-        )
+        self.ghost = _where(model, GHOST + built.root_body, [GHOST + n for n in joint_names]) if ghost else None
 
     def pose(self, base: np.ndarray, joint_pos: np.ndarray, ghost: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         """Put the robot at one recorded state (``base`` root pose xyzw, ``joint_pos`` the recorded columns), and its
         ghost at ``ghost`` (the same two, of the reference) where it has one."""
-        _place(self.data, (self.free, self.columns, self.qadr), base, joint_pos)
+        _place(self.data, self.robot, base, joint_pos)
         if ghost is not None and self.ghost is not None:
             _place(self.data, self.ghost, *ghost)
         mujoco.mj_kinematics(self.model, self.data)
+
+
+def _where(model: Any, root_body: str, joint_names: Sequence[str]) -> tuple[int | None, list[int], Any]:
+    """``(free joint's qpos address, the recorded columns the model knows, their qpos addresses)`` of one robot copy
+    (the robot, or its ghost) rooted at ``root_body``."""
+    root = model.body(root_body).id
+    free = [j for j in range(model.njnt) if model.jnt_bodyid[j] == root and model.jnt_type[j] == 0]
+    known = {model.joint(j).name for j in range(model.njnt)}
+    columns = [i for i, n in enumerate(joint_names) if n in known]
+    qadr = np.array([model.joint(joint_names[i]).qposadr[0] for i in columns], np.int64)
+    return (int(model.jnt_qposadr[free[0]]) if free else None), columns, qadr
 
 
 def _place(data: Any, where: tuple[int | None, list[int], Any], base: np.ndarray, joint_pos: np.ndarray) -> None:

@@ -287,34 +287,28 @@ def _grid_size(spec: Mapping[str, Any]) -> int:
     return n
 
 
-def _record(value: Any, where: str) -> bool:
-    """Whether every cell writes its trace (``OUT/traces/<key>.parquet``); pyarrow must be there to write them."""
+def _every_cell_writes(value: Any, where: str, what: str, package: str, why: str) -> bool:
+    """``record`` / ``video``: whether every cell writes its ``what``; the ``package`` that writes it must be there."""
     if not isinstance(value, bool):
-        raise SpecError(f"{where}: expected true or false (every cell writes its trace), got {value!r}")
+        raise SpecError(f"{where}: expected true or false (every cell writes its {what}), got {value!r}")
     if value:
         import importlib.util
 
-        if importlib.util.find_spec("pyarrow") is None:
-            raise SpecError(
-                f"{where}: traces are Parquet files and pyarrow is not installed: pip install "
-                "'transfer[traces]' (or drop record)"
-            )
+        if importlib.util.find_spec(package) is None:
+            raise SpecError(f"{where}: {why} (or drop {where.rsplit(': ', 1)[-1]})")
     return value
+
+
+def _record(value: Any, where: str) -> bool:
+    """Whether every cell writes its trace (``OUT/traces/<key>.parquet``)."""
+    why = "traces are Parquet files and pyarrow is not installed: pip install 'transfer[traces]'"
+    return _every_cell_writes(value, where, "trace", "pyarrow", why)
 
 
 def _video(value: Any, where: str) -> bool:
-    """Whether every cell writes its video (``OUT/videos/<key>.mp4``, docs/video.md); PyAV must be there."""
-    if not isinstance(value, bool):
-        raise SpecError(f"{where}: expected true or false (every cell writes its video), got {value!r}")
-    if value:
-        import importlib.util
-
-        if importlib.util.find_spec("av") is None:
-            raise SpecError(
-                f"{where}: videos are encoded by PyAV, which is not installed: pip install 'transfer[video]' (or "
-                "drop video)"
-            )
-    return value
+    """Whether every cell writes its video (``OUT/videos/<key>.mp4``, docs/video.md)."""
+    why = "videos are encoded by PyAV, which is not installed: pip install 'transfer[video]'"
+    return _every_cell_writes(value, where, "video", "av", why)
 
 
 def _device(value: Any, where: str) -> str:
