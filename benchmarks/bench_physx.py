@@ -13,7 +13,7 @@ write joint position targets. Columns:
 - ``identity``: :class:`transfer.backends.physx.PhysxBackend` in its own (PhysX) order.
 - ``ordered``: the same, plus the permutation a policy trained on MJWarp needs: joint positions and
   velocities gathered into MJWarp order and the targets scattered back into PhysX order, through a
-  :class:`transfer.plan.ReorderPlan` built from ``transfer.build_name_map`` by name.
+  :class:`transfer.kernels.plan.ReorderPlan` built from ``transfer.build_name_map`` by name.
 - ``overhead``: ``ordered`` time over ``identity`` time, minus one.
 - ``public`` / ``public ordered``: the same iteration through the public API (:class:`transfer.Articulation`
   over the same backend, in PhysX order and in MJWarp order): ``step``, ``data.joint_pos``, ``data.joint_vel``,
@@ -55,7 +55,7 @@ from _common import DEFAULT_ASSET, DT, cpu_name, stand_pose, time_interleaved  #
 import transfer  # noqa: E402
 from transfer._console import stdout_to_stderr  # noqa: E402
 from transfer.backends.physx import PhysxBackend  # noqa: E402
-from transfer.plan import ReorderPlan  # noqa: E402
+from transfer.kernels.plan import ReorderPlan  # noqa: E402
 
 BASE_HEIGHT = 0.66  # straight legs reach 0.62 m below the base, plus the foot spheres
 

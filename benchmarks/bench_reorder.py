@@ -11,7 +11,7 @@ counted. Each figure is the best of ``--trials`` timings, each the mean over eno
 Columns:
 
 - ``elementwise``: the public kernel ``reorder_2d_backend_to_user`` launched with ``dim=(num_envs, N)``.
-- ``plan``: what :class:`transfer.plan.ReorderPlan` (and the helper functions) launch on this device: the
+- ``plan``: what :class:`transfer.kernels.plan.ReorderPlan` (and the helper functions) launch on this device: the
   elementwise kernel on CUDA, one thread per environment row on CPU.
 - ``copy``: ``wp.copy`` of the same array; ``numpy``: ``numpy.take(src, index, axis=1, out=dst)`` (CPU only).
 - ``plan/copy``: plan bandwidth over copy bandwidth (GPU target >= 0.80); ``plan/numpy``: numpy time over plan
@@ -32,8 +32,8 @@ import warp as wp
 from _common import cpu_name, time_interleaved
 
 from transfer import kernels
+from transfer.kernels.plan import ReorderPlan
 from transfer.name_map import build_name_map
-from transfer.plan import ReorderPlan
 
 DTYPES: dict[str, tuple[Any, tuple[int, ...]]] = {
     "float32": (wp.float32, ()),

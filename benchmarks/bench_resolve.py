@@ -86,7 +86,7 @@ def one_by_one(path: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 
 def clear_cache() -> None:
-    from transfer.orders import usd
+    from transfer.robot import usd
 
     getattr(usd, "clear_cache", lambda: None)()
 

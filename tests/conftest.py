@@ -59,7 +59,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):  # noqa: ARG0
         )
 
 
-# The MJCF/URDF converters (transfer.assets) live in an environment of their own, created on first use. Lack of
+# The MJCF/URDF converters (transfer.robot.assets) live in an environment of their own, created on first use. Lack of
 # network is the one reason to skip the tests that need them; any other failure to create it fails them.
 OFFLINE = (
     "No matching distribution",
@@ -78,7 +78,7 @@ def converters(tmp_path_factory) -> Path:
     (kept between sessions), else in a fresh temporary folder, as a new machine (or CI) makes it on first use. The
     variable is set for the session so that subprocesses (the command line) find the same environment. Skips only
     when pip cannot reach a package index."""
-    from transfer.assets.converters import HOME_VARIABLE, ConverterSetupError, ensure_environment
+    from transfer.robot.assets.converters import HOME_VARIABLE, ConverterSetupError, ensure_environment
 
     home = os.environ.get(HOME_VARIABLE) or str(tmp_path_factory.mktemp("converters"))
     os.environ[HOME_VARIABLE] = home

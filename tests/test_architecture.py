@@ -4,12 +4,13 @@ Every module under ``transfer/`` is parsed with :mod:`ast`; every import counts,
 inside a function, under ``if TYPE_CHECKING``) and however it is spelt (``import``, ``from ... import``, relative,
 ``import_module("...")``). Two rules:
 
-- the engines (ovphysx, ovstage, newton) are imported only under ``transfer/backends/``, and pxr only there and in
-  the USD reader ``transfer/orders/usd.py`` (and the readers and the joint-chain rewrite ``transfer/assets/chains.py``);
-- no module imports a ``transfer`` module of a higher floor (:data:`FLOORS`). Modules on one floor may import each
-  other. ``transfer/__init__.py`` is the package's face: it names every floor lazily and sits on none.
+- the engines (ovphysx, ovstage, newton, mujoco) are imported only under ``transfer/backends/``, and pxr only there and in
+  the robot wing ``transfer/robot/`` (its USD reader, the profile, the joint-chain rewrite);
+- no module imports a ``transfer`` module of a higher floor. A module's floor is its folder's (:data:`FOLDERS`); a
+  module directly under ``transfer/`` is floor 0. Modules on one floor may import each other.
+  ``transfer/__init__.py`` is the package's face: it names every floor lazily and sits on none.
 
-A new module under ``transfer/`` must be given a floor here and in docs/architecture.md.
+A new folder under ``transfer/`` must be given a floor here and in docs/architecture.md.
 """
 
 from __future__ import annotations
@@ -24,65 +25,30 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "transfer"
 DOC = ROOT / "docs" / "architecture.md"
 
-# Module prefix -> floor, bottom (0) to top. The longest matching prefix wins. Prefixes of modules not written yet
-# are harmless: nothing matches them until the module exists.
-FLOORS: dict[str, int] = {
-    # 0 core values
-    "transfer.ordering": 0,
-    "transfer._arrays": 0,
-    "transfer._rotations": 0,
-    "transfer._numbers": 0,
-    "transfer.name_map": 0,
-    "transfer._console": 0,
-    "transfer._files": 0,
-    "transfer._patterns": 0,
-    "transfer.errors": 0,
-    # 1 topology and conventions
-    "transfer.orders": 1,
-    "transfer.presets": 1,
-    "transfer.profile": 1,
-    "transfer.assets": 1,
-    # 2 kernels
-    "transfer.kernels": 2,
-    "transfer.plan": 2,
-    # 3 backends (the only door to the engines)
-    "transfer.backends": 3,
-    "transfer.actuators": 3,
-    # 4 articulation
-    "transfer.articulation": 4,
-    # 5 task model and policy formats
-    "transfer.task": 5,
-    "transfer.policy": 5,
-    "transfer.checkpoint": 5,
-    "transfer.formats": 5,
-    "transfer._figures": 5,
-    # 6 environment
-    "transfer.env": 6,
-    "transfer.measure": 6,
-    "transfer.spawn": 6,
-    "transfer.perturbations": 6,
-    "transfer.tracking": 6,
-    "transfer.traces": 6,
-    # 7 replay / verify / train / validate
-    "transfer.runs": 7,
-    # 8 command line
-    "transfer.cli": 8,
+# The floors, bottom to top, by folder: a module's floor is the floor of the folder directly under ``transfer/`` that
+# holds it. A module directly under ``transfer/`` (ordering, name_map, presets, errors, the underscore helpers) is a
+# core value, floor 0: what needs more than floor 0 belongs in a folder.
+FOLDERS: dict[str, int] = {
+    "orders": 1,  # the conventions: an articulation graph in, an order out
+    "robot": 1,  # the robot as read once: the Robot value, USD reading and its cache, the asset door, the profile
+    "kernels": 2,
+    "backends": 3,  # the only door to the engines
+    "actuators": 3,
+    "articulation": 4,
+    "task": 5,
+    "formats": 5,  # checkpoint formats, their metadata document and the Policy interface
+    "env": 6,
+    "traces": 6,
+    "runs": 7,
+    "cli": 8,
 }
+CORE = 0
 
 FACE = "transfer"  # transfer/__init__.py: lazy exports from every floor, no floor of its own
-ENGINES = frozenset({"ovphysx", "ovstage", "newton"})
+ENGINES = frozenset({"ovphysx", "ovstage", "newton", "mujoco"})
 ENGINE_HOMES = ("transfer.backends",)
-PXR_HOMES = (
-    "transfer.backends",
-    "transfer.orders.usd",
-    "transfer.orders.usd_schema",
-    "transfer.orders.usd_cache",
-    "transfer.orders.usd_files",
-    "transfer.orders.usd_bodies",
-    "transfer.profile",
-    "transfer.assets.chains",
-)
-ADD_IT = "add it to FLOORS in tests/test_architecture.py and to the floor table in docs/architecture.md"
+PXR_HOMES = ("transfer.backends", "transfer.robot")
+ADD_IT = "add the folder to FOLDERS in tests/test_architecture.py and to the floor table in docs/architecture.md"
 
 
 @dataclass(frozen=True)
@@ -97,16 +63,22 @@ def _within(module: str, prefix: str) -> bool:
     return module == prefix or module.startswith(prefix + ".")
 
 
-def floor_of(module: str, floors: dict[str, int] = FLOORS) -> int | None:
-    """The floor of ``module`` (longest matching prefix), or ``None`` when no prefix matches."""
-    matches = [prefix for prefix in floors if _within(module, prefix)]
-    return floors[max(matches, key=len)] if matches else None
+def floor_of(module: str, folders: dict[str, int] = FOLDERS, package: Path = PACKAGE) -> int | None:
+    """The floor of ``module``: its folder's (:data:`FOLDERS`), :data:`CORE` for a module directly under
+    ``transfer/``, ``None`` for a folder no row names. ``module`` may be a name inside a module
+    (``transfer.ordering.dof_names``)."""
+    parts = module.split(".")
+    if parts[0] != FACE or len(parts) < 2:
+        return None
+    if parts[1] in folders:
+        return folders[parts[1]]
+    return CORE if (package / f"{parts[1]}.py").is_file() else None
 
 
 def imports_of(source: str, module: str, *, is_package: bool = False) -> list[Import]:
     """Every import in ``source`` (the text of ``module``), at any depth, as absolute dotted names.
 
-    ``from a.b import c`` gives ``a.b.c`` (``c`` may be a module or a name in ``a.b``; floors are prefixes, so both
+    ``from a.b import c`` gives ``a.b.c`` (``c`` may be a module or a name in ``a.b``; floors are by folder, so both
     resolve). Relative imports are made absolute against ``module``. ``import_module("x")``,
     ``importlib.import_module("x")`` and ``__import__("x")`` with a literal name count too.
     """
@@ -146,13 +118,13 @@ def engine_violations(module: str, imports: list[Import]) -> list[str]:
             out.append(f"{module}:{imp.line} imports {imp.target}; engines are reached only through transfer.backends")
         if top == "pxr" and not any(_within(module, home) for home in PXR_HOMES):
             out.append(
-                f"{module}:{imp.line} imports {imp.target}; USD is read only by transfer.orders.usd and the backends"
+                f"{module}:{imp.line} imports {imp.target}; USD is read only by transfer.robot.usd and the backends"
             )
     return out
 
 
 def floor_violations(
-    module: str, imports: list[Import], floors: dict[str, int] = FLOORS, exports: dict[str, str] | None = None
+    module: str, imports: list[Import], folders: dict[str, int] = FOLDERS, exports: dict[str, str] | None = None
 ) -> list[str]:
     """Imports of a ``transfer`` module on a higher floor than ``module``'s.
 
@@ -161,7 +133,7 @@ def floor_violations(
     """
     if module == FACE:
         return []
-    own = floor_of(module, floors)
+    own = floor_of(module, folders)
     if own is None:
         return [f"{module} has no floor; {ADD_IT}"]
     out = []
@@ -172,7 +144,7 @@ def floor_violations(
         head, _, name = target.partition(".")[2].partition(".")
         if not name and exports and head in exports:
             target = exports[head]
-        theirs = floor_of(target, floors)
+        theirs = floor_of(target, folders)
         if theirs is not None and theirs > own:
             out.append(
                 f"{module}:{imp.line} (floor {own}) imports {imp.target} (floor {theirs}); "
@@ -233,8 +205,8 @@ def test_lazy_exports_sit_on_floors():
 
 def test_doc_names_every_floor():
     text = DOC.read_text()
-    written = sorted({prefix for prefix in FLOORS if any(_within(m, prefix) for m in MODULES)})
-    unnamed = [p for p in written if f"`{p.replace('.', '/')}" not in text]
+    written = sorted({m.split(".")[1] for m in MODULES if m != FACE and m.split(".")[1] in FOLDERS})
+    unnamed = [f"transfer/{folder}/" for folder in written if f"`transfer/{folder}/" not in text]
     assert not unnamed, f"docs/architecture.md does not name {unnamed}"
 
 
@@ -301,12 +273,12 @@ def test_checker_allows_lower_and_same_floors():
     source = (
         "from transfer.kernels import checks\nfrom transfer.orders import read_topology\nimport transfer.ordering\n"
     )
-    assert floor_violations("transfer.plan", imports_of(source, "transfer.plan")) == []
+    assert floor_violations("transfer.kernels.plan", imports_of(source, "transfer.kernels.plan")) == []
     source = "import newton\nfrom pxr import Usd\nfrom transfer.articulation import Articulation\n"
     assert (
         engine_violations("transfer.backends.newton.views", imports_of(source, "transfer.backends.newton.views")) == []
     )
-    assert engine_violations("transfer.orders.usd", imports_of("from pxr import Usd\n", "transfer.orders.usd")) == []
+    assert engine_violations("transfer.robot.usd", imports_of("from pxr import Usd\n", "transfer.robot.usd")) == []
     assert engine_violations("transfer.orders.graph", imports_of("from pxr import Usd\n", "transfer.orders.graph"))
 
 
@@ -324,8 +296,10 @@ def test_checker_refuses_a_module_without_a_floor():
     assert "tests/test_architecture.py" in message and "docs/architecture.md" in message
 
 
-def test_longest_prefix_wins():
-    floors = {"transfer.a": 1, "transfer.a.b": 3}
-    assert floor_of("transfer.a.b.c", floors) == 3
-    assert floor_of("transfer.a.bc", floors) == 1
-    assert floor_of("transfer.ab", floors) is None
+def test_floor_by_folder():
+    folders = {"a": 1, "b": 3}
+    assert floor_of("transfer.b.c.d", folders) == 3
+    assert floor_of("transfer.a", folders) == 1
+    assert floor_of("transfer.ordering.dof_names", folders) == CORE  # a module directly under transfer/
+    assert floor_of("transfer.brand_new_folder.x", folders) is None
+    assert floor_of("json", folders) is None

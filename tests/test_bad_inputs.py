@@ -523,7 +523,7 @@ def test_a_floating_robot_without_colliders_is_refused_before_any_engine(tmp_pat
     assets do, whose collision prims are empty): replay refuses it, naming the asset and the fix."""
     from pxr import Usd, UsdPhysics
 
-    from transfer.assets import locate_asset
+    from transfer.robot.assets import locate_asset
 
     stage = Usd.Stage.Open(str(locate_asset("transfer:quadruped")))
     for prim in stage.Traverse():

@@ -85,7 +85,7 @@ def test_the_scene_takes_true_false_or_none():
 @pytest.fixture(scope="module")
 def robots(tmp_path_factory, converters) -> dict[str, Path]:  # noqa: ARG001 (the converter environment)
     """Each robot of :data:`ROBOTS`, written and converted to USD (through the cache)."""
-    from transfer.assets import resolve_asset
+    from transfer.robot.assets import resolve_asset
 
     folder = tmp_path_factory.mktemp("base_kind")
     return {name: resolve_asset(write(folder / name)) for name, write in ROBOTS.items()}
@@ -136,7 +136,7 @@ def test_both_engines_build_the_base_the_scene_asks_for(robots, name, fixed, spa
     pytest.importorskip("ovphysx")
     pytest.importorskip("newton")
     from transfer.orders import resolve_ordering
-    from transfer.orders.usd import spawn_geometry
+    from transfer.robot.usd import spawn_geometry
 
     usd = robots[name]
     authored, _ = spawn_geometry(usd, resolve_ordering(usd, "physx").root_body)
@@ -160,8 +160,8 @@ def test_a_run_uses_the_training_engines_base_on_both_engines(robots, name, trai
     import dataclasses
 
     from transfer.env import PolicyEnv
+    from transfer.env.spawn import training_base
     from transfer.runs.task_file import starting_task
-    from transfer.spawn import training_base
 
     usd, held = robots[name], name not in FLOATING
     task = dataclasses.replace(starting_task(str(usd)).task, trained_on=trained_on)

@@ -20,7 +20,9 @@ from hypothesis import strategies as st
 
 from transfer.actuators import ActuatorGroup
 from transfer.backends.scene import COMBINE_MODES, GroundMaterial
-from transfer.checkpoint import (
+from transfer.cli import main
+from transfer.formats import load_policy, read_metadata, write_metadata
+from transfer.formats.checkpoint import (
     CHECKPOINT_FORMAT,
     CheckpointError,
     atomic_write,
@@ -29,8 +31,6 @@ from transfer.checkpoint import (
     merge_config,
     metadata_to_task,
 )
-from transfer.cli import main
-from transfer.formats import load_policy, read_metadata, write_metadata
 from transfer.runs.info import checkpoint_info
 from transfer.task import OBS_TERMS, ActionTerm, ObsTerm, Task, load_task
 

@@ -99,7 +99,7 @@ def test_a_unitree_rl_lab_run_with_history_replays_with_source_physx(tmp_path, c
 
 def test_a_unitree_rl_mjlab_deploy_yaml_replays_in_the_mjcfs_order(tmp_path, capsys, converters):
     """unitree_rl_mjlab: deploy.yaml beside an ONNX-less TorchScript export, ``--source mujoco`` with the MJCF."""
-    from transfer.assets.mjcf import mjcf_joint_names
+    from transfer.robot.assets.mjcf import mjcf_joint_names
 
     robot = mjcf_robot(tmp_path / "robot", walker=True, motors=True)  # Unitree's MJCFs drive each joint by a motor
     names = list(mjcf_joint_names(robot))

@@ -76,7 +76,7 @@ def _without_actuators(tmp_path, keep: int = 0):
     """The project's quadruped MJCF as mjlab ships its robots: no ``<actuator>`` (or only ``keep`` of them)."""
     import re
 
-    from transfer.assets import locate_asset
+    from transfer.robot.assets import locate_asset
 
     source = locate_asset("transfer:quadruped.xml")
     text = source.read_text()

@@ -22,9 +22,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.test_checkpoint import onnx_mlp, random_mlp, rsl_rl_checkpoint, torchscript_mlp
-from transfer.checkpoint import CheckpointError, build_metadata
 from transfer.cli import main
 from transfer.formats import load_policy, read_metadata
+from transfer.formats.checkpoint import CheckpointError, build_metadata
 from transfer.runs.convert import ConvertError, Reorder, convert, reorder_checkpoint
 from transfer.runs.inputs import ReplayError, resolve_inputs
 from transfer.task import ActionTerm, ObsTerm, Task
@@ -354,11 +354,14 @@ def test_same_order_adds_metadata_and_leaves_the_weights(anymal, tmp_path, capsy
 
 
 def test_a_metadata_only_conversion_detects_the_format_and_checks_the_output_once(anymal, tmp_path, monkeypatch):
-    import transfer.checkpoint
     import transfer.formats
+    import transfer.formats.checkpoint
     import transfer.runs.convert as run
 
-    originals = {"detect_format": transfer.formats.detect_format, "check_output": transfer.checkpoint.check_output}
+    originals = {
+        "detect_format": transfer.formats.detect_format,
+        "check_output": transfer.formats.checkpoint.check_output,
+    }
     calls = dict.fromkeys(originals, 0)
 
     def counted(name):
@@ -368,7 +371,7 @@ def test_a_metadata_only_conversion_detects_the_format_and_checks_the_output_onc
 
         return call
 
-    for module in (transfer.formats, transfer.checkpoint, run):
+    for module in (transfer.formats, transfer.formats.checkpoint, run):
         for name in originals:
             if hasattr(module, name):
                 monkeypatch.setattr(module, name, counted(name))
@@ -509,7 +512,7 @@ def test_onnx_external_data_is_found_beside_the_model_from_any_folder(tmp_path, 
     current folder; data that is missing, or that points outside the model's folder, is refused naming the tensor."""
     import onnx
 
-    from transfer.policy import PolicyError
+    from transfer.formats.policy import PolicyError
 
     task = Task(
         name="t",

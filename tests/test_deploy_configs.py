@@ -21,7 +21,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transfer.assets.mjcf import mjcf_body_names, mjcf_joint_names
+from transfer.robot.assets.mjcf import mjcf_body_names, mjcf_joint_names
 from transfer.task import TaskError, load_task
 from transfer.task.deploy import DeployConfig
 from transfer.task.readers import read_config
@@ -435,7 +435,7 @@ def urdf_trees(draw):
 @given(urdf_trees())
 def test_urdf_joint_names_are_mujocos_order(tmp_path_factory, text):
     mujoco = pytest.importorskip("mujoco")
-    from transfer.assets.mjcf import mujoco_joint_names
+    from transfer.robot.assets.mjcf import mujoco_joint_names
 
     path = tmp_path_factory.mktemp("urdf") / "robot.urdf"
     path.write_text(text)
@@ -456,8 +456,8 @@ def test_the_mujoco_order_of_the_robots_the_tests_hold(tmp_path, name):
     in MuJoCo 3.x: a sensor names a missing site)."""
     mujoco = pytest.importorskip("mujoco")
     from tests.robotgen import mjcf_robot
-    from transfer.assets import locate_asset
-    from transfer.assets.mjcf import mujoco_joint_names
+    from transfer.robot.assets import locate_asset
+    from transfer.robot.assets.mjcf import mujoco_joint_names
 
     if name.startswith("newton:"):
         pytest.importorskip("newton")
@@ -693,8 +693,8 @@ def test_inspect_shows_mujocos_order_of_an_mjcf_robot(capsys):
     """Issue 42: an MJCF or URDF robot's ``mujoco`` column, read from the file (the converted USD does not keep it)."""
     pytest.importorskip("mujoco")
     pytest.importorskip("pxr")
-    from transfer.assets import locate_asset
     from transfer.cli import main
+    from transfer.robot.assets import locate_asset
 
     assert main(["inspect", "transfer:quadruped.xml", "--json"]) == 0
     (art,) = __import__("json").loads(capsys.readouterr().out)["articulations"]

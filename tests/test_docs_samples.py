@@ -26,7 +26,7 @@ from transfer.cli import _commands, main
 from transfer.cli._checks import UsageError, check_command
 from transfer.cli._help import _joined, examples, subcommand_union
 from transfer.cli.replay import COLUMNS, CONTROL_COLUMNS
-from transfer.perturbations import PERTURBATIONS
+from transfer.env.perturbations import PERTURBATIONS
 from transfer.runs.diagnose import FACTORS
 
 PAGES = {"README.md": (ROOT / "README.md").read_text()} | {
@@ -101,7 +101,7 @@ def test_the_diagnose_case_counts_the_replays_and_ranks_the_factors_its_registry
     value, and the ranking lists every factor that has a value to try there (the registry, not a long run)."""
     pytest.importorskip("pxr")
     from transfer.cli.replay import parse_perturbations, parse_settings
-    from transfer.perturbations import Perturbation
+    from transfer.env.perturbations import Perturbation
     from transfer.runs.diagnose import candidates
     from transfer.runs.inputs import resolve_inputs
 

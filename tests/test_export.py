@@ -100,7 +100,7 @@ def test_a_g1_export_writes_the_shipped_deploy_yaml_field_by_field(g1_export):
 
 
 def test_the_written_deploy_yaml_reads_back_as_the_same_task(g1_export):
-    from transfer.assets.mjcf import mjcf_joint_names
+    from transfer.robot.assets.mjcf import mjcf_joint_names
 
     deploy, xml, _, out = g1_export
     names = tuple(mjcf_joint_names(xml))

@@ -414,7 +414,7 @@ QUADRUPED_CK = ROOT / "checkpoints/quadruped_flat_physx/exported/policy.pt"
 
 def test_an_mjcf_include_outside_the_robots_folder_is_refused_before_it_is_opened(tmp_path, monkeypatch):
     """An ``<include file="/etc/passwd"/>`` was opened and parsed (its XML error printed) before the refusal."""
-    from transfer.assets import mjcf, sources
+    from transfer.robot.assets import mjcf, sources
 
     secret = tmp_path / "secret.xml"
     secret.write_text("<mujoco/>")
@@ -433,7 +433,7 @@ def test_an_mjcf_include_outside_the_robots_folder_is_refused_before_it_is_opene
 
 def test_a_robot_file_of_too_many_links_is_refused_before_converting(tmp_path):
     """A 100,000-link URDF ran the converter past two minutes; the link count is checked when the file is read."""
-    from transfer.assets.sources import MAX_LINKS, AssetError, source_format
+    from transfer.robot.assets.sources import MAX_LINKS, AssetError, source_format
 
     links = "".join(f'<link name="l{i}"/>' for i in range(MAX_LINKS + 1))
     path = tmp_path / "many.urdf"
@@ -489,7 +489,7 @@ def test_outputs_replace_only_regular_files_and_a_plot_only_an_image(tmp_path, c
     any file. Both are refused, the file left as it was; a plot drawn before is drawn over."""
     import os
 
-    from transfer import _figures
+    from transfer.traces import figures as _figures
 
     fifo = tmp_path / "out.yaml"
     os.mkfifo(fifo)
@@ -646,7 +646,7 @@ def test_a_read_only_folder_is_not_reported_as_a_full_disk(small_disk):
     """A read-only file system was reported as "the disk is full" (little space free there); only ENOSPC is."""
     import errno
 
-    from transfer.checkpoint import DiskFullError, _disk_full
+    from transfer.formats.checkpoint import DiskFullError, _disk_full
 
     _fill(small_disk)
     out = small_disk / "task.yaml"
@@ -697,7 +697,7 @@ def test_names_and_metadata_that_cannot_be_shown_are_one_line(tmp_path):
     import subprocess
     import sys
 
-    from transfer.checkpoint import CheckpointError, decode_metadata
+    from transfer.formats.checkpoint import CheckpointError, decode_metadata
 
     env = {k: v for k, v in os.environ.items() if k != "TRANSFER_CHILD_PROCESS"}
     odd = os.fsdecode(bytes(tmp_path) + b"/bad\xff.pt")
@@ -722,7 +722,7 @@ def test_a_root_layer_without_up_axis_over_a_z_up_robot_is_warned_of(tmp_path):
     """A layer that only sublayers the Z-up demo authors no upAxis, so USD makes the stage Y-up: PhysX pulled the
     robot over (100 % fell) while Newton stood it, and nothing said why. Every replay now warns of it."""
     pytest.importorskip("pxr")
-    from transfer.orders.robot import Robot
+    from transfer.robot import Robot
 
     demo = ROOT / "transfer/data/quadruped.usda"
     wrap = tmp_path / "wrap.usda"
@@ -1006,7 +1006,7 @@ def test_an_output_that_appears_while_it_is_written_is_kept(tmp_path, monkeypatc
     """``-o`` was checked at the start and renamed over at the end: a file created there meanwhile (by the user, or
     by a second convert to the same -o, which both said "wrote") was destroyed. Without --force the output is put
     in place only where nothing is by then."""
-    from transfer.checkpoint import CheckpointError, atomic_write, new_output
+    from transfer.formats.checkpoint import CheckpointError, atomic_write, new_output
 
     out = tmp_path / "o.pt"
 
@@ -1064,7 +1064,7 @@ def test_a_usd_layer_named_by_a_url_is_refused_before_any_engine_opens_it(tmp_pa
             "names 'http://example.com/x.usd' (a layer, value clip or asset) by a URL; transfer fetches nothing" in err
         ), err
     # value clips (PhysX looked the host up for them too) and asset-valued attributes
-    from transfer.orders.usd_files import url_references
+    from transfer.robot.usd_files import url_references
 
     clips = (
         'def Xform "extra" (\n clips = {\n  dictionary default = {\n   double2[] active = [(0, 0)]\n   asset[] '
@@ -1105,7 +1105,7 @@ def test_a_recurrent_onnx_whose_state_comes_back_in_another_shape_is_refused_whe
     from onnx import TensorProto, helper, numpy_helper
 
     from transfer.formats import load_policy
-    from transfer.policy import PolicyError
+    from transfer.formats.policy import PolicyError
 
     info = helper.make_tensor_value_info
     graph = helper.make_graph(

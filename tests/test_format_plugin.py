@@ -12,7 +12,7 @@ import pytest
 
 import transfer.formats as formats
 from transfer.formats.base import CheckpointFormat, Probe
-from transfer.policy import Policy
+from transfer.formats.policy import Policy
 
 MAGIC = b"LINP"
 

@@ -70,9 +70,9 @@ def test_newton_builds_h1_2_s_feet_as_mujoco_compiles_them(h1_2):
     the same sole area, mirrored; Newton's joint order is still ``mjwarp`` (here also the MJCF's)."""
     mujoco = pytest.importorskip("mujoco")
     pytest.importorskip("newton")
-    from transfer.assets import resolve_asset
     from transfer.backends.newton import NewtonBackend
     from transfer.orders import resolve_ordering
+    from transfer.robot.assets import resolve_asset
 
     usd = resolve_asset(h1_2["mjcf"])
     backend = NewtonBackend(usd, 1, solver="mujoco_cpu")

@@ -32,7 +32,8 @@ from hypothesis import strategies as st
 
 from tests.robotgen import mjcf_robot, urdf_robot, write_obj
 from tests.test_bad_inputs import refused
-from transfer.assets import (
+from transfer.cli import main
+from transfer.robot.assets import (
     AssetError,
     asset_source,
     convert_source,
@@ -40,9 +41,8 @@ from transfer.assets import (
     locate_asset,
     resolve_asset,
 )
-from transfer.assets.converters import CONVERTERS, ConverterSetupError, ensure_environment, environment_dir
-from transfer.assets.sources import content_key, file_sha256, references, source_format
-from transfer.cli import main
+from transfer.robot.assets.converters import CONVERTERS, ConverterSetupError, ensure_environment, environment_dir
+from transfer.robot.assets.sources import content_key, file_sha256, references, source_format
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -141,7 +141,7 @@ def test_a_missing_mesh_has_its_own_key(tmp_path):
 
 
 def test_a_converter_failure_is_told_by_its_reason_not_its_traceback():
-    from transfer.assets.converters import _failure
+    from transfer.robot.assets.converters import _failure
 
     traceback = """Traceback (most recent call last):
   File "/venv/lib/python3.11/site-packages/urdf_usd_converter/_impl/urdf_parser/parser.py", line 83, in parse
@@ -229,7 +229,7 @@ def test_converted_once_then_from_the_cache_by_content(converters, tmp_path):
 
 def test_two_processes_converting_one_robot_leave_one_entry(converters, tmp_path):
     robot = mjcf_robot(tmp_path, name="twice")
-    code = "import sys; from transfer.assets import convert_source; print(convert_source(sys.argv[1]).usd)"
+    code = "import sys; from transfer.robot.assets import convert_source; print(convert_source(sys.argv[1]).usd)"
     procs = [
         subprocess.Popen([sys.executable, "-c", code, str(robot)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         for _ in range(2)
@@ -367,7 +367,7 @@ def test_converted_orders_equal_both_engines(name, tmp_path):
 @pytest.mark.usefixtures("converters")
 def test_what_the_generated_robots_exercise(tmp_path):
     """The ball joint, the two-joint body, the fixed links and the mesh colliders reach both engines: the two-joint
-    body is a chain (transfer/assets/chains.py), so both engines have both joints by their MJCF names, through the
+    body is a chain (transfer/robot/assets/chains.py), so both engines have both joints by their MJCF names, through the
     frame ``left_thigh_left_hip_x_frame``."""
     pytest.importorskip("pxr")
     from pxr import Usd, UsdPhysics
@@ -622,7 +622,7 @@ def _robot_with_its_tool_in_another_package(tmp_path: Path) -> tuple[Path, Path]
 
 
 def test_ros_package_path_finds_a_package_the_urdf_folder_does_not_hold(tmp_path, monkeypatch):
-    from transfer.assets.sources import ros_packages
+    from transfer.robot.assets.sources import ros_packages
 
     robot, package = _robot_with_its_tool_in_another_package(tmp_path)
     monkeypatch.delenv("ROS_PACKAGE_PATH", raising=False)
@@ -693,8 +693,8 @@ def test_a_missing_visual_mesh_is_left_out_with_a_warning(converters, tmp_path, 
     conversion = convert_source(robot)
     assert conversion.record["left_out_visuals"] == ["base_shell.obj"]
     assert "only visual geometry uses them: left out" in capsys.readouterr().err
-    from transfer.assets import conversion_warnings
     from transfer.orders import resolve_ordering
+    from transfer.robot.assets import conversion_warnings
 
     assert "base_shell.obj" in conversion_warnings(robot)[0]
     assert len(resolve_ordering(conversion.usd, "physx").joints) == 8  # the robot is whole
@@ -742,7 +742,7 @@ def test_a_reference_no_converter_should_follow_is_refused(tmp_path, capsys, fil
 def test_a_conversion_stopped_by_a_signal_leaves_no_scratch_folder_behind(converters, tmp_path):
     """SIGTERM during ``import`` left an empty ``.<key>-XXXX/`` in the cache (the process ended before its own
     clean-up); the next conversion removes the scratch folders of processes that are gone, not of live ones."""
-    from transfer.assets import _cache_dir, convert_source
+    from transfer.robot.assets import _cache_dir, convert_source
 
     gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     cache = _cache_dir()
@@ -773,7 +773,7 @@ def test_a_mesh_link_out_of_the_robot_is_refused_and_a_sibling_meshes_folder_is_
     """A mesh that is a link to a file outside the robot (``meshes/evil.stl -> /etc/passwd``) was opened and fed to
     the converter (exit 0); ``urdf/robot.urdf`` naming ``../meshes/link.stl`` (ROS packages' and legged_gym's
     layout) is the robot's own and passes the check."""
-    from transfer.assets.sources import check_reference, references
+    from transfer.robot.assets.sources import check_reference, references
 
     robot = urdf_robot(tmp_path)
     (tmp_path / "meshes" / "evil.stl").symlink_to("/etc/passwd")
@@ -788,7 +788,7 @@ def test_a_mesh_link_out_of_the_robot_is_refused_and_a_sibling_meshes_folder_is_
 
 
 def test_a_huge_or_special_robot_file_is_refused_before_it_is_parsed(tmp_path, capsys):
-    from transfer.assets import sources
+    from transfer.robot.assets import sources
 
     huge = tmp_path / "huge.xml"
     with open(huge, "wb") as fh:  # sparse: the size is what is refused, before a byte is read

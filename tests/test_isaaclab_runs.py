@@ -661,7 +661,7 @@ def _task(tmp_path: Path, env: dict, anymal: dict, engine: str = "physx"):
 def test_info_and_the_input_layer_read_a_run_folder_alike(runs, anymal):
     """``transfer info`` (floor 5) and the input layer (replay, verify, convert) map a run folder the same way: the
     metadata info shows is the document of the task a replay would run."""
-    from transfer.checkpoint import build_metadata
+    from transfer.formats.checkpoint import build_metadata
     from transfer.runs.info import checkpoint_info
     from transfer.runs.inputs import resolve_inputs
 
@@ -677,8 +677,8 @@ def test_info_and_the_input_layer_read_a_run_folder_alike(runs, anymal):
 def test_info_derives_the_newton_yamls_layout_and_defaults(runs, anymal, capsys):
     """The Newton-trained run gives Newton's policy YAML for ANYmal C in mjwarp order, the PhysX one in physx
     order: same joint order, defaults, gains, action, observation layout and timing."""
-    from transfer.checkpoint import build_metadata
     from transfer.cli import main
+    from transfer.formats.checkpoint import build_metadata
     from transfer.orders import resolve_ordering
     from transfer.task import load_task
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from transfer.assets import AssetError, convert_source, locate_asset
+from transfer.robot.assets import AssetError, convert_source, locate_asset
 
 mujoco = pytest.importorskip("mujoco")
 
@@ -121,14 +121,14 @@ def test_a_range_whose_lower_bound_is_above_its_upper_is_refused(tmp_path, old, 
 
 
 def test_a_welded_root_is_found_in_the_file():
-    from transfer.assets.mjcf_checks import welded_root
+    from transfer.robot.assets.mjcf_checks import welded_root
 
     assert welded_root(locate_asset("transfer:quadruped.xml")) is None
 
 
 def test_a_walking_policy_on_a_robot_welded_to_the_world_is_refused(tmp_path, converters):  # noqa: ARG001
     pytest.importorskip("torch")
-    from transfer.assets.mjcf_checks import refuse_welded_walker, welded_root
+    from transfer.robot.assets.mjcf_checks import refuse_welded_walker, welded_root
     from transfer.runs.replay import replay
 
     path = variant(tmp_path, '<freejoint name="root_joint"/>', "")

@@ -345,7 +345,7 @@ def test_a_metadata_key_listed_twice_is_refused(tmp_path):
 
     from tests.test_checkpoint import onnx_mlp, random_mlp
     from transfer.formats import load_policy
-    from transfer.policy import PolicyError
+    from transfer.formats.policy import PolicyError
 
     src = onnx_mlp(tmp_path / "p.onnx", random_mlp(np.random.default_rng(0), [48, 4, 12]))
     model = onnx.load(str(src))

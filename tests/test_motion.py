@@ -113,7 +113,7 @@ def test_resampling_at_the_clips_own_rate_changes_nothing(frames, seed):
 def test_the_anchor_term_is_the_reference_in_the_robots_frame(a, b, steps):
     """``motion_anchor_ori_b``: ``R(q_robot^-1 q_ref)``'s first two columns row by row; the identity when the robot's
     anchor is the reference's, and the relative rotation recovered from the six numbers."""
-    from transfer.tracking import MotionTracking
+    from transfer.env.tracking import MotionTracking
 
     robot, ref = quat_from_rpy(*np.array(a)), quat_from_rpy(*np.array(b))
     tracking = MotionTracking.__new__(MotionTracking)
@@ -137,7 +137,7 @@ def test_the_body_error_ignores_a_drift_in_x_y_and_yaw_and_sees_a_body_out_of_pl
     """``body_pos_error`` (mjlab's ``body_pos_relative_w``): a robot posed exactly as the reference but moved in x, y
     and turned about z errs 0; one of its two tracked bodies moved by ``push`` errs ``push / 2``."""
     from transfer._rotations import rotate
-    from transfer.tracking import MotionTracking
+    from transfer.env.tracking import MotionTracking
 
     ref_anchor = quat_from_rpy(np.array(tilt), np.array(0.1), np.array(0.4))
     body_offsets = np.array([[0.0, 0.0, 0.0], [0.2, -0.1, -0.7]])  # the anchor itself and a foot
@@ -198,9 +198,9 @@ def test_the_motion_terms_read_the_clip_frame_by_frame_in_a_run(tmp_path):
     in the policy's order, ``motion_anchor_ori_b`` and ``motion_anchor_pos_b`` the reference root orientation and
     position in the robot's frame, computed here from MuJoCo's own arrays."""
     pytest.importorskip("mujoco")
-    from transfer.assets import locate_asset
-    from transfer.assets.mjcf import mjcf_joint_names
     from transfer.env import PolicyEnv
+    from transfer.robot.assets import locate_asset
+    from transfer.robot.assets.mjcf import mjcf_joint_names
     from transfer.task import ActionTerm, ObsTerm, Task
 
     xml = locate_asset("transfer:quadruped.xml")
@@ -254,8 +254,8 @@ def test_the_motion_terms_read_the_clip_frame_by_frame_in_a_run(tmp_path):
 def test_a_tracker_without_its_clip_or_with_a_body_it_lacks_is_refused(tmp_path, capsys):
     pytest.importorskip("mujoco")
     torch = pytest.importorskip("torch")
-    from transfer.assets import locate_asset
     from transfer.cli import main
+    from transfer.robot.assets import locate_asset
 
     xml = locate_asset("transfer:quadruped.xml")
     task = Path("presets/tasks/quadruped_flat_velocity.yaml").read_text()
@@ -304,8 +304,8 @@ def _tracker(tmp_path: Path) -> tuple[Path, Path, Path, list[str]]:
     """A tracker of the project's quadruped (MuJoCo, its own MJCF): ``(policy, task file, clip, joint names)``; the
     policy a random linear layer over the motion terms and the velocity task's others."""
     torch = pytest.importorskip("torch")
-    from transfer.assets import locate_asset
-    from transfer.assets.mjcf import mjcf_joint_names
+    from transfer.robot.assets import locate_asset
+    from transfer.robot.assets.mjcf import mjcf_joint_names
 
     xml = locate_asset("transfer:quadruped.xml")
     names = list(mjcf_joint_names(xml))

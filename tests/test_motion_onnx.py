@@ -115,10 +115,10 @@ def test_a_tracking_export_replays_with_the_motion_it_carries(tmp_path, capsys):
     import json
 
     from tests.test_mjlab import mjlab_metadata
-    from transfer.assets import locate_asset
-    from transfer.assets.mjcf import mjcf_joint_names
     from transfer.cli import main
     from transfer.formats.mjlab import write_props
+    from transfer.robot.assets import locate_asset
+    from transfer.robot.assets.mjcf import mjcf_joint_names
 
     xml = locate_asset("transfer:quadruped.xml")
     names = list(mjcf_joint_names(xml))

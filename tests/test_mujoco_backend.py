@@ -83,7 +83,7 @@ def _backend(path, **kwargs):
 
 
 def test_its_own_order_is_mjmodel_order_and_the_mujoco_conventions(tmp_path):
-    from transfer.assets.mjcf import mujoco_joint_names
+    from transfer.robot.assets.mjcf import mujoco_joint_names
 
     path = quadruped(tmp_path)
     m = mujoco.MjModel.from_xml_path(str(path))

@@ -104,10 +104,10 @@ def deploy_mujoco_loop(xml: Path, meta: dict, spawn_height: float) -> tuple[floa
 
 @pytest.mark.engines
 def test_the_mujoco_replay_walks_as_a_deploy_mujoco_loop_does(tmp_path):
+    from transfer.env.spawn import spawn_heights, training_base
     from transfer.formats import read_metadata
     from transfer.runs.inputs import resolve_inputs
     from transfer.runs.replay import replay
-    from transfer.spawn import spawn_heights, training_base
 
     xml = motors_and_floor(tmp_path)
     meta = read_metadata(CHECKPOINT)

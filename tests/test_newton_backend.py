@@ -17,7 +17,7 @@ import transfer  # noqa: E402
 from transfer.backends import backend_class  # noqa: E402
 from transfer.backends.base import JOINT_PROPERTIES, Backend  # noqa: E402
 from transfer.backends.newton import NewtonBackend  # noqa: E402
-from transfer.plan import ReorderPlan  # noqa: E402
+from transfer.kernels.plan import ReorderPlan  # noqa: E402
 
 ANYMAL = "anybotics_anymal_c/usd/anymal_c.usda"
 STAND = (0.0, 0.0, 0.62, 0.0, 0.0, 0.0, 1.0)

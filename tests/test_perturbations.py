@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 
 from transfer.env import PolicyEnv
+from transfer.env.perturbations import Perturbation
 from transfer.ordering import parse_ordering
-from transfer.perturbations import Perturbation
 from transfer.task import load_task, resolve_asset
 
 pytest.importorskip("ovphysx")
@@ -190,7 +190,7 @@ class _Gravity:
     """A kind of disturbance the project does not have, plugged in as one class and one registry entry: gravity
     scaled (the engine's side, through the scene) and a count of the policy steps it saw (the run's side)."""
 
-    from transfer.perturbations import PerturbationKind as _Base
+    from transfer.env.perturbations import PerturbationKind as _Base
 
     class Kind(_Base):
         name = "gravity_scale"
@@ -211,7 +211,7 @@ def test_a_new_kind_is_one_class_and_one_entry_and_every_run_honours_it(monkeypa
     """Issue 29: the env applies a registered kind in one place; a replay drives its run hooks."""
     from types import MappingProxyType
 
-    import transfer.perturbations as perturbations
+    import transfer.env.perturbations as perturbations
     from transfer.runs.replay import replay
 
     kind = _Gravity.Kind()

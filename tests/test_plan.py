@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.warp_helpers import DEVICES, make_map, needs_cuda
-from transfer.plan import ReorderPlan, capture
+from transfer.kernels.plan import ReorderPlan, capture
 
 
 @wp.kernel
@@ -249,5 +249,5 @@ def test_plan_launch_inside_user_scoped_capture() -> None:
 
 
 def test_import_plan_is_light() -> None:
-    code = "import sys, transfer.plan; assert 'warp' not in sys.modules and 'torch' not in sys.modules"
+    code = "import sys, transfer.kernels.plan; assert 'warp' not in sys.modules and 'torch' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)

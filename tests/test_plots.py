@@ -64,7 +64,7 @@ def _warm_up_label(fig):
 
 
 def test_the_replay_title_names_the_robot_and_its_engines():
-    from transfer._figures import pyplot
+    from transfer.traces.figures import pyplot
 
     fig = replay_figure(_compare())
     title = fig._suptitle.get_text()
@@ -80,7 +80,7 @@ def test_the_replay_title_names_the_robot_and_its_engines():
 def test_no_line_crosses_the_replay_warm_up_label():
     """The naive run fell through the label at the bottom of the warm-up span; it now stands above the data area,
     over the span it names."""
-    from transfer._figures import pyplot
+    from transfer.traces.figures import pyplot
 
     fig = replay_figure(_compare())
     fig.canvas.draw()
@@ -123,7 +123,7 @@ def _dots(ax) -> list[float]:
 def test_the_diagnose_axis_covers_only_what_is_drawn(widest):
     """An empty negative half when every value closed some of the gap; down to the lowest value where one widened
     it (values below -1 drawn at -1)."""
-    from transfer._figures import pyplot
+    from transfer.traces.figures import pyplot
 
     tried = _tried(
         {
@@ -142,7 +142,7 @@ def test_the_diagnose_axis_covers_only_what_is_drawn(widest):
 
 
 def test_every_diagnose_dot_is_labelled_with_its_value_and_no_labels_overlap():
-    from transfer._figures import pyplot
+    from transfer.traces.figures import pyplot
 
     tried = _tried(
         {

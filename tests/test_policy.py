@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 
 from tests.conftest import SHARED
 from transfer.formats import detect_format, load_policy
+from transfer.formats.policy import PolicyError
 from transfer.formats.rsl_rl import RslRlPolicy
-from transfer.policy import PolicyError
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("rsl_rl")

@@ -31,7 +31,7 @@ with torch.no_grad():
 def test_a_batch_one_call_does_not_stall_beside_another_process_calling_torch():
     torch = pytest.importorskip("torch")
     from transfer.formats import load_policy
-    from transfer.policy import THREADED_BATCH
+    from transfer.formats.policy import THREADED_BATCH
 
     policy = load_policy(DEMO)
     busy = subprocess.Popen(

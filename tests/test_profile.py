@@ -1,4 +1,4 @@
-"""The Robot-Gripper-Isaac profile checks of ``transfer validate`` (:func:`transfer.profile.profile_findings`), on
+"""The Robot-Gripper-Isaac profile checks of ``transfer validate`` (:func:`transfer.robot.profile.profile_findings`), on
 small stages authored here with pxr and on ANYmal C from ``../shared``. USD only: no engine runs."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from tests.conftest import shared_asset
 
 pytest.importorskip("pxr")
 
-from transfer.profile import ROBOT_SCHEMA_RULES, profile_findings, scan_joints  # noqa: E402
+from transfer.robot.profile import ROBOT_SCHEMA_RULES, profile_findings, scan_joints  # noqa: E402
 
 
 def _robot(
@@ -92,7 +92,7 @@ def test_a_world_anchor_is_not_required_in_robot_joints(tmp_path):
 def test_every_finding_has_a_severity_and_errors_come_first(tmp_path):
     from pxr import Sdf, UsdPhysics
 
-    from transfer.profile import SEVERITIES, SEVERITY
+    from transfer.robot.profile import SEVERITIES, SEVERITY
 
     stage = _robot(tmp_path / "arm.usda", schema=False, up="Y")
     UsdPhysics.RevoluteJoint(stage.GetPrimAtPath("/arm/hinge")).GetBody1Rel().SetTargets([Sdf.Path("/arm/nowhere")])
@@ -291,7 +291,7 @@ def test_shared_go2_gets_the_collision_finding_and_anymal_c_its_bare_hips():
 def test_read_asset_settings_converts_angular_gains_to_per_radian(tmp_path):
     from pxr import Sdf
 
-    from transfer.profile import read_asset_settings
+    from transfer.robot.profile import read_asset_settings
 
     stage = _robot(tmp_path / "arm.usda")
     hinge = stage.GetPrimAtPath("/arm/hinge")

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 torch = pytest.importorskip("torch")
 
 from transfer.formats import load_policy  # noqa: E402
-from transfer.policy import PolicyError  # noqa: E402
+from transfer.formats.policy import PolicyError  # noqa: E402
 
 
 class _ActorCritic(torch.nn.Module):

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from transfer.cli import main
-from transfer.orders.usd import clear_cache, stage_compositions
+from transfer.robot.usd import clear_cache, stage_compositions
 
 ROOT = Path(__file__).resolve().parents[1]
 QUADRUPED = ROOT / "checkpoints/quadruped_flat_physx/exported/policy.pt"
@@ -45,6 +45,7 @@ def test_a_sweep_resolves_each_checkpoint_once(tmp_path, monkeypatch):
     pytest.importorskip("newton")
     import transfer.runs.inputs as layer
     import transfer.runs.replay as replay_module
+    import transfer.runs.sweep.spec as spec_module
     from transfer.runs.sweep import sweep
 
     calls: list[str] = []
@@ -56,6 +57,7 @@ def test_a_sweep_resolves_each_checkpoint_once(tmp_path, monkeypatch):
 
     monkeypatch.setattr(layer, "resolve_inputs", counted)
     monkeypatch.setattr(replay_module, "resolve_inputs", counted)
+    monkeypatch.setattr(spec_module, "resolve_inputs", counted)
     spec = {
         "checkpoints": [{"path": str(QUADRUPED), "settings": {"decimation": 4}}],
         "targets": ["physx", "newton"],
@@ -71,15 +73,16 @@ def test_a_sweep_resolves_each_checkpoint_once(tmp_path, monkeypatch):
 
 @pytest.mark.engines
 def test_a_replay_reads_each_fact_of_the_robot_once(monkeypatch):
-    """The robot is one value (:class:`transfer.orders.robot.Robot`) from the input layer down: a replay reads its
+    """The robot is one value (:class:`transfer.robot.Robot`) from the input layer down: a replay reads its
     topology, its PhysX order, its spawn geometry and its colliders from the file once each, however many floors
     (inputs, spawn rule, base, default pose, articulation factory, fall rule) ask."""
     pytest.importorskip("ovphysx")
     from pxr import Usd
 
     import transfer.orders as orders
-    import transfer.orders.usd as usd
-    from transfer.orders.robot import Robot
+    import transfer.robot as robot_module
+    import transfer.robot.usd as usd
+    from transfer.robot import Robot
     from transfer.runs.inputs import resolve_inputs
     from transfer.runs.replay import replay
 
@@ -94,6 +97,8 @@ def test_a_replay_reads_each_fact_of_the_robot_once(monkeypatch):
             return real(*args, **kwargs)
 
         monkeypatch.setattr(module, name, call)
+        if getattr(robot_module, name, None) is real:  # the Robot value imports what it reads with
+            monkeypatch.setattr(robot_module, name, call)
 
     for module, name in (
         (orders, "read_topology"),

@@ -125,7 +125,7 @@ def deploy_mujoco_observation(cfg: dict, m, d, action: np.ndarray, counter: int,
 
 
 def _legged_gym_case(tmp_path: Path, xml: Path, config: Path | None = None, policy: Path | None = None):
-    from transfer.assets.mjcf import mjcf_joint_names
+    from transfer.robot.assets.mjcf import mjcf_joint_names
 
     names = list(mjcf_joint_names(xml))
     config = config or legged_gym_config(tmp_path, xml, names)
@@ -275,7 +275,7 @@ def test_mjlab_observation_term_for_term(tmp_path):
     pytest.importorskip("onnxruntime")
     from tests.test_checkpoint import onnx_mlp
     from tests.test_mjlab import MJLAB_LAYOUT, attach, mjlab_metadata
-    from transfer.assets.mjcf import mjcf_joint_names
+    from transfer.robot.assets.mjcf import mjcf_joint_names
 
     xml = tmp_path / "robot" / "quadruped.xml"
     xml.parent.mkdir()

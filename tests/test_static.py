@@ -35,10 +35,10 @@ BELOW_THE_ENGINES = (  # floors 0-3 (docs/architecture.md): the registry and wha
     "transfer.errors",
     "transfer.orders",
     "transfer.presets",
-    "transfer.profile",
-    "transfer.assets",
+    "transfer.robot.profile",
+    "transfer.robot.assets",
     "transfer.kernels",
-    "transfer.plan",
+    "transfer.kernels.plan",
     "transfer.backends",
     "transfer.actuators",
 )
@@ -239,11 +239,11 @@ def test_no_import_cycle():
 def test_the_schema_and_the_policy_interface_import_no_format_module():
     """``checkpoint.py`` (the metadata schema) and ``policy.py`` (the ``Policy`` interface) sit below the formats:
     each format module imports them, never the other way round (that was the checkpoint <-> policy cycle)."""
-    for module in ("transfer.checkpoint", "transfer.policy"):
+    for module in ("transfer.formats.checkpoint", "transfer.formats.policy"):
         formats = sorted(t for t in _targets(module) if t == "transfer.formats" or t.startswith("transfer.formats."))
         assert formats == [], f"{module} imports {formats}"
-    assert "transfer.policy" not in _targets("transfer.checkpoint")
-    assert "transfer.checkpoint" not in _targets("transfer.policy")
+    assert "transfer.formats.policy" not in _targets("transfer.formats.checkpoint")
+    assert "transfer.formats.checkpoint" not in _targets("transfer.formats.policy")
 
 
 def test_no_private_name_crosses_runs_packages():
@@ -272,7 +272,7 @@ def test_the_backend_name_check_sees_every_spelling():
 
 
 MAX_MODULE_LINES = 600
-STAGE_READERS = ("transfer.orders.usd", "transfer.assets.chains")
+STAGE_READERS = ("transfer.robot.usd", "transfer.robot.assets.chains")
 """Where a USD stage is composed outside the engines: the USD reader (its read cache shares the stage with every
 reader of the robot: orders, base, spawn, colliders, the profile) and the MJCF joint-chain rewrite inside the
 conversion."""
@@ -298,7 +298,7 @@ def stage_compositions(trees: dict[str, ast.AST] | None = None) -> list[str]:
 
 
 def test_the_robot_is_composed_by_the_usd_reader_only():
-    """Every other module reads the robot through ``transfer.orders.usd`` (``read_topology``, ``file_stage``,
+    """Every other module reads the robot through ``transfer.robot.usd`` (``read_topology``, ``file_stage``,
     ``open_stage``): one composition per process, counted by ``stage_compositions()``."""
     assert stage_compositions() == []
     sneaky = ast.parse("from pxr import Usd\ndef f(p):\n    return Usd.Stage.Open(str(p))\n")
@@ -337,8 +337,8 @@ def test_articulation_data_reads_the_articulation_through_its_feed_only():
 def test_the_checks_see_what_they_look_for():
     """The checkers on the code as it stands: they find modules, imports and functions at all."""
     assert "transfer.runs.replay" in MODULES and "transfer.env" in MODULES
-    assert "transfer.task.model" in _targets("transfer.checkpoint") or "transfer.task" in _targets(
-        "transfer.checkpoint"
+    assert "transfer.task.model" in _targets("transfer.formats.checkpoint") or "transfer.task" in _targets(
+        "transfer.formats.checkpoint"
     )
     snippet = ast.parse("def f(self, art):\n    return self._feed, art._backend, art.__class__")
     assert foreign_private_reads("snippet", snippet) == ["snippet:2 art._backend"]

@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from transfer.cli import main
-from transfer.perturbations import PERTURBATIONS, Perturbation
+from transfer.env.perturbations import PERTURBATIONS, Perturbation
 from transfer.runs.sweep import RayUnavailable, cell_key, expand, read_records, sweep
 from transfer.runs.sweep.run import check_out
 from transfer.runs.sweep.spec import KEY_FIELDS, Checkpoint, SpecError, canonical_cell, load_spec

@@ -114,7 +114,7 @@ def test_collider_points_give_the_exact_lowest_point_of_spheres_and_capsules(tmp
     from pxr import Gf, Usd, UsdGeom, UsdPhysics
 
     from transfer._rotations import rotation_matrices
-    from transfer.orders.usd import collider_points
+    from transfer.robot.usd import collider_points
 
     path = tmp_path / "feet.usda"
     stage = Usd.Stage.CreateNew(str(path))

@@ -28,7 +28,7 @@ from transfer.orders import (
     resolve_ordering,
     robot_schema_order,
 )
-from transfer.orders.usd import read_physics
+from transfer.robot.usd import read_physics
 
 pxr = pytest.importorskip("pxr")
 from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics  # noqa: E402
@@ -933,8 +933,8 @@ def _age(path: Path, seconds: float = 100.0) -> Path:
 
 @pytest.fixture
 def reads(monkeypatch):
-    """The real path of every stage :func:`transfer.orders.usd.read_stage` reads during the test."""
-    from transfer.orders import usd
+    """The real path of every stage :func:`transfer.robot.usd.read_stage` reads during the test."""
+    from transfer.robot import usd
 
     usd.clear_cache()
     seen: list[str] = []
@@ -1053,7 +1053,7 @@ def test_unsaved_edits_in_this_process_are_seen(tmp_path, reads):
 def test_the_cache_is_a_bounded_lru(tmp_path, reads):
     import shutil
 
-    from transfer.orders import usd
+    from transfer.robot import usd
 
     lib = _age(_library(tmp_path, schema=False))
     paths = [tmp_path / f"copy_{i}.usda" for i in range(usd._CACHE_SIZE + 2)]
@@ -1094,7 +1094,7 @@ def _outcome(fn):
 @given(stages(max_bodies=10))
 def test_cached_file_reads_equal_uncached_stage_reads(spec):
     """Generated stages (refusals included) resolve alike from a cached file and from a stage read anew."""
-    from transfer.orders import usd
+    from transfer.robot import usd
 
     path = _age(write_stage(spec, _workdir / f"cached_{next(_counter)}.usda"))
     usd.clear_cache()

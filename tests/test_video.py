@@ -20,8 +20,8 @@ def _can_render() -> str | None:
     """Why this machine cannot render headless (no OpenGL library for MuJoCo), else ``None``."""
     pytest.importorskip("mujoco")
     pytest.importorskip("av")
-    from transfer.assets import locate_asset
     from transfer.backends import render_frames
+    from transfer.robot.assets import locate_asset
 
     try:
         next(render_frames(locate_asset("transfer:quadruped.xml"), [], np.zeros((1, 7)), np.zeros((1, 0)), 64, 48))

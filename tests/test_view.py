@@ -22,7 +22,7 @@ def _trace(path: Path, *, mass: float = 14.0, lean: float = 0.0) -> Path:
     """A 2 s trace of the project's quadruped (MJCF) walking forward with its legs swinging, as replay records one."""
     pytest.importorskip("pyarrow")
     from tests.test_traces import recording
-    from transfer.assets import locate_asset
+    from transfer.robot.assets import locate_asset
     from transfer.traces.parquet import write_trace
 
     steps = 100

@@ -46,13 +46,13 @@ _EXPORTS = {
     "read_topology": "transfer.orders",
     "resolve_ordering": "transfer.orders",
     "resolve_orderings": "transfer.orders",
-    "resolve_asset": "transfer.assets",
-    "import_asset": "transfer.assets",
+    "resolve_asset": "transfer.robot.assets",
+    "import_asset": "transfer.robot.assets",
     "open_articulation": "transfer.articulation",
     "Articulation": "transfer.articulation",
     "Task": "transfer.task",
     "load_task": "transfer.task",
-    "Policy": "transfer.policy",
+    "Policy": "transfer.formats.policy",
     "load_policy": "transfer.formats",
     "PolicyEnv": "transfer.env",
     "ReplayResult": "transfer.runs.replay",
@@ -100,9 +100,9 @@ __all__ = [
 
 if TYPE_CHECKING:
     from transfer.articulation import Articulation, open_articulation
-    from transfer.assets import import_asset, resolve_asset
     from transfer.env import PolicyEnv
     from transfer.formats import load_policy, read_metadata, write_metadata
+    from transfer.formats.policy import Policy
     from transfer.name_map import ArticulationNameMap, NameMapError, build_name_map
     from transfer.ordering import OrderingConvention, parse_ordering
     from transfer.orders import (
@@ -112,12 +112,12 @@ if TYPE_CHECKING:
         resolve_ordering,
         resolve_orderings,
     )
-    from transfer.policy import Policy
     from transfer.presets import (
         OrderingOverrideWarning,
         apply_articulation_ordering_preset,
         check_ordering_overrides,
     )
+    from transfer.robot.assets import import_asset, resolve_asset
     from transfer.runs.convert import convert
     from transfer.runs.replay import ReplayResult, compare, replay
     from transfer.runs.sweep import sweep

@@ -16,6 +16,8 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from transfer._console import printable
+
 __all__ = ["MATCH_SECONDS", "PatternError", "full_matches"]
 
 MATCH_SECONDS = 2.0
@@ -38,8 +40,6 @@ class _Slow(Exception):
 def full_matches(pattern: str, names: Iterable[str], where: str = "pattern") -> list[str]:
     """The names ``pattern`` full-matches, in their order. Raises :class:`PatternError` naming ``where`` and the
     pattern when it does not compile or runs past :data:`MATCH_SECONDS` (nested repetition)."""
-    from transfer._console import printable
-
     try:
         rx = re.compile(pattern)
     except re.error as exc:

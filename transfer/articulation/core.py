@@ -1,7 +1,7 @@
 """One articulation in public order, the same on every backend: :class:`Articulation`.
 
 The public (user) order is the order of the checkpoint or the config (``joint_ordering``/``body_ordering``);
-the backend runs in its own order underneath. One :class:`~transfer.plan.ReorderPlan` per articulation holds the
+the backend runs in its own order underneath. One :class:`~transfer.kernels.plan.ReorderPlan` per articulation holds the
 gathers (backend -> public: joint positions and velocities, body poses and velocities) and the scatters (public
 -> backend: position, velocity and effort targets). Identity orderings (``None``) launch no reorder at all.
 
@@ -30,9 +30,9 @@ from transfer import kernels
 from transfer._arrays import is_torch
 from transfer._patterns import full_matches
 from transfer.articulation.data import ArticulationData, StateFeed
+from transfer.kernels.plan import ReorderPlan, capture
 from transfer.kernels.select import host_indices, index_array
 from transfer.name_map import ArticulationNameMap
-from transfer.plan import ReorderPlan, capture
 
 if TYPE_CHECKING:
     from transfer.actuators import Actuators

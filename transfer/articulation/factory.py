@@ -16,10 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from transfer.articulation.core import Articulation
+from transfer.backends import backend_class, default_backend
 from transfer.name_map import build_name_map
 from transfer.ordering import OrderingConvention, parse_ordering
-from transfer.orders.robot import Robot
+from transfer.orders import OrderingError, read_topology, resolve_ordering
 from transfer.presets import OrderingOverrideWarning
+from transfer.robot import Robot
+from transfer.robot.assets import resolve_asset
 
 __all__ = ["PublicOrder", "open_articulation", "resolve_public_order"]
 
@@ -49,7 +52,6 @@ def resolve_public_order(
     wanted = {"joint": parse_ordering(joint_ordering), "body": parse_ordering(body_ordering)}
     if all(w is None or w is native for w in wanted.values()):
         return None, None
-    from transfer.orders import OrderingError, read_topology, resolve_ordering
 
     if isinstance(usd_path, Robot):  # the value's orders, each resolved once
 
@@ -107,9 +109,6 @@ def open_articulation(
     one of the two warns (:class:`~transfer.OrderingOverrideWarning`). Every ordering is checked before the engine
     is built; an engine built is closed again if a later step fails. Extra keyword arguments go to the backend.
     """
-    from transfer.assets import resolve_asset
-    from transfer.backends import backend_class, default_backend
-
     cls = backend_class(default_backend() if backend is None else backend)
     robot = usd_path if isinstance(usd_path, Robot) else None
     given = Path(usd_path)
@@ -119,7 +118,7 @@ def open_articulation(
     own_file = not cls.native_from_usd and not any(isinstance(w, OrderingConvention) for w in wanted)
     if own_file:  # an engine on the robot's own file, and no convention to read from a USD: no conversion
         path = given if robot is None else robot.given
-    else:  # an MJCF/URDF file: its converted USD (transfer.assets); a Robot is one already
+    else:  # an MJCF/URDF file: its converted USD (transfer.robot.assets); a Robot is one already
         path = robot if robot is not None else resolve_asset(given)
     if (joint_ordering is None) != (body_ordering is None):
         have, lack = (

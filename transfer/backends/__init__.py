@@ -224,7 +224,7 @@ def solver_variations(name: str, value: Mapping[str, Any] | None) -> list[tuple[
 
 def starting_settings(asset: Any) -> dict[str, tuple[Mapping[str, Any], str, bool]]:
     """``{backend: (settings, comment, a human must decide)}``: what a new task file starts from on an asset whose
-    authored settings are ``asset`` (:class:`transfer.profile.AssetSettings`), each backend's own say."""
+    authored settings are ``asset`` (:class:`transfer.robot.profile.AssetSettings`), each backend's own say."""
     return {name: _settings(name).starting(asset) for name in REGISTRY}
 
 

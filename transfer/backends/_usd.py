@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from transfer.robot.usd import compose
+
 __all__ = ["OVERLAY_METADATA", "overlay_stage"]
 
 OVERLAY_METADATA = ("upAxis", "metersPerUnit", "defaultPrim")
@@ -30,7 +32,6 @@ def overlay_stage(asset: str, name: str, metadata: Sequence[str] = OVERLAY_METAD
     for key in metadata:
         if source.pseudoRoot.HasInfo(key):
             layer.pseudoRoot.SetInfo(key, source.pseudoRoot.GetInfo(key))
-    from transfer.orders.usd import compose
 
     stage = compose(layer)
     stage.SetEditTarget(Usd.EditTarget(layer))

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from transfer.ordering import OrderingConvention
+from transfer.robot.assets import SOURCE_SUFFIXES, resolve_asset
 
 if TYPE_CHECKING:
     import numpy as np
@@ -101,9 +102,7 @@ class EngineRefusal(RuntimeError):
 
 def asset_file(asset: str | os.PathLike) -> str:
     """The absolute path of an existing USD file, or ``FileNotFoundError`` naming it. An MJCF (``.xml``) or URDF
-    (``.urdf``) file gives its converted USD (:func:`transfer.assets.resolve_asset`)."""
-    from transfer.assets import SOURCE_SUFFIXES, resolve_asset
-
+    (``.urdf``) file gives its converted USD (:func:`transfer.robot.assets.resolve_asset`)."""
     path = Path(os.fspath(asset)).expanduser().resolve()
     if not path.is_file():
         raise FileNotFoundError(f"USD asset not found: {path}")

@@ -15,6 +15,7 @@ from types import MappingProxyType
 from typing import Any
 
 from transfer._numbers import finite_number
+from transfer.backends import check_settings
 
 __all__ = ["COMBINE_MODES", "DEFAULT_GROUND", "GroundMaterial", "SceneDescription"]
 
@@ -134,7 +135,6 @@ class SceneDescription:
             object.__setattr__(self, "gravity", g)
         if self.self_collisions is not None and not isinstance(self.self_collisions, bool):
             raise TypeError(f"scene.self_collisions: expected true, false or None, got {self.self_collisions!r}")
-        from transfer.backends import check_settings
 
         if not isinstance(self.engines, Mapping):
             raise TypeError(f"scene.engines: expected a mapping from backend name to settings, got {self.engines!r}")

@@ -11,7 +11,7 @@ a positional's value alone), the value and what to give instead. Numbers are fin
 exist and are files, not folders; output files and folders can be written where they are named (their folder
 exists and is writable, a file is not an existing folder, nor a folder an existing file) and carry a suffix
 that says their format. Only the standard library and ``tyro`` are imported here (``yaml`` inside the one
-function that reads an order file, :mod:`transfer.assets`, standard library alone, inside the one that locates a
+function that reads an order file, :mod:`transfer.robot.assets`, standard library alone, inside the one that locates a
 ``<package>:<name>`` asset).
 """
 
@@ -161,7 +161,7 @@ class Order:
 
 ASSET = InputFile("the robot's USD, MJCF (.xml) or URDF (.urdf) file", hints=True)
 ROBOT = ASSET
-"""A positional robot file (inspect, validate, task): USD, or MJCF/URDF converted by ``transfer.assets``."""
+"""A positional robot file (inspect, validate, task): USD, or MJCF/URDF converted by ``transfer.robot.assets``."""
 CONFIG = InputFile("a task file (presets/tasks/*.yaml) or a Newton policy YAML")
 PLOT = OutputFile((".png", ".pdf", ".svg", ".jpg", ".jpeg"), "plot")
 VIDEO = OutputFile((".mp4",), "video")
@@ -215,8 +215,8 @@ def _check_not_inputs(marked: list[tuple[Any, str, Any]]) -> None:
     outputs = [(flag, Path(v)) for m, flag, v in marked if isinstance(m, OutputFile) and Path(v).exists()]
     if not outputs:  # nothing there to write over: no input can be hurt
         return
-    from transfer.checkpoint import OVER_AN_INPUT
-    from transfer.orders.usd_files import which_read
+    from transfer.formats.checkpoint import OVER_AN_INPUT
+    from transfer.robot.usd_files import which_read
 
     reads = [
         (f"{flag} {v}" if flag else f"the input {v}", Path(v))
@@ -253,7 +253,7 @@ def _check(marker: Any, flag: str, value: Any) -> None:
 
 def _located(flag: str, value: str) -> bool:
     """Whether ``value`` is a ``<package>:<name>`` asset hint that names a file (``UsageError`` when it names none)."""
-    from transfer.assets import locate_asset, package_hint
+    from transfer.robot.assets import locate_asset, package_hint
 
     if package_hint(value) is None:
         return False
@@ -318,7 +318,7 @@ def check_output_file(flag: str, path: Path, suffixes: tuple[str, ...] = (), wha
     if reason is not None:
         raise UsageError(f"{flag} {path}: cannot write in {parent} ({reason}); give a path in a writable folder")
     if what == "plot":  # before the run: a file of the user's there would be refused only once the run was done
-        from transfer._figures import check_destination
+        from transfer.traces.figures import check_destination
 
         try:
             check_destination(path)

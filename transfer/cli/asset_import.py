@@ -1,5 +1,5 @@
 """``transfer import``: an MJCF or URDF robot converted to USD by the official converter, kept as a file
-(:func:`transfer.assets.import_asset`)."""
+(:func:`transfer.robot.assets.import_asset`)."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ class Import:
 
 
 def run_import(cmd: Import) -> int:
-    from transfer.assets import import_asset
+    from transfer.robot.assets import import_asset
 
     conversion = import_asset(cmd.source, cmd.output, force=cmd.force)
     record = conversion.record

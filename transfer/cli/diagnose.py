@@ -24,7 +24,7 @@ from transfer.cli._checks import (
 )
 from transfer.cli._help import DEFAULT_IN_TEXT
 from transfer.cli._inputs import CheckpointInputs, MotionInputs
-from transfer.perturbations import KINDS
+from transfer.env.perturbations import KINDS
 from transfer.runs.diagnose.factors import FACTORS
 
 

@@ -63,7 +63,7 @@ DEFAULT_ASSET = "newton:ant.usda"
 
 def default_asset() -> Path:
     """:data:`DEFAULT_ASSET`, found without importing its package."""
-    from transfer.assets import locate_asset
+    from transfer.robot.assets import locate_asset
 
     try:
         return locate_asset(DEFAULT_ASSET)
@@ -89,9 +89,9 @@ def _convention_block(graph: Any, convention: str) -> dict[str, Any] | None:
 def inspect_asset(asset: Path, root: str | None = None, truth: bool = False, verbose: bool = False) -> dict[str, Any]:
     """The ``inspect`` report as plain data (what ``--json`` prints). An MJCF/URDF ``asset`` is inspected as the USD
     its converter makes (``converted`` says which converter, and where the USD is)."""
-    from transfer.assets import convert_source, locate_asset, source_format
     from transfer.orders import OrderingError, physx_order, read_topology
     from transfer.orders.physx import physx_holds_base
+    from transfer.robot.assets import convert_source, locate_asset, source_format
 
     given, converted, source = asset, None, None
     asset = locate_asset(asset)
@@ -104,7 +104,7 @@ def inspect_asset(asset: Path, root: str | None = None, truth: bool = False, ver
             "converter": f"{conversion.record['converter']} {conversion.record['converter_version']}",
             "cached": conversion.cached,
         }
-    from transfer.orders.robot import refuse_urls
+    from transfer.robot import refuse_urls
 
     refuse_urls(asset)  # before any engine (--truth) opens it: an engine's resolver may fetch a URL
     topo = read_topology(asset, root)
@@ -143,8 +143,8 @@ def inspect_asset(asset: Path, root: str | None = None, truth: bool = False, ver
 def _file_block(source: Path, convention: str) -> dict[str, Any]:
     """The ``convention`` order of the robot file ``source`` read from the file alone: its DoFs, and its bodies where
     the convention reads them (MuJoCo's of an MJCF; a URDF's bodies are MuJoCo's compiler's to merge: ``None``)."""
-    from transfer.assets.sources import AssetError
     from transfer.orders import get_convention
+    from transfer.robot.assets.sources import AssetError
 
     conv = get_convention(convention)
     try:

@@ -25,7 +25,7 @@ from transfer.cli._checks import (
 )
 from transfer.cli._help import DEFAULT_IN_TEXT
 from transfer.cli._inputs import CheckpointInputs, MotionInputs
-from transfer.perturbations import KINDS
+from transfer.env.perturbations import KINDS
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -224,8 +224,8 @@ def parse_settings(pairs: tuple[str, ...] | list[str]) -> dict[str, Any]:
 
 def parse_perturbations(pairs: tuple[str, ...] | list[str]) -> dict[str, Any]:
     """``KIND=VALUE`` pairs (``--perturb``) as ``{kind: value}``, each kind one of
-    :data:`transfer.perturbations.PERTURBATIONS` and its value checked by it."""
-    from transfer.perturbations import PERTURBATIONS
+    :data:`transfer.env.perturbations.PERTURBATIONS` and its value checked by it."""
+    from transfer.env.perturbations import PERTURBATIONS
 
     out: dict[str, Any] = {}
     for pair in pairs:

@@ -6,8 +6,8 @@
 - :mod:`transfer.formats.rsl_rl`: RSL-RL training checkpoints (``OnPolicyRunner.save``).
 
 Each format module holds one :class:`~transfer.formats.base.CheckpointFormat` subclass (the plug-in point: one
-class, one entry in :data:`FORMATS`) and owns: ``detect``, safe load into the :class:`~transfer.policy.Policy` interface, metadata
-``read_metadata`` / ``write_metadata`` (the document's schema is :mod:`transfer.checkpoint`'s), the atomic save,
+class, one entry in :data:`FORMATS`) and owns: ``detect``, safe load into the :class:`~transfer.formats.policy.Policy` interface, metadata
+``read_metadata`` / ``write_metadata`` (the document's schema is :mod:`transfer.formats.checkpoint`'s), the atomic save,
 and the weight permutation ``transfer convert`` applies (:mod:`transfer.formats.permutation` says what they share).
 :mod:`transfer.formats.info` is what ``transfer info`` prints.
 
@@ -23,10 +23,11 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from transfer.checkpoint import check_metadata, check_output, new_output
+from transfer._console import printable
 from transfer.formats import onnx, rsl_rl, torchscript
 from transfer.formats.base import CheckpointFormat, Probe
-from transfer.policy import Policy, PolicyError
+from transfer.formats.checkpoint import check_metadata, check_output, new_output
+from transfer.formats.policy import Policy, PolicyError
 
 __all__ = [
     "FORMATS",
@@ -83,7 +84,7 @@ def detect_format(path: str | Path) -> str:
 
 
 def load_policy(path: str | Path, *, device: str = "cpu", format: str | None = None, **options: Any) -> Policy:
-    """Load a policy file into a :class:`~transfer.policy.Policy`.
+    """Load a policy file into a :class:`~transfer.formats.policy.Policy`.
 
     Args:
         path: A TorchScript ``.pt``, an ``.onnx`` model, or an RSL-RL training checkpoint.
@@ -125,8 +126,6 @@ def open_checkpoint(path: str | Path) -> CheckpointFile:
 def _checkpoint_path(path: str | Path) -> Path:
     path = Path(path)
     if not path.exists():
-        from transfer._console import printable
-
         if path.is_symlink():  # a link to nothing, or a loop of links
             raise FileNotFoundError(
                 f"Policy file not found: {printable(path, 400)} is a symbolic link that leads to no "
@@ -144,10 +143,10 @@ def _checkpoint_path(path: str | Path) -> Path:
 
 
 def read_metadata(path: str | Path, format: str | None = None) -> dict[str, Any] | None:
-    """The metadata stored inside a checkpoint file (:mod:`transfer.checkpoint`), or ``None`` when it holds none.
+    """The metadata stored inside a checkpoint file (:mod:`transfer.formats.checkpoint`), or ``None`` when it holds none.
 
     ``format``: ``torchscript`` / ``onnx`` / ``rsl_rl``; ``None`` detects it. Raises
-    :class:`~transfer.checkpoint.CheckpointError` for a document that is malformed or of another format version.
+    :class:`~transfer.formats.checkpoint.CheckpointError` for a document that is malformed or of another format version.
     """
     path = Path(path)
     fmt = detect_format(path) if format is None else format
@@ -165,7 +164,7 @@ def write_metadata(
     """Write a copy of ``checkpoint`` (any format) carrying ``metadata`` to ``out``; the weights are untouched.
 
     Refuses ``out`` equal to the input and an existing ``out`` unless ``force``
-    (:func:`~transfer.checkpoint.check_output`); writes atomically. Replaces metadata the input already holds.
+    (:func:`~transfer.formats.checkpoint.check_output`); writes atomically. Replaces metadata the input already holds.
     ``format``: the checkpoint's, when known (else detected).
     """
     checkpoint = Path(checkpoint)

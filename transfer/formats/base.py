@@ -1,8 +1,8 @@
 """The checkpoint-format plug-in point: one :class:`CheckpointFormat` subclass per format, one registry line.
 
 A format says, with one signature each, whether a file is one of its own (:meth:`CheckpointFormat.detect`, from a
-:class:`Probe` of the file's first bytes and zip members), loads it into the :class:`~transfer.policy.Policy`
-interface, reads and writes the metadata document (:mod:`transfer.checkpoint`) inside it, and names the class that
+:class:`Probe` of the file's first bytes and zip members), loads it into the :class:`~transfer.formats.policy.Policy`
+interface, reads and writes the metadata document (:mod:`transfer.formats.checkpoint`) inside it, and names the class that
 permutes its weights for ``transfer convert`` (:mod:`transfer.formats.permutation`). :data:`FORMATS` in
 :mod:`transfer.formats` lists them in the order detection asks them.
 """
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from transfer.policy import Policy, PolicyError
+from transfer.formats.policy import Policy, PolicyError
 
 __all__ = ["CheckpointFormat", "Probe"]
 
@@ -69,7 +69,7 @@ class CheckpointFormat:
     name: ClassVar[str]
     """The format's name (``torchscript``, ``onnx``, ``rsl_rl``): what ``--json`` and the metadata say."""
     policy: ClassVar[type[Policy]]
-    """The :class:`~transfer.policy.Policy` subclass a file of this format loads into."""
+    """The :class:`~transfer.formats.policy.Policy` subclass a file of this format loads into."""
     permutation: ClassVar[type]
     """The class that permutes its weights for ``transfer convert`` (``(checkpoint, permutation)``)."""
     options: ClassVar[frozenset[str]] = frozenset()

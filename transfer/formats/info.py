@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from transfer.formats import load_policy
-from transfer.policy import PolicyError
+from transfer.formats.policy import PolicyError
 
 __all__ = ["describe_file", "observation_size", "size_notes"]
 
@@ -23,8 +23,8 @@ def describe_file(path: str | Path, **options: Any) -> dict[str, Any]:
     ``options`` (an RSL-RL actor's, from its run).
 
     An RSL-RL actor without a std parameter is sized from its last layer (its distribution cannot be told from the
-    weights; a note says so). Raises ``FileNotFoundError``, :class:`~transfer.policy.PolicyError`, and
-    :class:`~transfer.checkpoint.CheckpointError` for metadata of another format version.
+    weights; a note says so). Raises ``FileNotFoundError``, :class:`~transfer.formats.policy.PolicyError`, and
+    :class:`~transfer.formats.checkpoint.CheckpointError` for metadata of another format version.
     """
     notes: list[str] = []
     try:

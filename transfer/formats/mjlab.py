@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from transfer.backends import native_backend, training_settings
-from transfer.checkpoint import CheckpointError, build_metadata
+from transfer.formats.checkpoint import CheckpointError, build_metadata
 from transfer.ordering import OrderingConvention
 from transfer.task import ActionTerm, ObsTerm, Task, TaskError
 from transfer.task.terms import mjlab_names
@@ -280,7 +280,7 @@ def mjlab_task(props: Mapping[str, str], *, source: str = "mjlab metadata") -> T
 
 
 def mjlab_metadata(props: Mapping[str, str], path: str | Path) -> dict[str, Any]:
-    """The metadata document (:func:`transfer.checkpoint.build_metadata`) of an mjlab ONNX policy at ``path``, from
+    """The metadata document (:func:`transfer.formats.checkpoint.build_metadata`) of an mjlab ONNX policy at ``path``, from
     the task its ``metadata_props`` describe (:func:`mjlab_task`)."""
     path = Path(path)
     task = mjlab_task(props, source=f"{path.name} (mjlab metadata)")

@@ -16,11 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from transfer.checkpoint import METADATA_KEY, atomic_write, decode_metadata, encode_metadata
 from transfer.formats.base import CheckpointFormat, Probe
+from transfer.formats.checkpoint import METADATA_KEY, atomic_write, decode_metadata, encode_metadata
 from transfer.formats.mjlab import is_mjlab, mjlab_metadata
 from transfer.formats.permutation import Permutation, output_index, refuse, size_mismatch
-from transfer.policy import Policy, PolicyError
+from transfer.formats.policy import Policy, PolicyError
+from transfer.task.motion import Motion, MotionError
 
 if TYPE_CHECKING:
     import onnx
@@ -162,8 +163,6 @@ def motion_from_onnx(path: str | Path, joint_names: Sequence[str], fps: float) -
     (in the export's joint order, ``joint_names``) and its first body's pose (``body_names[0]``, the root); the
     anchor body its metadata names (``anchor_body_name``). The frame count is where the clamped time step stops
     changing the outputs."""
-    from transfer.task.motion import Motion, MotionError
-
     ort = onnxruntime()
     path = Path(path)
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])

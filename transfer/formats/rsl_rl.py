@@ -20,10 +20,10 @@ from typing import Any
 import numpy as np
 
 from transfer._console import printable
-from transfer.checkpoint import METADATA_KEY, CheckpointError, atomic_write, decode_metadata, encode_metadata
 from transfer.formats.base import CheckpointFormat, Probe
+from transfer.formats.checkpoint import METADATA_KEY, CheckpointError, atomic_write, decode_metadata, encode_metadata
 from transfer.formats.permutation import Permutation, output_index, refuse, size_mismatch
-from transfer.policy import Policy, PolicyError
+from transfer.formats.policy import Policy, PolicyError
 
 __all__ = [
     "RslRlFormat",

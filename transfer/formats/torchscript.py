@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from transfer.checkpoint import TORCHSCRIPT_EXTRA_FILE, atomic_write, decode_metadata, encode_metadata
 from transfer.formats.base import CheckpointFormat, Probe
+from transfer.formats.checkpoint import TORCHSCRIPT_EXTRA_FILE, atomic_write, decode_metadata, encode_metadata
 from transfer.formats.permutation import Permutation, output_index, refuse, size_mismatch
-from transfer.policy import Policy, PolicyError
+from transfer.formats.policy import Policy, PolicyError
 
 if TYPE_CHECKING:
     import torch

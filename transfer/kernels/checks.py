@@ -1,4 +1,4 @@
-"""Host-side checks and conversions shared by the reorder kernels and :mod:`transfer.plan`."""
+"""Host-side checks and conversions shared by the reorder kernels and :mod:`transfer.kernels.plan`."""
 
 from functools import lru_cache
 from typing import Any, Literal

@@ -52,9 +52,9 @@ __all__ = [
 def read_topology(asset: Any, root: str | None = None) -> Topology:
     """Read every articulation of a USD file or ``Usd.Stage`` (or only the one at ``root``) as graphs.
 
-    A file's read is cached until one of its layers changes (:func:`transfer.orders.usd.read_file`).
+    A file's read is cached until one of its layers changes (:func:`transfer.robot.usd.read_file`).
     """
-    from transfer.orders.usd import read_topology as _read
+    from transfer.robot.usd import read_topology as _read
 
     return _read(asset, root)
 

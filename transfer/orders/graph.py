@@ -1,6 +1,6 @@
 """The articulation graph: a small engine-free value the ordering conventions are computed from.
 
-The USD reader (:mod:`transfer.orders.usd`) builds it from prims; tests build it from plain names and
+The USD reader (:mod:`transfer.robot.usd`) builds it from prims; tests build it from plain names and
 edges with :func:`graph_from_edges`. Nothing here imports pxr or an engine.
 """
 

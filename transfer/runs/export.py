@@ -35,7 +35,14 @@ from typing import Any
 
 import numpy as np
 
+from transfer import __version__
+from transfer.formats.checkpoint import atomic_write, build_metadata, check_metadata
+from transfer.formats.onnx import onnxruntime, save_onnx
+from transfer.formats.policy import PolicyError
 from transfer.ordering import OrderingConvention
+from transfer.runs.inputs import ReplayError, resolve_inputs
+from transfer.task import TaskError
+from transfer.task.deploy import read_deploy_config
 
 __all__ = ["UNITREE_MOTORS", "UNMEASURED", "ExportError", "ExportResult", "export", "unitree_deploy"]
 
@@ -178,9 +185,6 @@ def export(
 
 def _inputs(checkpoint: Any, source: Any, config: Any, asset: Any) -> Any:
     """The input layer's resolution (the policy loaded: it is traced and checked), refusals as :class:`ExportError`."""
-    from transfer.policy import PolicyError
-    from transfer.runs.inputs import ReplayError, resolve_inputs
-
     try:
         return resolve_inputs(checkpoint, source=source, config=config, asset=asset)
     except NotImplementedError as exc:  # an RSL-RL recurrent or CNN actor
@@ -468,9 +472,6 @@ def _read_back(path: Path, text: str, names: Sequence[str], aliases: Mapping[str
     task its metadata carries."""
     import yaml
 
-    from transfer.task import TaskError
-    from transfer.task.deploy import read_deploy_config
-
     try:
         return read_deploy_config(path, yaml.safe_load(text)).task(names, aliases)
     except TaskError as exc:
@@ -530,8 +531,6 @@ def _rename(graph: Any, old: str, new: str) -> None:
 
 def _check_onnx(model: Any, policy: Any) -> float:
     """Largest |onnxruntime(model)(x) - policy(x)| on random observations; refused above :data:`TOLERANCE`."""
-    from transfer.formats.onnx import onnxruntime
-
     ort = onnxruntime()
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     x = (np.random.default_rng(0).standard_normal((CHECK_SAMPLES, policy.input_size)) * 2.0).astype(np.float32)
@@ -550,8 +549,6 @@ def _check_onnx(model: Any, policy: Any) -> float:
 
 
 def _metadata(task: Any, names: Sequence[str], inputs: Any, asset: Any, checkpoint: Any) -> dict[str, Any]:
-    from transfer import __version__
-    from transfer.checkpoint import build_metadata
     from transfer.runs.inputs import ReplayError, native_backend
 
     try:
@@ -567,9 +564,6 @@ def _metadata(task: Any, names: Sequence[str], inputs: Any, asset: Any, checkpoi
 
 
 def _write(out: Path, model: Any, text: str, metadata: Any, force: bool, result: ExportResult) -> ExportResult:
-    from transfer.checkpoint import atomic_write, check_metadata
-    from transfer.formats.onnx import save_onnx
-
     metadata = check_metadata(metadata)
     (out / "exported").mkdir(parents=True, exist_ok=True)
     (out / "params").mkdir(parents=True, exist_ok=True)

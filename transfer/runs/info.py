@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from transfer.checkpoint import build_metadata
+from transfer.formats.checkpoint import build_metadata
 from transfer.formats.info import describe_file, observation_size, size_notes
 from transfer.runs.inputs import locate_checkpoint, resolve_inputs
 

@@ -3,7 +3,7 @@
 Every command resolves its inputs here, once. :func:`resolve_inputs` (replay, verify, convert, info, sweep) reads the
 checkpoint's own metadata (written by ``transfer convert``/``train``, or an mjlab export's), an Isaac Lab run
 folder, or a task file / deploy config / Newton policy YAML given with ``--config``; reads the robot once
-(:meth:`~transfer.orders.robot.Robot.of`: USD, or MJCF/URDF through the converters); and says the checkpoint's joint
+(:meth:`~transfer.robot.Robot.of`: USD, or MJCF/URDF through the converters); and says the checkpoint's joint
 order (:class:`Inputs`). ``load=False`` describes the checkpoint without loading its weights (convert, info).
 :func:`resolve_task` is ``train``'s (a task file and its robot), :func:`locate_checkpoint` the file a run folder
 names, :func:`open_policy` a policy for its sizes alone (``transfer task``). :func:`native_backend` names the engine
@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING, Any
 from transfer.backends import native_backend as convention_backend
 from transfer.ordering import OrderingConvention, parse_ordering
 from transfer.orders import get_convention
-from transfer.orders.robot import Robot
+from transfer.robot import Robot
 
 if TYPE_CHECKING:  # the main path's values, named for the reader (importing them here would load torch's door)
+    from transfer.formats.policy import Policy
     from transfer.ordering import Ordering
-    from transfer.policy import Policy
     from transfer.task import Task
     from transfer.task.isaaclab import IsaacLabRun
 
@@ -55,7 +55,7 @@ class Inputs:
     policy: Policy
     task: Task
     robot: Robot
-    """The robot, read once (:class:`~transfer.orders.robot.Robot`): every floor below takes this value."""
+    """The robot, read once (:class:`~transfer.robot.Robot`): every floor below takes this value."""
     source: Ordering
     """An :class:`~transfer.ordering.OrderingConvention` or a tuple of joint names."""
     source_label: str
@@ -125,7 +125,7 @@ class Inputs:
         """The robot as a document written from these inputs names it: ``explicit`` (``--asset``) as an absolute
         path, else the task's own name for it (``transfer:quadruped.usda`` stays portable) when that is the file in
         use, else the file in use."""
-        from transfer.assets import locate_asset
+        from transfer.robot.assets import locate_asset
 
         if explicit is None and self.task.asset is not None:
             try:
@@ -205,7 +205,7 @@ def resolve_inputs(
     ``load=False``: the policy is a :class:`~transfer.formats.CheckpointFile` (format and metadata, the weights not
     loaded): what ``convert`` and ``info`` need, and the network is never run.
 
-    A checkpoint carrying metadata (:mod:`transfer.checkpoint`, written by ``transfer convert``) says all three:
+    A checkpoint carrying metadata (:mod:`transfer.formats.checkpoint`, written by ``transfer convert``) says all three:
     ``source``, ``config`` and ``asset`` are optional then. Given anyway, each is checked against it and refused
     when it contradicts it, showing both values: ``source`` must give the checkpoint's joint names on the asset,
     ``config`` must agree on every field both set (fields the metadata leaves unset are taken from it), and
@@ -218,8 +218,8 @@ def resolve_inputs(
     ``aliases``: observation terms a deploy config or run names otherwise -> the term each is (the task field
     ``observation_aliases``; :func:`aliases_in` finds them among ``--set`` settings).
     """
-    from transfer.assets import conversion_warnings
     from transfer.backends import source_notes
+    from transfer.robot.assets import conversion_warnings
 
     inputs = _resolve(checkpoint, source, config, asset, load, aliases or {})
     extra = conversion_warnings(inputs.asset_file)
@@ -359,7 +359,7 @@ def _inputs_from_run(path: str | Path, source: Any, config: Any, asset: Any, loa
             task = task.with_convention(parsed)
         task = dataclasses.replace(task, trained_on=task.trained_on or run.trained_on)
         if asset is None and task.asset is not None:
-            from transfer.assets import locate_asset
+            from transfer.robot.assets import locate_asset
 
             asset = locate_asset(task.asset)
     robot = Robot.of(run.asset_path(asset))
@@ -378,7 +378,7 @@ def _inputs_from_metadata(
 ) -> Inputs:
     """:func:`resolve_inputs` for a checkpoint that describes itself: the metadata's task, order and asset, each
     explicit argument checked against them."""
-    from transfer.checkpoint import merge_config, metadata_to_task
+    from transfer.formats.checkpoint import merge_config, metadata_to_task
 
     name = policy.path.name
     task = metadata_to_task(meta, source=f"{name} (metadata)")
@@ -440,7 +440,7 @@ def _asset_drift(meta: dict[str, Any], source_file: Path | None, name: str) -> t
     recorded = meta.get("asset_source")
     if not recorded or source_file is None:
         return ()
-    from transfer.assets import asset_source
+    from transfer.robot.assets import asset_source
 
     now = asset_source(source_file) or {}
     changed = [

@@ -36,8 +36,8 @@ from transfer.traces.parquet import check_destination, trace_paths
 
 if TYPE_CHECKING:  # the main path's values, named for the reader
     from transfer.env import PolicyEnv
-    from transfer.measure import Measure
-    from transfer.policy import Policy
+    from transfer.env.measure import Measure
+    from transfer.formats.policy import Policy
     from transfer.traces import Recorder, Recording
 
 __all__ = [
@@ -152,10 +152,10 @@ def replay(
     :mod:`transfer.traces.parquet`: every policy step and env by joint and body name). ``motion``: the reference
     clip a motion-tracking policy follows (a ``.csv`` at ``motion_fps`` frames a second, or a ``.npz``;
     :mod:`transfer.task.motion`), its anchor body ``motion_anchor``: every env starts in its first frame and the run
-    ends with the clip (:mod:`transfer.tracking`).
+    ends with the clip (:mod:`transfer.env.tracking`).
     """
     from transfer.env import PolicyEnv
-    from transfer.perturbations import Perturbation
+    from transfer.env.perturbations import Perturbation
 
     if not isinstance(perturbation, Perturbation):
         perturbation = Perturbation.from_dict(perturbation)
@@ -197,7 +197,7 @@ def read_clip(path: str | Path | None, fps: float | None, inputs: Inputs) -> Any
     file's order (MuJoCo's order of its MJCF or URDF; a USD robot's: the checkpoint's); without a path, the motion a
     tracking export carries (mjlab's, :func:`transfer.formats.onnx.motion_from_onnx`: one frame per policy step, in
     the checkpoint's joint order), else ``None``."""
-    from transfer.tracking import check_motion
+    from transfer.env.tracking import check_motion
 
     if path is None and fps is not None:
         raise ReplayError("--motion-fps without --motion: give the clip it is the rate of")
@@ -209,7 +209,7 @@ def read_clip(path: str | Path | None, fps: float | None, inputs: Inputs) -> Any
 
         names = inputs.task.joint_names or inputs.robot.order(inputs.source).joints
         return motion_from_onnx(inputs.policy.path, names, 1.0 / inputs.task.policy_dt)
-    from transfer.assets.mjcf import mujoco_joint_names
+    from transfer.robot.assets.mjcf import mujoco_joint_names
     from transfer.task.motion import read_motion
 
     file = inputs.robot.file
@@ -246,7 +246,7 @@ def check_sizes_before_run(inputs: Inputs) -> None:
     """The checkpoint's input and output sizes against the task on the robot (its patterns expanded on the robot's
     joints), before any engine starts (the same check runs on the env once it is up: an engine's log must not bury
     the one line that says it); a sweep's spec asks it of each checkpoint before any cell."""
-    from transfer.assets.mjcf_checks import refuse_welded_walker
+    from transfer.robot.assets.mjcf_checks import refuse_welded_walker
     from transfer.runs.verify.checks import check_sizes
 
     refuse_welded_walker(inputs.asset_file, [t.name for t in inputs.task.observation])  # an MJCF welded to the world

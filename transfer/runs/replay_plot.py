@@ -9,6 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from transfer.env import Measure
+from transfer.traces.figures import pyplot, save
+
 if TYPE_CHECKING:
     from transfer.runs.replay import ReplayResult
 
@@ -30,17 +33,12 @@ def _plot_tracking(ax: Any, results: Sequence[ReplayResult]) -> None:
 
 def plot(results: Sequence[ReplayResult], path: str | Path) -> Path:
     """Commanded vs measured forward velocity and base height over time, one line per run, as a PNG at ``path``."""
-    from transfer._figures import save
-
     return save(_plot_figure(results), path)
 
 
 def _plot_figure(results: Sequence[ReplayResult]) -> Any:
     """:func:`plot`'s figure: the robot and its engines in the title, the warm-up named above the data (no line
     crosses it)."""
-    from transfer._figures import pyplot
-    from transfer.env import Measure
-
     tracked = [r for r in results if r.tracking and r.recording is not None]
     fig, axes = pyplot().subplots(3 if tracked else 2, 1, figsize=(9, 8.5 if tracked else 6), sharex=True)
     ax_v, ax_h = axes[:2]

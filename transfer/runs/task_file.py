@@ -111,9 +111,9 @@ def starting_task(
     """The starting task for ``asset`` (see the module docstring). ``source``: the convention the checkpoint was
     trained in (``physx``, ``mjwarp``, ``robot_schema``); ``output``: where the file will be written (the task's
     ``asset`` is then relative to it). Raises :class:`TaskFileError` when ``checkpoint``'s sizes disagree."""
-    from transfer.assets import package_hint
-    from transfer.orders.robot import Robot
-    from transfer.profile import read_asset_settings
+    from transfer.robot import Robot
+    from transfer.robot.assets import package_hint
+    from transfer.robot.profile import read_asset_settings
     from transfer.task import FLAT_VELOCITY_OBSERVATION, Task
 
     asset = str(asset)
@@ -330,7 +330,7 @@ def _pose(drive: Any) -> float | None:
 
 
 def _relative(asset: str, output: str | os.PathLike | None) -> str:
-    from transfer.assets import package_hint
+    from transfer.robot.assets import package_hint
 
     if package_hint(asset) is not None:  # newton:<name>: found through the package wherever the task file lies
         return asset
@@ -436,7 +436,7 @@ def write_task_file(
     result = starting_task(asset, checkpoint=checkpoint, source=source, output=out)
     text = render(result, str(asset))
     _check_round_trip(text, result, out)
-    from transfer.checkpoint import atomic_write
+    from transfer.formats.checkpoint import atomic_write
 
     # the old file stays whole if writing fails (a full disk); without --force, one that appeared meanwhile is kept
     atomic_write(out, lambda tmp: tmp.write_text(text), replace=force)

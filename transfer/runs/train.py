@@ -27,9 +27,16 @@ from typing import Any, TextIO
 import numpy as np
 
 from transfer._console import is_terminal, progress_bar
-from transfer.checkpoint import atomic_write
-from transfer.env import fallen
+from transfer._files import which_input
+from transfer.backends import default_backend
+from transfer.env import PolicyEnv, fallen
+from transfer.formats.checkpoint import atomic_write, build_metadata
+from transfer.formats.rsl_rl import save_rsl_rl
+from transfer.formats.torchscript import save_torchscript
+from transfer.robot.usd_files import asset_files
+from transfer.runs.inputs import resolve_task
 from transfer.task.terms import OBS_TERMS
+from transfer.traces.figures import pyplot, save
 
 __all__ = ["REWARDS", "PPO_CONFIG", "RUN_FILES", "TrainEnv", "TrainResult", "check_run_folder", "train"]
 
@@ -253,9 +260,6 @@ def train(
     import torch
     from rsl_rl.runners import OnPolicyRunner
 
-    from transfer.backends import default_backend
-    from transfer.env import PolicyEnv
-
     backend = default_backend() if backend is None else backend
 
     if iterations < 1:
@@ -309,8 +313,6 @@ def train(
 def _train_inputs(task: str | Path, asset: str | Path | None, episode_seconds: float) -> tuple[Any, Any, str | None]:
     """The task file loaded, the USD to open (``asset`` or the task's; MJCF/URDF converted) and the asset the
     checkpoint's metadata names (``asset`` as an absolute path, else the task's as written)."""
-    from transfer.runs.inputs import resolve_task
-
     spec, robot = resolve_task(task, asset)
     if not episode_seconds >= spec.policy_dt:
         raise ValueError(
@@ -388,9 +390,6 @@ def check_run_targets(out: str | Path, task: str | Path, robot: Any) -> None:
     """Refuse a run whose files would land outside ``out`` (an ``exported`` that is a link to another folder: its
     policy.pt would replace a file there) or on a file the run reads: ``force`` deletes an earlier run's
     ``train.json`` and ``model_<iter>.pt``, and a task file or robot file of those names in ``out`` would go."""
-    from transfer._files import which_input
-    from transfer.orders.usd_files import asset_files
-
     out = Path(out)
     exported = out / "exported"
     if exported.is_symlink() or (exported.exists() and not exported.is_dir()):
@@ -427,8 +426,6 @@ def _remove_previous_run(out: Path) -> None:
 
 
 def _metadata(env: Any, backend: str, spec: Any, asset: str | None) -> dict[str, Any]:
-    from transfer.checkpoint import build_metadata
-
     return build_metadata(
         env.task,
         env.art.joint_names,
@@ -441,8 +438,6 @@ def _metadata(env: Any, backend: str, spec: Any, asset: str | None) -> dict[str,
 
 def _save(runner: Any, path: Path, metadata: dict[str, Any]) -> None:
     """The RSL-RL checkpoint as rsl_rl writes it, plus the metadata under its ``transfer`` key."""
-    from transfer.formats.rsl_rl import save_rsl_rl
-
     saved = runner.alg.save()
     saved["iter"] = runner.current_learning_iteration
     saved["infos"] = None
@@ -453,8 +448,6 @@ def _export(runner: Any, path: Path, metadata: dict[str, Any]) -> Path:
     """TorchScript export (rsl_rl's own ``as_jit``), with the metadata in its extra files."""
     import torch
 
-    from transfer.formats.torchscript import save_torchscript
-
     model = runner.alg.get_policy().as_jit()
     model.to("cpu")
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -463,8 +456,6 @@ def _export(runner: Any, path: Path, metadata: dict[str, Any]) -> Path:
 
 def plot_rewards(curve: dict[str, list[float]], path: Path, title: str) -> Path:
     """Mean episode return and episode length per iteration, as a PNG."""
-    from transfer._figures import pyplot, save
-
     plt = pyplot()
 
     fig, (ax_r, ax_l) = plt.subplots(2, 1, figsize=(8, 5.5), sharex=True)

@@ -17,6 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from transfer.backends import render_frames
+from transfer.formats.checkpoint import atomic_write
+
 if TYPE_CHECKING:
     from transfer.runs.replay import ReplayResult
 
@@ -63,8 +66,6 @@ def write_video(
     results: Sequence[ReplayResult], path: str | Path, fps: int = FPS, width: int = WIDTH, height: int = HEIGHT
 ) -> Path:
     """The runs ``results`` side by side at ``path`` (module docstring); each needs its recording."""
-    from transfer.backends import render_frames
-
     path = check_video_destination(path)
     runs = [r for r in results if r.recording is not None and len(r.recording.time)]
     if not runs:
@@ -103,8 +104,6 @@ def _ghost(arrays: dict[str, np.ndarray], step: np.ndarray) -> tuple[np.ndarray,
 def _encode(path: Path, pictures: list[Any], labels: list[Any], times: np.ndarray, fps: int) -> Path:
     """Encode the frames of every run side by side into ``path``, written whole or not at all (with the permissions
     the user's umask gives a new file)."""
-    from transfer.checkpoint import atomic_write
-
     av = _av()
 
     def write(scratch: Path) -> None:

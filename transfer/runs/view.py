@@ -14,6 +14,11 @@ from typing import Any
 
 import numpy as np
 
+from transfer.backends import robot_poses, robot_shapes
+from transfer.traces import read_trace
+from transfer.traces.compare import check_same_robot
+from transfer.traces.record import Recorder
+
 __all__ = ["SPACING", "ViewError", "Viewed", "serve"]
 
 SPACING = 1.5
@@ -62,9 +67,6 @@ class Viewed:
 
 def _run(path: Path) -> tuple[dict[str, Any], np.ndarray, np.ndarray, np.ndarray, list[str]]:
     """``(metadata, times, base (T, 7), joint positions (T, J), joint names)`` of a trace's first env."""
-    from transfer.traces import read_trace
-    from transfer.traces.record import Recorder
-
     table, meta = read_trace(path)
     env = np.asarray(table.column("env"))
     rows = env == env.min()
@@ -77,9 +79,6 @@ def _run(path: Path) -> tuple[dict[str, Any], np.ndarray, np.ndarray, np.ndarray
 
 def serve(traces: Sequence[str | Path], port: int = 8080, host: str = "127.0.0.1") -> Viewed:
     """Serve the page of ``traces`` (module docstring) and return it (:meth:`Viewed.play` keeps it playing)."""
-    from transfer.backends import robot_poses, robot_shapes
-    from transfer.traces.compare import check_same_robot
-
     runs = [_run(Path(p)) for p in traces]
     for path, run in zip(traces[1:], runs[1:], strict=True):
         check_same_robot(traces[0], path, runs[0][0], run[0])

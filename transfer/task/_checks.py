@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
 
+from transfer._console import printable
 from transfer.ordering import MAX_NAMES, OrderingConvention
 
 __all__ = ["TaskError", "convention_names"]
@@ -64,8 +65,6 @@ def _names(value: Any, where: str) -> tuple[str, ...]:
     names = tuple(_text(n, f"{where}[{i}]") for i, n in enumerate(value))
     odd = next((n for n in names if not n.isprintable() or len(n) > 256), None)
     if odd is not None:
-        from transfer._console import printable
-
         raise TaskError(
             f"{where}: the name '{printable(odd, 80)}' holds control characters or is over 256 "
             "characters long; no robot's joint or body is named so"

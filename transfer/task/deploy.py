@@ -36,6 +36,7 @@ from transfer.actuators.spec import ActuatorGroup
 from transfer.backends import native_backend, training_settings
 from transfer.ordering import MAX_NAMES, OrderingConvention
 from transfer.task._checks import TaskError, _integer, _number
+from transfer.task.isaaclab.mapping import fixed_command
 from transfer.task.model import ActionTerm, ObsTerm, Task
 from transfer.task.terms import (
     OBS_TERMS,
@@ -354,8 +355,6 @@ def _unitree_action(data: Mapping[str, Any], names: tuple[str, ...]) -> ActionTe
 
 
 def _unitree_task(cfg: DeployConfig, names: tuple[str, ...], aliases: Mapping[str, str]) -> Task:
-    from transfer.task.isaaclab.mapping import fixed_command
-
     data, n = cfg.data, cfg.num_joints
     ids = _ints(data["joint_ids_map"], "joint_ids_map")
     gains = {}

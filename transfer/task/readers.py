@@ -16,10 +16,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from transfer.assets import PACKAGE_ASSETS, package_hint, resolve_asset
 from transfer.backends import native_backend
 from transfer.errors import read_yaml_mapping, slice_loader
 from transfer.ordering import OrderingConvention
+from transfer.robot.assets import PACKAGE_ASSETS, package_hint, resolve_asset
 from transfer.task._checks import TaskError, _names, _number
 from transfer.task.deploy import (
     LEGGED_GYM_KEYS,

@@ -16,6 +16,7 @@ from types import MappingProxyType
 from typing import Any, Literal, Protocol
 
 from transfer._arrays import host
+from transfer.task._checks import TaskError
 
 __all__ = [
     "OBS_TERMS",
@@ -45,7 +46,7 @@ class TermSources(Protocol):
     episode_steps: Any
     """``(num_envs,)`` policy steps since each env's last reset."""
     tracking: Any
-    """The reference motion (:class:`transfer.tracking.MotionTracking`), or ``None``."""
+    """The reference motion (:class:`transfer.env.tracking.MotionTracking`), or ``None``."""
 
 
 @dataclass(frozen=True)
@@ -276,8 +277,6 @@ def mjlab_names() -> Mapping[str, str]:
 def check_aliases(value: Any, where: str = "observation_aliases") -> Mapping[str, str]:
     """A task's ``observation_aliases``: a term's name in another project -> the term transfer builds for it
     (``{keyboard_velocity_commands: velocity_commands}``); each target must be a name of :data:`OBS_TERMS`."""
-    from transfer.task._checks import TaskError
-
     if value is None:
         return MappingProxyType({})
     if not isinstance(value, Mapping):

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from transfer._console import printable
+from transfer.traces.figures import pyplot, save
 from transfer.traces.parquet import TraceError, read_trace
 
 __all__ = [
@@ -255,8 +256,6 @@ def plot_traces(
 ) -> Path:
     """A PNG at ``path``: env ``env``'s position of the ``joints`` joints that part most (A solid, B dashed, target
     dotted), base height and forward velocity, both traces over time."""
-    from transfer._figures import pyplot, save
-
     plt = pyplot()
 
     comparison = comparison or compare_traces(a, b)

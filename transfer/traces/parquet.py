@@ -27,6 +27,7 @@ import numpy as np
 
 from transfer._console import printable
 from transfer.errors import strict_json
+from transfer.formats.checkpoint import atomic_write
 from transfer.traces.record import TRACKING, Recorder, Recording
 
 __all__ = ["SCHEMA", "TraceError", "check_destination", "read_trace", "trace_paths", "write_trace"]
@@ -119,7 +120,6 @@ def write_trace(rec: Recording, path: str | Path) -> Path:
     }
     cols = columns(rec)
     table = pa.table(cols).replace_schema_metadata({META_KEY: json.dumps(meta, default=str).encode()})
-    from transfer.checkpoint import atomic_write
 
     return atomic_write(path, lambda tmp: _write_table(pq, table, tmp))
 

@@ -39,7 +39,7 @@ error (rad) and the anchor orientation error (deg) against the reference at that
 
 CONTACT_HEIGHT = 0.01
 """A foot whose collision geometry's lowest point is below this height (m) touches the ground (exact for sphere and
-capsule feet, :func:`transfer.orders.usd.collider_points`; other shapes are read by their bounding box's corners)."""
+capsule feet, :func:`transfer.robot.usd.collider_points`; other shapes are read by their bounding box's corners)."""
 FOOT_REACH = 0.03
 """Feet are the links whose collision geometry reaches within this distance (m) of the robot's lowest point in its
 spawn pose: what it stands on."""
@@ -47,7 +47,7 @@ spawn pose: what it stands on."""
 
 def _points(env: Any) -> dict[int, np.ndarray]:
     """Each link's collision geometry as points swept by a radius, ``(k, 4)`` (x, y, z, r) in its frame, by public
-    body index (:func:`transfer.orders.usd.collider_points`: exact for spheres and capsules)."""
+    body index (:func:`transfer.robot.usd.collider_points`: exact for spheres and capsules)."""
     names = env.art.body_names
     return {
         names.index(path.rsplit("/", 1)[-1]): np.asarray(pts, np.float64)

@@ -1,6 +1,6 @@
 """``MujocoBackend``: the MuJoCo C engine stepping the robot's own MJCF (or URDF), behind the :class:`Backend` contract.
 
-The robot file is the one the user gave (a converted USD names its source; :func:`transfer.assets.source_of`), read
+The robot file is the one the user gave (a converted USD names its source; :func:`transfer.robot.assets.source_of`), read
 with MuJoCo's own model-editing API (``mujoco.MjSpec``) and compiled as authored: its actuators, ``<option>``,
 ``<default>`` classes and contact parameters are what runs. The scene description adds only what it asks for: a
 ground plane when the file has none, gravity, the training engine's base, the spawn height and pose, the ground

@@ -24,6 +24,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from transfer.orders import read_topology
+from transfer.robot.assets.sources import file_sha256
+from transfer.robot.usd import file_stage
+
 __all__ = ["EXPORT_VERSION", "is_export", "usd_as_mjcf"]
 
 EXPORT_VERSION = 3
@@ -44,9 +48,6 @@ def _key(usd: Path) -> str:
     """sha256 over the export's version, Newton's and MuJoCo's, and every layer file the stage uses (path, bytes)."""
     from importlib.metadata import version
 
-    from transfer.assets.sources import file_sha256
-    from transfer.orders.usd import file_stage
-
     digest = hashlib.sha256(f"{EXPORT_VERSION} {version('newton')} {version('mujoco')}".encode())
     stage = file_stage(usd)  # held while its layers are read (a stage read just now may not be cached)
     layers = sorted({layer.realPath for layer in stage.GetUsedLayers() if layer.realPath})
@@ -57,8 +58,6 @@ def _key(usd: Path) -> str:
 
 def usd_as_mjcf(usd: str | os.PathLike) -> Path:
     """The MJCF file of the USD robot ``usd`` (module docstring): from the cache, else exported now."""
-    from transfer.orders import read_topology
-
     usd = Path(os.fspath(usd)).resolve()
     read_topology(usd)  # no articulation, or one the readers refuse: said in the readers' words, naming the file
     out = _cache_root() / _key(usd)[:32] / f"{usd.stem}.xml"

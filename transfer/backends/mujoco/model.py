@@ -1,7 +1,7 @@
 """The robot file read with ``mujoco.MjSpec``, changed only where the scene description asks, and compiled.
 
 :func:`build_model` is the one place the MuJoCo backend reads a robot: the MJCF (or URDF) itself, or the file a
-converted USD was made from (:func:`transfer.assets.source_of`).
+converted USD was made from (:func:`transfer.robot.assets.source_of`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,10 @@ from typing import Any
 import mujoco
 
 from transfer.backends._mujoco_log import install as _install_mujoco_log
+from transfer.backends.mujoco.from_usd import is_export, usd_as_mjcf
 from transfer.backends.scene import SceneDescription
+from transfer.robot.assets import SOURCE_SUFFIXES, source_format, source_of
+from transfer.robot.assets.mjcf_checks import check_mjcf
 
 _install_mujoco_log()  # MuJoCo's warnings to logging, never a MUJOCO_LOG.TXT in the user's folder
 
@@ -50,8 +53,6 @@ def robot_file(asset: str | os.PathLike) -> Path:
     """The MJCF or URDF file the backend steps for ``asset``: the file itself, the one a converted USD was made
     from, or for a USD robot with no such source the MJCF of the MuJoCo model Newton builds from it
     (:func:`~transfer.backends.mujoco.from_usd.usd_as_mjcf`, cached)."""
-    from transfer.assets import SOURCE_SUFFIXES, source_of
-
     path = Path(os.fspath(asset)).expanduser().resolve()
     if not path.is_file():
         raise FileNotFoundError(f"MuJoCo backend: robot file not found: {path}")
@@ -68,7 +69,6 @@ def robot_file(asset: str | os.PathLike) -> Path:
             "model Newton builds from it, and Newton is not installed (pip install 'transfer[newton]'). Or give "
             "--asset ROBOT.xml (or .urdf)."
         )
-    from transfer.backends.mujoco.from_usd import usd_as_mjcf
 
     return usd_as_mjcf(path)
 
@@ -225,12 +225,8 @@ def build_model(asset: str | os.PathLike, scene: SceneDescription, *, drives: bo
     """Read ``asset``'s robot file with ``MjSpec``, apply ``scene`` and compile it. ``drives=False``: as authored
     (no actuator checked or replaced, ball joints allowed): what the engine's own order is read from."""
     source = robot_file(asset)
-    from transfer.assets import source_format
-    from transfer.backends.mujoco.from_usd import is_export
 
     if source_format(source) == "mjcf" and not is_export(source):  # its size, NaN, ranges: before MuJoCo reads it
-        from transfer.assets.mjcf_checks import check_mjcf
-
         check_mjcf(source)
     try:
         spec = mujoco.MjSpec.from_file(str(source))

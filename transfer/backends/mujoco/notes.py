@@ -7,6 +7,8 @@ from pathlib import Path
 
 import mujoco
 
+from transfer.robot.assets.mjcf_checks import names_dynamics
+
 __all__ = ["notes"]
 
 
@@ -38,6 +40,4 @@ def notes(path: str | Path) -> tuple[str, ...]:
 
 def dynamics_said(path: str | Path) -> bool:
     """Whether the MJCF's text names activation dynamics anywhere (an actuator or a default): only then is it asked."""
-    from transfer.assets.mjcf_checks import names_dynamics
-
     return names_dynamics(path)

@@ -11,6 +11,8 @@ from typing import Any
 import warp as wp
 
 from transfer.backends.scene import SceneDescription
+from transfer.orders import holds_base
+from transfer.robot.usd import file_stage
 
 FULL_HULL: int = -1
 """``mesh_maxhullvert`` the backend imports with: no limit on the vertices of a mesh collider's convex hull, as MuJoCo
@@ -51,8 +53,6 @@ def _with_base(options: dict[str, Any], world: SceneDescription, usd_path: Any, 
     - ``xform`` lifting the whole asset by the scene's spawn lift when the base is fixed: a FIXED root joint has no
       pose to set, so the asset moves, its anchor with it (PhysX moves the environment prim the same way).
     """
-    from transfer.orders import holds_base
-
     try:
         builds = holds_base(os.fspath(usd_path), "mjwarp", root)
     except ValueError:  # OrderingError: e.g. a rootless asset, articulated by infer_tree on import
@@ -75,8 +75,6 @@ def _authored_self_collisions(usd_path: Any) -> bool:
     """Whether the asset's articulation root lets its links collide (``physxArticulation:enabledSelfCollisions``,
     what PhysX reads; Newton 1.8's importer does not read it and takes ``enable_self_collisions``, default on)."""
     from pxr import UsdPhysics
-
-    from transfer.orders.usd import file_stage
 
     stage = file_stage(os.fspath(usd_path))  # the stage the orders were read from (read only)
     for prim in stage.Traverse():

@@ -33,6 +33,7 @@ from typing import Any, Literal
 from transfer.backends._mujoco_log import install as _install_mujoco_log
 from transfer.errors import MissingPackageError
 from transfer.orders.graph import Body, Joint, JointType, OrderingError
+from transfer.robot.usd import compose, file_stage, read_physics
 
 __all__ = [
     "OPTIONAL_PACKAGES",
@@ -132,8 +133,6 @@ def _open(source: Any):
     """A fresh stage over ``source``'s layers whose session layer we may edit (the user's layers stay untouched)."""
     from pxr import Sdf, Usd
 
-    from transfer.orders.usd import compose, file_stage
-
     given = file_stage(source)  # read only: the edits go to a session layer of a stage of our own
     session = Sdf.Layer.CreateAnonymous("transfer-infer-tree.usda")
     user_session = given.GetSessionLayer()
@@ -145,8 +144,6 @@ def _open(source: Any):
 
 
 def _read_physics(stage) -> _Physics:
-    from transfer.orders.usd import read_physics
-
     physics = read_physics(stage)
     articulated = frozenset(b for _, members, _ in physics.articulations for b in members)
     roots = tuple(root for root, _, _ in physics.articulations)

@@ -19,7 +19,7 @@ import numpy as np
 import warp as wp
 
 from transfer.backends.base import JOINT_PROPERTIES, Backend, EngineOrder, JointProperties
-from transfer.backends.physx import engine
+from transfer.backends.physx import contacts, engine
 from transfer.backends.physx._bindings import (
     _ON_DEMAND,
     _PROPERTIES,
@@ -28,6 +28,7 @@ from transfer.backends.physx._bindings import (
     _checked_arguments,
     _scene_defaults,
 )
+from transfer.backends.physx.probe import engine_orders
 from transfer.backends.physx.scene import DEFAULT_DRIVE_MAX_FORCE, Scene, compose_scene
 from transfer.backends.scene import SceneDescription
 from transfer.ordering import OrderingConvention
@@ -179,8 +180,6 @@ class PhysxBackend(Backend):
     @classmethod
     def engine_orders(cls, asset: str | os.PathLike, root: str | None = None) -> list[EngineOrder]:
         """PhysX's own order of every articulation of ``asset`` (:func:`transfer.backends.physx.probe.engine_orders`)."""
-        from transfer.backends.physx.probe import engine_orders
-
         return engine_orders(asset, root)
 
     # -- setup ---------------------------------------------------------------------------------------------------
@@ -550,8 +549,6 @@ class PhysxBackend(Backend):
     def contact_forces(self, bodies: Any) -> np.ndarray:
         """Each env's net contact force (normal + friction, N, world frame) on the backend bodies ``bodies`` at the
         last step (:mod:`transfer.backends.physx.contacts`; the query opens at the first call)."""
-        from transfer.backends.physx import contacts
-
         sensors = self._engine.bindings.get("contacts")
         if sensors is None:
             source = self.clone_source.rstrip("/")

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from transfer.orders.graph import JointType
+
 
 def _drive_instances(joint: Any) -> tuple[str, ...]:
     """The ``PhysicsDriveAPI`` instances that drive ``joint``'s DoFs in PhysX: the angular / linear drive of a
@@ -13,8 +15,6 @@ def _drive_instances(joint: Any) -> tuple[str, ...]:
     :func:`transfer.orders.physx.physx_dof_names`). None for a spherical joint: ovphysx reads no drive on one
     (measured: ``rotX``/``rotY``/``rotZ``, ``swing1``/``swing2``/``twist`` and ``angular`` drives, authored with
     gains, all leave its DoFs at zero stiffness)."""
-    from transfer.orders.graph import JointType
-
     if joint.type is JointType.REVOLUTE:
         return ("angular",)
     if joint.type is JointType.PRISMATIC:
@@ -44,8 +44,6 @@ def add_missing_drives(stage: Any, graph: Any, max_force: float) -> tuple[list[s
     skipped, and the spherical joints PhysX cannot drive.
     """
     from pxr import UsdPhysics
-
-    from transfer.orders.graph import JointType
 
     added: list[str] = []
     skipped: list[str] = []

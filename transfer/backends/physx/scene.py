@@ -24,6 +24,8 @@ from transfer.backends._usd import OVERLAY_METADATA, overlay_stage
 from transfer.backends.physx.drives import _drive_notes, add_missing_drives
 from transfer.backends.physx.engine import import_pxr
 from transfer.backends.scene import DEFAULT_GROUND, GroundMaterial, SceneDescription
+from transfer.orders import physx_order, read_topology
+from transfer.orders.physx import world_joints
 
 __all__ = [
     "DEFAULT_DRIVE_MAX_FORCE",
@@ -262,9 +264,6 @@ def _set_base(stage: Any, graph: Any, fixed: bool, source: str) -> tuple[str, li
     already."""
     from pxr import UsdPhysics
 
-    from transfer.orders import physx_order
-    from transfer.orders.physx import world_joints
-
     order = physx_order(graph)
     root_body = order.root_body
     if fixed:
@@ -410,8 +409,6 @@ def compose_scene(
     """The in-memory layer over ``asset``: clones, ground, spawn, and what ``world`` says (base, gravity, ...)."""
     import_pxr()
     from pxr import Gf, UsdGeom, UsdPhysics
-
-    from transfer.orders import read_topology
 
     # every edit lands in the anonymous layer, never in the asset
     world = world or SceneDescription()

@@ -71,7 +71,7 @@ def training(setup: str, facts: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def starting(asset: Any) -> tuple[Mapping[str, Any], str, bool]:
     """What a new task file (``transfer task``) starts from on an asset whose authored settings are ``asset``
-    (:class:`transfer.profile.AssetSettings`): the iterations the asset authors, the comment on them, and ``True``
+    (:class:`transfer.robot.profile.AssetSettings`): the iterations the asset authors, the comment on them, and ``True``
     (a human must decide: Isaac Lab trains at other iterations than assets often author)."""
     out = {}
     if asset.position_iterations is not None:

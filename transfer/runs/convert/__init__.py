@@ -20,7 +20,7 @@ last writing its output, through elementwise normalizer and output ops), RSL-RL 
 be identified the conversion is refused, naming why, and runtime reordering (``transfer replay --source``) is the
 way. Every conversion is checked before anything is written: on random observations the converted network's
 actions equal the original's under the runtime permutation. The output carries the metadata document
-(:mod:`transfer.checkpoint`) with the new order; the input is never written.
+(:mod:`transfer.formats.checkpoint`) with the new order; the input is never written.
 
 Layout: this module is the API (:func:`convert`, :func:`reorder_checkpoint`, :class:`ConvertResult`);
 :mod:`~transfer.runs.convert.order` the permutation by name (:class:`Reorder`); each format's module
@@ -38,11 +38,13 @@ from typing import Any
 
 import numpy as np
 
-from transfer.checkpoint import OVER_AN_INPUT, build_metadata, check_metadata, check_output, new_output
+from transfer import __version__
 from transfer.formats import checkpoint_format, detect_format, permutation_class
+from transfer.formats.checkpoint import OVER_AN_INPUT, build_metadata, check_metadata, check_output, new_output
 from transfer.ordering import OrderingConvention
+from transfer.robot.usd_files import which_read
 from transfer.runs.convert.order import RUNTIME_HINT, ConvertError, Reorder, in_order
-from transfer.runs.inputs import ReplayError, checkpoint_order
+from transfer.runs.inputs import ReplayError, checkpoint_order, native_backend, parse_source, resolve_inputs
 
 __all__ = ["ConvertError", "ConvertResult", "Reorder", "convert", "reorder_checkpoint"]
 
@@ -85,8 +87,6 @@ class ConvertResult:
 def _check_not_read(out: Path, files: Mapping[str, Any], robot: Path) -> None:
     """Refuse an ``out`` that is a file this conversion reads: a config, a file of joint names, the robot or any file
     the robot is read from (by path, symbolic link or hard link; the checkpoint is :func:`check_output`'s)."""
-    from transfer.orders.usd_files import which_read
-
     reads = [(f"{flag} {v}", Path(v)) for flag, v in files.items() if isinstance(v, (str, Path)) and Path(v).is_file()]
     hit = which_read(out, reads, [robot])
     if hit is not None:
@@ -165,8 +165,6 @@ def convert(
 def _inputs(checkpoint: Any, source: Any, config: Any, asset: Any) -> Any:
     """The input layer's resolution of the checkpoint (not loaded: its weights are edited, never run), its
     refusals as :class:`ConvertError`."""
-    from transfer.runs.inputs import resolve_inputs
-
     try:
         return resolve_inputs(checkpoint, source=source, config=config, asset=asset, load=False)
     except ReplayError as exc:
@@ -175,8 +173,6 @@ def _inputs(checkpoint: Any, source: Any, config: Any, asset: Any) -> Any:
 
 def _trained_on(inputs: Any) -> str | None:
     """The engine the checkpoint was trained on, when the inputs say (the task's, else its convention's)."""
-    from transfer.runs.inputs import native_backend
-
     try:
         return native_backend(inputs)
     except ReplayError:
@@ -184,15 +180,11 @@ def _trained_on(inputs: Any) -> str | None:
 
 
 def _history(checkpoint: Path, source: str, to: str) -> dict[str, str]:
-    from transfer import __version__
-
     return {"convert": f"{source} -> {to}", "input": checkpoint.name, "transfer": __version__}
 
 
 def _parse_to(to: Any) -> Any:
     """``to`` parsed as ``--source`` is, with its errors naming ``--to``."""
-    from transfer.runs.inputs import parse_source
-
     try:
         return parse_source(to if isinstance(to, str) else list(to))
     except ValueError as exc:

@@ -20,7 +20,17 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from transfer.env import Measure
+from transfer.env.perturbations import Perturbation
 from transfer.runs.diagnose.factors import FACTORS, Candidate, candidates, flag_lines
+from transfer.runs.inputs import aliases_in, native_backend, resolve_inputs
+from transfer.runs.replay import baseline_failure, replay
+from transfer.runs.sweep.run import run_cells
+from transfer.runs.verify import check_finite_actions
+from transfer.runs.video import check_video_destination, write_video
+from transfer.traces.compare import first_divergence
+from transfer.traces.figures import pyplot, save
+from transfer.traces.parquet import columns
 
 __all__ = [
     "FACTORS",
@@ -181,9 +191,6 @@ class _Playback:
 
 
 def _parted(a: Any, b: Any) -> dict[str, Any] | None:
-    from transfer.traces.compare import first_divergence
-    from transfer.traces.parquet import columns
-
     def keep(cols: dict[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in cols.items() if k in ("step", "time", "env", "alive") or k.startswith("position.")}
 
@@ -229,11 +236,6 @@ def diagnose(
     tracker's clip, :func:`~transfer.runs.replay.replay`'s ``motion``, ``motion_fps``, ``motion_anchor``; every run
     tracks it and the gap is its tracking error's (:func:`quality`). ``video_dir``: a new or empty folder that gets
     ``native-and-target.mp4`` and one video per candidate (``<key>.mp4``, docs/video.md)."""
-    from transfer.perturbations import Perturbation
-    from transfer.runs.inputs import aliases_in, resolve_inputs
-    from transfer.runs.replay import baseline_failure
-    from transfer.runs.verify import check_finite_actions
-
     check_seconds(seconds)
     videos = _video_folder(video_dir)
     aliases = {**aliases_in(native_settings), **aliases_in(settings)}
@@ -284,8 +286,6 @@ def check_seconds(seconds: float) -> None:
     """Refuse a run too short to measure, before anything runs: velocities count after the warm-up
     (:attr:`transfer.env.Measure.warmup`), so a run no longer than it measures no speed, and every comparison of
     a diagnosis (the gap, each factor's share of it) would read nothing as a fall."""
-    from transfer.env import Measure
-
     if not seconds > Measure.warmup:
         raise ValueError(
             f"--seconds {seconds:g}: a diagnosis needs runs longer than the {Measure.warmup:g} s warm-up before "
@@ -335,9 +335,6 @@ def _three_runs(
     common: Mapping[str, Any],
 ) -> tuple[Any, Any, Any]:
     """The native run, the target run under its conditions, and the native run's actions played on the target."""
-    from transfer.runs.inputs import native_backend
-    from transfer.runs.replay import replay
-
     engine = native_backend(native_inputs)
     native = replay(checkpoint, engine, inputs=native_inputs, label=f"native ({engine})", **common)
     moved = replay(checkpoint, target, inputs=target_inputs, perturbation=perturb, label=f"target ({target})", **common)
@@ -350,8 +347,6 @@ def _three_runs(
 def _pair_video(videos: Path | None, native: Any, moved: Any) -> None:
     """``native-and-target.mp4``: the two runs side by side, into the videos folder where there is one."""
     if videos is not None:
-        from transfer.runs.video import write_video
-
         write_video([native, moved], videos / "native-and-target.mp4")
 
 
@@ -364,7 +359,6 @@ def _video_folder(folder: str | Path | None) -> Path | None:
         raise ValueError(f"--video-dir {folder}: is a file; give a folder for the videos")
     if folder.is_dir() and any(folder.iterdir()):
         raise ValueError(f"--video-dir {folder}: holds files already; give a new or empty folder (none is replaced)")
-    from transfer.runs.video import check_video_destination
 
     folder.mkdir(parents=True, exist_ok=True)
     check_video_destination(folder / "native-and-target.mp4")  # PyAV there, the folder writable
@@ -382,9 +376,6 @@ def _run_candidates(
     progress: Any,
 ) -> list[dict]:
     """Each candidate as a sweep cell on the target (its task and perturbation changed), run here or on Ray."""
-    from transfer.perturbations import Perturbation
-    from transfer.runs.sweep.run import run_cells
-
     cells = []
     for i, c in enumerate(plan):
         task = _with_settings(inputs, c.settings, f"diagnose {c.factor}").task
@@ -414,8 +405,6 @@ def _run_candidates(
 def plot(d: Diagnosis, path: str | Path) -> Path:
     """A PNG at ``path``: per factor, the share of the gap each value closed (a grey dot each, labelled with the value
     tried; a bar to the best one, named at the right), best first."""
-    from transfer._figures import save
-
     return save(_plot_figure(d), path)
 
 
@@ -426,8 +415,6 @@ _DRAWN_MIN = -1.0
 def _plot_figure(d: Diagnosis) -> Any:
     """:func:`plot`'s figure. The x axis covers what is drawn: from 0 (or the lowest value, where one widened the
     gap) to 1 (as native)."""
-    from transfer._figures import pyplot
-
     order = [r.factor for r in d.ranking] + sorted({t.factor for t in d.tried} - {r.factor for r in d.ranking})
     rows = [[t for t in d.tried if t.factor == factor and t.error is None] for factor in order]
     drawn = lambda t: max(min(t.closes, 1.0), _DRAWN_MIN)  # noqa: E731

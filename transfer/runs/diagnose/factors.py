@@ -33,6 +33,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from transfer.backends import collision_variations, solver_variations
+from transfer.backends.scene import DEFAULT_GROUND
+
 __all__ = ["FACTORS", "Candidate", "candidates", "flag_lines"]
 
 AS_NATIVE = "as the native run"
@@ -125,15 +128,11 @@ def _limit(key: str) -> Callable[..., list[Candidate]]:
 
 
 def _solver(n: dict, t: dict, engine: str, p: Mapping[str, Any]) -> list[Candidate]:
-    from transfer.backends import solver_variations
-
     out = _native("solver", (engine,), n, t, p, {})
     return out + [Candidate("solver", label, {engine: dict(v)}) for label, v in solver_variations(engine, t[engine])]
 
 
 def _collision(n: dict, t: dict, engine: str, p: Mapping[str, Any]) -> list[Candidate]:
-    from transfer.backends import collision_variations
-
     return [Candidate("collision", label, {engine: dict(v)}) for label, v in collision_variations(engine, t[engine])]
 
 
@@ -144,8 +143,6 @@ def _timing(n: dict, t: dict, engine: str, p: Mapping[str, Any]) -> list[Candida
 
 
 def _ground(n: dict, t: dict, engine: str, p: Mapping[str, Any]) -> list[Candidate]:
-    from transfer.backends.scene import DEFAULT_GROUND
-
     out = _native("ground", ("ground",), n, t, p, {"ground_friction": 1.0})
     ground = dict(t["ground"] or DEFAULT_GROUND.to_dict())
     unscaled = {"ground_friction": 1.0} if p.get("ground_friction", 1.0) != 1.0 else {}

@@ -14,7 +14,9 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from transfer.perturbations import PERTURBATIONS
+from transfer.env.perturbations import PERTURBATIONS
+from transfer.runs.inputs import Inputs
+from transfer.runs.replay import replay
 
 __all__ = ["METRICS", "record_of", "run_cell"]
 
@@ -67,9 +69,6 @@ def run_cell(cell: Mapping[str, Any]) -> dict[str, Any]:
 
 def _replay(cell: Mapping[str, Any]) -> Any:
     import torch
-
-    from transfer.runs.inputs import Inputs
-    from transfer.runs.replay import replay
 
     torch.set_num_threads(1)  # one core per cell: the engines are single-threaded here, torch must be too
     device = cell.get("device", "cpu")

@@ -10,7 +10,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from transfer.perturbations import PERTURBATIONS, Perturbation
+from transfer.env.perturbations import PERTURBATIONS, Perturbation
 
 if TYPE_CHECKING:
     from transfer.runs.sweep.spec import Checkpoint

@@ -18,7 +18,10 @@ from typing import Any
 
 from transfer._console import aligned
 from transfer._numbers import is_finite_number
-from transfer.perturbations import PERTURBATIONS
+from transfer.env.perturbations import PERTURBATIONS, Perturbation
+from transfer.runs.replay import baseline_failure
+from transfer.runs.sweep.spec import cell_key
+from transfer.traces.figures import pyplot, save
 
 __all__ = ["heatmap", "print_table", "ratio_of", "summarize"]
 
@@ -38,8 +41,6 @@ def ratio_of(record: Mapping[str, Any] | None, reference: Mapping[str, Any] | No
 
 
 def _reference_key(cell: Mapping[str, Any], native: str) -> str:
-    from transfer.runs.sweep.spec import cell_key
-
     return cell_key({**cell, "target": native, "perturbation": {}})
 
 
@@ -100,9 +101,6 @@ def _row(checkpoint: Any, target: str, entries: list[tuple[dict, Mapping | None,
 
 def _baseline(checkpoint: Any, cells: Sequence[Mapping[str, Any]], records: Mapping[str, Mapping]) -> str | None:
     """Why ``checkpoint``'s native references are no baseline (the first that falls or crawls), else ``None``."""
-    from transfer.perturbations import Perturbation
-    from transfer.runs.replay import baseline_failure
-
     neutral = Perturbation().to_dict()
     for cell in cells:
         if cell["checkpoint"] != checkpoint.path or cell["target"] != checkpoint.native:
@@ -143,8 +141,6 @@ def _heatmap_table(perturbations: Mapping[str, list], rows: list[str], groups: l
 def heatmap(summary: Mapping[str, Any], path: str | Path) -> Path:
     """Draw ``summary``'s heatmap (checkpoint -> target x perturbation value, colour = mean ratio to native) as a
     PNG at ``path``."""
-    from transfer._figures import pyplot, save
-
     plt = pyplot()
     import numpy as np
 

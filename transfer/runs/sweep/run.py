@@ -20,6 +20,9 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
+import transfer
+from transfer.env.perturbations import PERTURBATIONS, Perturbation
+from transfer.formats.checkpoint import atomic_write
 from transfer.runs.sweep.cell import METRICS, record_of, run_cell
 from transfer.runs.sweep.report import heatmap, summarize
 from transfer.runs.sweep.spec import load_spec, not_grown_from
@@ -329,8 +332,6 @@ def run_cells(
 
 def _write_json(path: Path, value: Any) -> None:
     """``value`` as JSON at ``path``, atomically (a full disk names ``path`` and leaves the old file whole)."""
-    from transfer.checkpoint import atomic_write
-
     text = json.dumps(value, indent=2) + "\n"
     atomic_write(path, lambda tmp: tmp.write_text(text))
 
@@ -357,7 +358,7 @@ class _Appender:
             self.file.write(json.dumps(record, allow_nan=False) + "\n")
             self.file.flush()
         except OSError as exc:  # a full disk: the records already written stay, this one is named as lost
-            from transfer.checkpoint import DiskFullError
+            from transfer.formats.checkpoint import DiskFullError
 
             raise DiskFullError(
                 exc.errno,
@@ -370,7 +371,7 @@ class _Appender:
             self.file.close()  # flushes what a failed write left buffered: on a full disk that fails again
         except OSError as error:
             if kind is None:  # nothing reported yet: this is the failure to report
-                from transfer.checkpoint import DiskFullError
+                from transfer.formats.checkpoint import DiskFullError
 
                 raise DiskFullError(
                     error.errno,
@@ -406,8 +407,6 @@ class _Progress:
 
 
 def _describe(record: Mapping[str, Any]) -> str:
-    from transfer.perturbations import PERTURBATIONS, Perturbation
-
     neutral = Perturbation().to_dict()
     changed = [f"{k} {record[k]:g}" for k in PERTURBATIONS if record.get(k) != neutral[k]]
     what = f"{record['label']} on {record['target']}, seed {record['seed']}" + (
@@ -508,7 +507,6 @@ def _start_ray(workers: int, address: str | None) -> bool:
             "Ray is not installed: pip install 'transfer[sweep]' (or pass --in-process to run the cells here, one "
             "after another)"
         ) from None
-    import transfer
 
     if ray.is_initialized():  # the caller's own session (transfer.sweep inside a Ray program): use it as it is
         return False

@@ -18,12 +18,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from transfer._console import printable
+from transfer._console import engine_output, printable
 from transfer._files import same_file
 from transfer.backends import backend_names, default_targets
+from transfer.env import Measure
+from transfer.env.perturbations import PERTURBATIONS, Perturbation
 from transfer.errors import read_yaml_mapping
-from transfer.perturbations import PERTURBATIONS, Perturbation
+from transfer.robot import Robot
+from transfer.runs.inputs import Inputs, ReplayError, aliases_in, native_backend, resolve_inputs
+from transfer.runs.replay import check_sizes_before_run, read_clip
 from transfer.runs.sweep.grid import KEY_FIELDS, canonical_cell, cell_key, expand, not_grown_from
+from transfer.task import Task
 
 __all__ = [
     "CHECKPOINT_KEYS",
@@ -112,8 +117,6 @@ def _number(value: Any, where: str, *, low: float, high: float, integer: bool = 
 def _seconds(value: Any, where: str) -> float:
     """A run's length: over the warm-up before velocities count (``seconds: 0.01`` ran every cell and measured
     nothing), at most :data:`MAX_SECONDS`."""
-    from transfer.env import Measure
-
     try:
         return _number(value, where, low=Measure.warmup, high=MAX_SECONDS, above=True)
     except SpecError as exc:
@@ -318,8 +321,6 @@ def _device(value: Any, where: str) -> str:
     if value != "cpu":
         import warp as wp
 
-        from transfer._console import engine_output
-
         with engine_output():  # Warp's start-up lines ("CUDA driver not available") stay off the terminal
             count = wp.get_cuda_device_count()
         index = int(value.split(":")[1]) if ":" in value else 0
@@ -427,9 +428,6 @@ def _with_motion(checkpoint: Checkpoint, motion: dict[str, Any] | None, at: str)
     clip for a policy that tracks none is refused here, not in every cell)."""
     import dataclasses
 
-    from transfer.runs.inputs import Inputs
-    from transfer.runs.replay import read_clip
-
     inputs = Inputs.from_dict(checkpoint.inputs)
     try:
         read_clip(
@@ -448,8 +446,6 @@ def _resolve(path: str, order: Any, config: Any, asset: Any, settings: dict, nam
     """Resolve one checkpoint's inputs now (the replay's own resolution), so that a cell fails only on the engine."""
     import dataclasses
 
-    from transfer.runs.inputs import ReplayError, aliases_in, native_backend, resolve_inputs
-
     try:
         inputs = resolve_inputs(path, source=order, config=config, asset=asset, aliases=aliases_in(settings))
     except (ReplayError, FileNotFoundError, ValueError, NotImplementedError) as exc:
@@ -459,7 +455,6 @@ def _resolve(path: str, order: Any, config: Any, asset: Any, settings: dict, nam
             inputs = dataclasses.replace(inputs, task=inputs.task.with_settings(settings, where=f"{at}.settings"))
         except ValueError as exc:
             raise SpecError(_spec_words(str(exc))) from None
-    from transfer.runs.replay import check_sizes_before_run
 
     try:  # the task on the robot, as the replay checks it: a pattern that fits no joint fails here, not in every cell
         check_sizes_before_run(inputs)
@@ -487,9 +482,6 @@ def _check_runs(spec: Mapping[str, Any], checkpoints: list[Checkpoint], source: 
     """Each perturbation value against each checkpoint's run (``seconds`` of its policy steps) and robot, before any
     cell runs: a delay longer than the run, or more mass taken off than the base has, is refused here, not in every
     cell."""
-    from transfer.orders.robot import Robot
-    from transfer.task import Task
-
     for c in checkpoints:
         task = Task.from_dict(c.inputs["task"])
         robot = Robot(Path(c.inputs["asset"]))  # read already (the read cache's stage)

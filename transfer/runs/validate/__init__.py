@@ -3,7 +3,7 @@
 The joint_movement test (``docs/validate.md``) certifies that an asset is genuinely articulated on an engine: at
 least one joint produces measurable relative motion between its bodies.
 
-1. Discovery, before any physics (:func:`transfer.profile.scan_joints`): every joint's type, path, parent and child
+1. Discovery, before any physics (:func:`transfer.robot.profile.scan_joints`): every joint's type, path, parent and child
    bodies, limits and frames. Skipped when there are no joints, no joint with a child body, or only fixed joints.
 2. A plan per joint: the open direction is the limit farthest from zero (a door limited 0..130 deg opens toward
    +130, a drawer limited -0.42..0.01 m toward -0.42); missing, infinite or symmetric limits leave it undirected
@@ -40,6 +40,10 @@ from typing import Any
 import numpy as np
 
 from transfer._rotations import quat_conj, quat_mul, rotate
+from transfer.backends import movement_probe, probed_backends
+from transfer.backends.probes import MovementCommand, MovementJoint, MovementPlan
+from transfer.robot import Robot
+from transfer.robot.profile import scan_joints
 from transfer.runs.validate.loops import closed_loops, loop_note
 from transfer.runs.validate.plot import plot
 from transfer.runs.validate.results import (
@@ -182,10 +186,6 @@ def _label(kind: str, sign: int, axis: int, joint: Any) -> str:
 
 def joint_movement(asset: str | Path, backend: str, *, duration: float = DURATION, scan: Any = None) -> MovementResult:
     """The joint_movement test of ``asset`` on ``backend`` (``"physx"`` or ``"newton"``): see the module docstring."""
-    from transfer.backends import movement_probe
-    from transfer.backends.probes import MovementCommand, MovementJoint, MovementPlan
-    from transfer.profile import scan_joints
-
     asset = str(asset)
     scan = scan if scan is not None else scan_joints(asset)
     skip = _skip_reason(scan)
@@ -490,8 +490,7 @@ def validate(
 
     Raises :class:`ValidateInputError` for an empty stage (no rigid body, joint or geometry), naming the references
     that do not resolve when that is why."""
-    from transfer.orders.robot import Robot
-    from transfer.profile import profile_findings, scan_joints, stage_contents
+    from transfer.robot.profile import profile_findings, scan_joints, stage_contents
 
     given, asset = str(asset), str(Robot.of(asset).usd)  # an MJCF/URDF file: its converted USD
     contents = stage_contents(asset)
@@ -508,7 +507,6 @@ def validate(
             + why
         )
     scan = scan_joints(asset)
-    from transfer.backends import probed_backends
 
     results = {b: joint_movement(asset, b, scan=scan) for b in (probed_backends() if backends is None else backends)}
     same, detail = same_child_bodies(results)

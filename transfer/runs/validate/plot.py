@@ -5,14 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from transfer.runs.validate.results import ROTATION_DEG, TRANSLATION_PCT, ValidateReport
+from transfer.traces.figures import pyplot, save
 
 __all__ = ["plot"]
 
 
 def plot(report: ValidateReport, path: str | Path) -> Path:
     """Per joint, rotation (deg) and translation (% of the child's diagonal) over time, one row per backend."""
-    from transfer._figures import pyplot, save
-
     plt = pyplot()
 
     rows = list(report.joint_movement.values())

@@ -283,7 +283,7 @@ def _verdict(
 def plot_trace(report: VerifyReport, path: str | Path) -> Path:
     """Per-joint divergence over time (thin), its maximum (thick) and the drift threshold, above both bases'
     heights; a PNG at ``path``."""
-    from transfer._figures import pyplot, save
+    from transfer.traces.figures import pyplot, save
 
     plt = pyplot()
 

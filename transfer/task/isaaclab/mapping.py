@@ -10,7 +10,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from transfer.actuators import ActuatorError, ActuatorGroup
+from transfer.actuators.spec import ISAACLAB_CLASSES
 from transfer.backends import training_settings
+from transfer.backends.scene import GroundMaterial
 from transfer.task._checks import TaskError
 from transfer.task.isaaclab.run import AGENT_YAML, IsaacLabRun, _robot
 from transfer.task.isaaclab.terms import (
@@ -90,9 +93,6 @@ def _scalar(cfg: Mapping[str, Any], key: str, joints: Sequence[str], at: str) ->
 def _actuators(robot: Mapping[str, Any], names: Sequence[str], where: str, notes: list[str]) -> dict[str, Any]:
     """The robot's actuator groups: per-joint gains, armature, friction and effort limits, and the groups whose
     model is not the engine's PD (:class:`~transfer.actuators.ActuatorGroup`), as Isaac Lab applies them."""
-    from transfer.actuators import ActuatorError, ActuatorGroup
-    from transfer.actuators.spec import ISAACLAB_CLASSES
-
     actuators = robot.get("actuators") or {}
     if not isinstance(actuators, Mapping):
         raise IsaacLabError(f"{where}: scene.robot.actuators: expected a mapping of actuator groups")
@@ -171,8 +171,6 @@ def _actuators(robot: Mapping[str, Any], names: Sequence[str], where: str, notes
 def _material(env: Mapping[str, Any], where: str) -> Any:
     """The ground's material: the terrain's ``physics_material``, else ``sim.physics_material`` (what Isaac Lab
     gives prims without one), as a :class:`~transfer.backends.scene.GroundMaterial`; ``None`` when neither is set."""
-    from transfer.backends.scene import GroundMaterial
-
     scene = env.get("scene") if isinstance(env.get("scene"), Mapping) else {}
     terrain = scene.get("terrain") if isinstance(scene.get("terrain"), Mapping) else {}
     sim = env.get("sim") if isinstance(env.get("sim"), Mapping) else {}

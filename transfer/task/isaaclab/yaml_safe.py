@@ -13,7 +13,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from transfer.errors import read_config_text, yaml_problem
+from transfer.errors import read_config_text, strict_loader, yaml_problem, yaml_slice
 from transfer.task._checks import TaskError
 
 _PYTHON_TAG = "tag:yaml.org,2002:python/"
@@ -42,8 +42,6 @@ class IsaacLabError(TaskError):
 
 def _loader() -> type:
     import yaml
-
-    from transfer.errors import strict_loader, yaml_slice
 
     class IsaacLabLoader(strict_loader()):  # type: ignore[misc,valid-type]
         """SafeLoader plus the harmless Python tags of an Isaac Lab dump; every other Python tag is refused, and so is

@@ -77,7 +77,7 @@ def robot_schema(stage, articulation_root: str) -> RobotSchema | None:
     lists it as a nested robot). Targets that are themselves robot prims (and not joints, resp. rigid
     bodies) are expanded in place. Raises :class:`OrderingError` listing every target that does not resolve
     (with the relationship that names it), duplicates (with the robot prims that list them) and nested-robot
-    cycles. :func:`transfer.orders.usd.read_robot_schema` opens a file for it.
+    cycles. :func:`transfer.robot.usd.read_robot_schema` opens a file for it.
     """
     robot = _robot_prim(stage, articulation_root)
     return None if robot is None else _schema_of(stage, robot)

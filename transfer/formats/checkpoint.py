@@ -13,7 +13,7 @@ Schema (``format: transfer-checkpoint/1``; docs/checkpoints.md has the table): t
 ``format`` of their own), where ``joint_names`` is the order of every joint-indexed vector of the checkpoint,
 mappings are keyed by those names, and observation terms carry their resolved sizes; plus ``format``,
 ``body_names`` (or null), ``history`` (what produced the file) and, for an MJCF/URDF asset only, ``asset_source``
-(:func:`transfer.assets.asset_source`: the file, its sha256, its references' sha256, the converter and its
+(:func:`transfer.robot.assets.asset_source`: the file, its sha256, its references' sha256, the converter and its
 version). :func:`metadata_to_task` gives the task back.
 
 This module is the schema only: build, check, encode and decode the document, give its task back, merge it with a
@@ -38,8 +38,8 @@ from typing import Any
 
 from transfer._files import DiskFullError, put_in_place, same_file, umask_mode
 from transfer._files import disk_full as _disk_full
-from transfer.assets import asset_source
 from transfer.errors import strict_json
+from transfer.robot.assets import asset_source
 from transfer.task import Task, TaskError
 
 __all__ = [

@@ -8,7 +8,7 @@
   ``ovphysx:Ant``; :data:`PACKAGE_ASSETS`);
 - an MJCF or URDF file is converted by ``mujoco-usd-converter`` or ``urdf-usd-converter`` (:mod:`.converters`,
   in an environment of their own) into a cache keyed by the content of the file and of every file it references
-  (:func:`~transfer.assets.sources.content_key`): the same robot is converted once, wherever it lies; a changed
+  (:func:`~transfer.robot.assets.sources.content_key`): the same robot is converted once, wherever it lies; a changed
   byte in the file or a mesh converts again.
 
 :func:`import_asset` keeps a converted USD (``transfer import``); :func:`asset_source` is what checkpoint
@@ -31,8 +31,17 @@ from types import MappingProxyType
 from typing import Any
 
 from transfer._files import disk_full, put_in_place, umask_mode
-from transfer.assets.converters import CONVERTERS, ensure_environment, environment_dir, export_layer, run_converter
-from transfer.assets.sources import (
+from transfer.robot.assets.chains import split_joint_groups
+from transfer.robot.assets.converters import (
+    CONVERTERS,
+    ensure_environment,
+    environment_dir,
+    export_layer,
+    run_converter,
+)
+from transfer.robot.assets.mjcf import without_meshes
+from transfer.robot.assets.mjcf_checks import check_mjcf
+from transfer.robot.assets.sources import (
     SOURCE_SUFFIXES,
     AssetError,
     check_reference,
@@ -163,8 +172,6 @@ def convert_source(source: str | os.PathLike, stream: Any = None) -> Conversion:
     for ref in references(source, fmt):  # before anything is hashed, created or run
         check_reference(source, ref)
     if fmt == "mjcf":  # NaN, ranges upside down, names USD would rename: in the MJCF's terms, before any cache
-        from transfer.assets.mjcf_checks import check_mjcf
-
         check_mjcf(source, converting=True)
     key = content_key(source, converter.label, fmt)
     entry = _cache_dir() / key
@@ -212,8 +219,6 @@ def _convert_into(folder: Path, source: Path, fmt: str, key: str) -> dict[str, A
         print(f"transfer: warning: {source}: {_left_out(left_out)}", file=sys.stderr)
     given = source
     if left_out and fmt == "mjcf":  # MuJoCo refuses a missing mesh: convert a copy without those visuals
-        from transfer.assets.mjcf import without_meshes
-
         given = without_meshes(source, {r.text for r in left_out}, folder / ".source")
     try:
         usd, warnings, seconds = run_converter(fmt, given, folder)
@@ -242,8 +247,6 @@ def _convert_into(folder: Path, source: Path, fmt: str, key: str) -> dict[str, A
     converter = CONVERTERS[fmt]
     converted, chains = usd, []
     if fmt == "mjcf":  # several joints in one body: a chain of single joints, as MuJoCo moves them (.chains)
-        from transfer.assets.chains import split_joint_groups
-
         chains = split_joint_groups(converted, folder / f"{converted.stem}_chains{converted.suffix}")
         usd = folder / f"{converted.stem}_chains{converted.suffix}" if chains else converted
     record = {

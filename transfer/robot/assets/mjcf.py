@@ -14,8 +14,9 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from transfer.assets.sources import AssetError, Reference, _parse, check_reference
 from transfer.ordering import dof_names
+from transfer.robot.assets.sources import AssetError, Reference, _parse, check_reference, source_format
+from transfer.robot.assets.sources import _parse as parse
 
 __all__ = ["mjcf_body_names", "mjcf_joint_names", "mujoco_joint_names", "urdf_joint_names", "without_meshes"]
 
@@ -166,8 +167,6 @@ def urdf_joint_names(path: str | Path) -> tuple[str, ...]:
         AssetError: not a URDF, no single root link, a joint type MuJoCo's URDF reader has no DoF order for
             (``planar``), a joint without a name.
     """
-    from transfer.assets.sources import _parse as parse
-
     path = Path(path)
     root = parse(path)
     if root.tag != "robot":
@@ -202,6 +201,4 @@ def urdf_joint_names(path: str | Path) -> tuple[str, ...]:
 
 def mujoco_joint_names(path: str | Path) -> tuple[str, ...]:
     """MuJoCo's DoF order of a robot file: :func:`mjcf_joint_names` for MJCF, :func:`urdf_joint_names` for URDF."""
-    from transfer.assets.sources import source_format
-
     return urdf_joint_names(path) if source_format(path) == "urdf" else mjcf_joint_names(path)

@@ -50,10 +50,10 @@ class Policy:
     # ------------------------------------------------------------------------------------------ metadata seam
 
     def read_metadata(self) -> dict[str, Any] | None:
-        """The metadata document stored inside the file (:mod:`transfer.checkpoint`), or ``None`` when it has none.
+        """The metadata document stored inside the file (:mod:`transfer.formats.checkpoint`), or ``None`` when it has none.
 
         TorchScript: the archive's extra file ``transfer.json``; ONNX: ``metadata_props["transfer"]``; RSL-RL: the
-        dict's ``transfer`` key. Raises :class:`transfer.checkpoint.CheckpointError` for a malformed document or
+        dict's ``transfer`` key. Raises :class:`transfer.formats.checkpoint.CheckpointError` for a malformed document or
         one of a format version this does not read. Each format's subclass reads it from its own file.
         """
         raise NotImplementedError(f"{type(self).__name__} does not say where its file keeps metadata")

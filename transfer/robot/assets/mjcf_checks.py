@@ -10,7 +10,7 @@ alone (includes spliced in), before the converter or MuJoCo's compiler reads it:
   as authored and PhysX and Newton (the converted USD's drives) do not.
 
 The size of a file (bodies and geoms, ``<replicate>`` counted out) is bounded where every robot file is parsed
-(:func:`transfer.assets.sources._parse`).
+(:func:`transfer.robot.assets.sources._parse`).
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from transfer.assets.mjcf import _default_types, _expand
-from transfer.assets.sources import AssetError, source_format
+from transfer.robot.assets.mjcf import _default_types, _expand
+from transfer.robot.assets.sources import AssetError, source_format
 
 __all__ = ["WALKING_TERMS", "check_mjcf", "names_dynamics", "refuse_welded_walker", "welded_root"]
 

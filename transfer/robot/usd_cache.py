@@ -1,4 +1,4 @@
-"""The read cache of :func:`transfer.orders.usd.read_file`: a bounded LRU of stage reads by file, each checked
+"""The read cache of :func:`transfer.robot.usd.read_file`: a bounded LRU of stage reads by file, each checked
 against the stats of every layer its stage used."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from transfer.orders.usd import StageRead
+    from transfer.robot.usd import StageRead
 
 __all__: list[str] = []  # the cache is read_file's own
 

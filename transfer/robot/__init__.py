@@ -4,7 +4,7 @@ A run names its robot once (``--asset``, a task's or a checkpoint's ``asset``); 
 :class:`Robot` (:meth:`Robot.of`: located, an MJCF/URDF converted to the USD the engines open) and hands the value
 down: :class:`transfer.env.PolicyEnv`, :func:`transfer.open_articulation` and the spawn rules read the
 topology, orders, base and collision geometry from it, and each is read from the file at most once per value
-(the composed stage itself is :func:`transfer.orders.usd.read_file`'s, shared by every value of the same file and
+(the composed stage itself is :func:`transfer.robot.usd.read_file`'s, shared by every value of the same file and
 checked against the file's layers).
 
 A :class:`Robot` is a path too (:func:`os.fspath` gives the USD), so every function that takes a robot file takes
@@ -18,6 +18,13 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
+
+from transfer.orders import holds_base, read_topology, resolve_ordering
+from transfer.orders.conventions import MEMBERS
+from transfer.robot.assets import AssetError, locate_asset, resolve_asset
+from transfer.robot.usd import collider_corners, collider_points, spawn_geometry, up_axis_conflict
+from transfer.robot.usd_bodies import authored_mass
+from transfer.robot.usd_files import url_references
 
 __all__ = ["Robot"]
 
@@ -35,11 +42,10 @@ class Robot(os.PathLike):
     @classmethod
     def of(cls, asset: Any) -> Robot:
         """The robot ``asset`` names: a :class:`Robot` as it is; a path or ``<package>:<name>`` located, an MJCF/URDF
-        converted (:func:`transfer.assets.resolve_asset`). Raises ``FileNotFoundError`` and
-        :class:`~transfer.assets.AssetError` naming the file."""
+        converted (:func:`transfer.robot.assets.resolve_asset`). Raises ``FileNotFoundError`` and
+        :class:`~transfer.robot.assets.AssetError` naming the file."""
         if isinstance(asset, Robot):
             return asset
-        from transfer.assets import locate_asset, resolve_asset
 
         located = locate_asset(asset)
         usd = resolve_asset(located)
@@ -66,14 +72,10 @@ class Robot(os.PathLike):
     @cached_property
     def topology(self) -> Any:
         """Every articulation of the stage (:class:`~transfer.orders.graph.Topology`)."""
-        from transfer.orders import read_topology
-
         return read_topology(self.usd)
 
     def order(self, convention: Any, root: str | None = None) -> Any:
         """The joint and body order under ``convention`` (:func:`transfer.resolve_ordering`), resolved once."""
-        from transfer.orders import resolve_ordering
-
         key = (tuple(convention) if isinstance(convention, list) else convention, root)
         if key not in self._memo:
             self._memo[key] = resolve_ordering(self.topology, convention, root)
@@ -83,23 +85,17 @@ class Robot(os.PathLike):
         """Every joint and body of the robot and its root link, in one fixed order (the order of
         :data:`transfer.orders.conventions.MEMBERS`): what a check names joints against when any order will do (the
         spawn rules, the perturbations, verify's names)."""
-        from transfer.orders.conventions import MEMBERS
-
         return self.order(MEMBERS, root)
 
     def holds_base(self, convention: Any) -> bool:
         """Whether the engine of ``convention`` holds the root link to the world (:func:`transfer.orders.holds_base`)."""
-        from transfer.orders import holds_base
-
         key = ("holds_base", convention)
         if key not in self._memo:
             self._memo[key] = holds_base(self.topology, convention)
         return self._memo[key]
 
     def spawn_geometry(self, root_body: str) -> tuple[float, float | None]:
-        """``(root_z, lowest_z)`` at the authored pose (:func:`transfer.orders.usd.spawn_geometry`)."""
-        from transfer.orders.usd import spawn_geometry
-
+        """``(root_z, lowest_z)`` at the authored pose (:func:`transfer.robot.usd.spawn_geometry`)."""
         key = ("spawn", root_body)
         if key not in self._memo:
             self._memo[key] = spawn_geometry(self.usd, root_body)
@@ -107,8 +103,6 @@ class Robot(os.PathLike):
 
     def base_mass(self, root_body: str) -> float | None:
         """The mass the asset authors on ``root_body`` (kg; ``None``: the engines compute it)."""
-        from transfer.orders.usd_bodies import authored_mass
-
         key = ("mass", root_body)
         if key not in self._memo:
             self._memo[key] = authored_mass(self.usd, root_body)
@@ -116,31 +110,22 @@ class Robot(os.PathLike):
 
     @cached_property
     def up_axis_warning(self) -> str | None:
-        """A root layer without ``upAxis`` over a layer that says another (:func:`transfer.orders.usd.up_axis_conflict`)."""
-        from transfer.orders.usd import up_axis_conflict
-
+        """A root layer without ``upAxis`` over a layer that says another (:func:`transfer.robot.usd.up_axis_conflict`)."""
         return up_axis_conflict(self.usd)
 
     @cached_property
     def collider_corners(self) -> dict[str, list[tuple[float, float, float]]]:
-        """Each body's collision box corners in its frame (:func:`transfer.orders.usd.collider_corners`)."""
-        from transfer.orders.usd import collider_corners
-
+        """Each body's collision box corners in its frame (:func:`transfer.robot.usd.collider_corners`)."""
         return collider_corners(self.usd)
 
     @cached_property
     def collider_points(self) -> dict[str, list[tuple[float, float, float, float]]]:
-        """Each body's colliders as points swept by a radius (:func:`transfer.orders.usd.collider_points`)."""
-        from transfer.orders.usd import collider_points
-
+        """Each body's colliders as points swept by a radius (:func:`transfer.robot.usd.collider_points`)."""
         return collider_points(self.usd, self.collider_corners)
 
 
 def refuse_urls(usd: Path) -> None:
     """Refuse a robot whose USD names a layer by URL (an engine's resolver could fetch it; transfer fetches nothing)."""
-    from transfer.assets import AssetError
-    from transfer.orders.usd_files import url_references
-
     urls = url_references(usd)
     if urls:
         layer, url = urls[0]

@@ -25,7 +25,9 @@ from typing import Any
 import numpy as np
 
 from transfer._rotations import quat_conj, quat_from_rpy, quat_mul, rotate, rotation_matrices, yaw
+from transfer.backends import reference_body_poses
 from transfer.task.motion import Motion, MotionError
+from transfer.task.terms import OBS_TERMS
 
 __all__ = ["DEFAULT_ANCHOR", "MotionTracking", "check_motion"]
 
@@ -35,8 +37,6 @@ DEFAULT_ANCHOR = "torso_link"
 
 def check_motion(task: Any, has_clip: bool) -> None:
     """Refuse a tracker without its clip, and a clip for a policy that observes none (:class:`MotionError`)."""
-    from transfer.task.terms import OBS_TERMS
-
     reads = [term.name for term in task.observation if OBS_TERMS[term.name].motion]
     if reads and not has_clip:
         raise MotionError(
@@ -65,7 +65,6 @@ class MotionTracking:
         policy_dt: float,
         anchor: str | None = None,
     ) -> None:
-        from transfer.backends import reference_body_poses
 
         anchor = anchor or motion.anchor  # the flag, else the file's own word
         if anchor is None:

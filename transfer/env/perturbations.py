@@ -25,11 +25,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from transfer._numbers import is_finite_number
+from transfer.task.terms import OBS_TERMS
 
 if TYPE_CHECKING:
     from transfer.backends.scene import SceneDescription
     from transfer.env import PolicyEnv
-    from transfer.orders.robot import Robot
+    from transfer.robot import Robot
     from transfer.task import Task
 
 __all__ = ["PERTURBATIONS", "Perturbation", "PerturbationKind"]
@@ -182,7 +183,6 @@ class ObservationNoise(PerturbationKind):
     neutral, minimum, why_minimum = 0.0, 0.0, "a scale >= 0 (0 adds none, 1 the noise a policy is trained with)"
 
     def observation(self, value: float, env: PolicyEnv, frames: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        from transfer.task.terms import OBS_TERMS
 
         out = dict(frames)
         for name, x in frames.items():

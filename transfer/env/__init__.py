@@ -20,10 +20,11 @@ import numpy as np
 
 from transfer._arrays import host
 from transfer._rotations import yaw
-from transfer.measure import BASE_CONTACT_HEIGHT, FALL_CAUSES, FALL_HEIGHT_FRACTION, FALL_TILT_COS, Measure, fallen
-from transfer.orders.robot import Robot
-from transfer.perturbations import Perturbation
-from transfer.spawn import SPAWN_MARGIN, default_pose, lowest, spawn_heights, training_base
+from transfer.env.measure import BASE_CONTACT_HEIGHT, FALL_CAUSES, FALL_HEIGHT_FRACTION, FALL_TILT_COS, Measure, fallen
+from transfer.env.perturbations import Perturbation
+from transfer.env.spawn import SPAWN_MARGIN, default_pose, lowest, spawn_heights, training_base
+from transfer.env.tracking import MotionTracking, check_motion
+from transfer.robot import Robot
 from transfer.task import Task
 from transfer.task.observation import ObservationBuffer
 from transfer.task.terms import OBS_TERMS
@@ -52,12 +53,12 @@ class PolicyEnv:
         seed: Seeds the initial joint-position noise (uniform, ``init_noise`` rad) that makes envs differ.
         backend_overrides: Extra :func:`~transfer.open_articulation` keyword arguments (they win over the task's
             scene description, :meth:`~transfer.Task.scene`).
-        perturbation: Disturbances to run under (:class:`~transfer.perturbations.Perturbation`): each kind acts
-            through its hooks (:mod:`transfer.perturbations`), called here in one place each: on the scene before the
+        perturbation: Disturbances to run under (:class:`~transfer.env.perturbations.Perturbation`): each kind acts
+            through its hooks (:mod:`transfer.env.perturbations`), called here in one place each: on the scene before the
             world is built, once the robot is up, on the joint gains, and during a run (:meth:`begin_run`,
             :meth:`before_policy_step`).
         motion: A reference motion (:class:`~transfer.task.motion.Motion`, in the robot file's joint order) for a
-            motion-tracking policy (:mod:`transfer.tracking`): every env starts in its first frame, and the motion
+            motion-tracking policy (:mod:`transfer.env.tracking`): every env starts in its first frame, and the motion
             terms read it; ``motion_anchor``: its anchor body (default: ``torso_link`` where the robot has one).
 
     The world is the task's (:meth:`~transfer.Task.scene`: ground, spawn, gravity, self-collisions, solver
@@ -196,10 +197,8 @@ class PolicyEnv:
             self._start()
 
     def _tracking(self, t: Task, motion: Any, anchor: str | None) -> Any:
-        """The reference motion in this env (:class:`~transfer.tracking.MotionTracking`), ``None`` without one; a task
+        """The reference motion in this env (:class:`~transfer.env.tracking.MotionTracking`), ``None`` without one; a task
         whose observation reads a motion needs one."""
-        from transfer.tracking import MotionTracking, check_motion
-
         check_motion(t, motion is not None)
         if motion is None:
             return None

@@ -2,7 +2,7 @@
 implies (:func:`spawn_heights`), the base the training engine builds (:func:`training_base`), the pose the engines
 create it in (:func:`default_pose`), and the lowest point of a link's collision box at an engine's pose
 (:func:`lowest`), which the environment's spawn and fall rule read. The robot is read through its
-:class:`~transfer.orders.robot.Robot` value (a path is made one).
+:class:`~transfer.robot.Robot` value (a path is made one).
 """
 
 from __future__ import annotations
@@ -12,8 +12,10 @@ from pathlib import Path
 import numpy as np
 
 from transfer._rotations import rotation_matrices
-from transfer.orders.robot import Robot
-from transfer.task import Task
+from transfer.backends import native_backend, native_convention
+from transfer.orders import OrderingError
+from transfer.robot import Robot
+from transfer.task import Task, TaskError, expand_joint_values
 
 __all__ = ["SPAWN_MARGIN", "default_pose", "lowest", "spawn_heights", "training_base"]
 
@@ -47,9 +49,6 @@ def training_base(task: Task, asset: str | Path | Robot) -> bool | None:
     the other engine keeps the training conditions (docs/replay.md). The training engine is the task's
     ``trained_on``, else its convention's engine (:func:`transfer.backends.native_backend`); ``None`` when there is
     none or the asset's articulation cannot be resolved (each engine then builds the base as it does)."""
-    from transfer.backends import native_backend, native_convention
-    from transfer.orders import OrderingError
-
     engine = task.trained_on or native_backend(task.convention)
     convention = None if engine is None else native_convention(engine)
     if convention is None:
@@ -63,9 +62,6 @@ def training_base(task: Task, asset: str | Path | Robot) -> bool | None:
 def default_pose(task: Task, asset: str | Path | Robot) -> dict[str, float]:
     """The task's default joint positions by joint name on ``asset`` (patterns expanded): the pose the engines create
     the robot in (:attr:`~transfer.backends.scene.SceneDescription.joint_positions`)."""
-    from transfer.orders import OrderingError
-    from transfer.task import TaskError, expand_joint_values
-
     try:
         names = Robot.of(asset).members().joints
         return expand_joint_values(task.default_joint_pos, names, field="default_joint_pos", require_all=False)

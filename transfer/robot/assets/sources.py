@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from transfer.assets.chains import CHAIN_VERSION
+from transfer.robot.assets.chains import CHAIN_VERSION
 
 __all__ = [
     "ROS_PACKAGE_PATH",
@@ -43,7 +43,7 @@ SOURCE_SUFFIXES = (".xml", ".urdf")
 """Suffixes read as robot description files (MJCF or URDF, told apart by the root element)."""
 _ROOTS = {"mujoco": "mjcf", "robot": "urdf"}
 _KEY_VERSION = f"transfer-asset-key/2 {CHAIN_VERSION}".encode()
-"""2: MJCF bodies with several joints are split into chains (:mod:`transfer.assets.chains`) after conversion."""
+"""2: MJCF bodies with several joints are split into chains (:mod:`transfer.robot.assets.chains`) after conversion."""
 _CHUNK = 1 << 20
 
 

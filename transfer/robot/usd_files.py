@@ -12,7 +12,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from transfer.assets import SOURCE_SUFFIXES
+from transfer._files import which_input
+from transfer.robot.assets import SOURCE_SUFFIXES
+from transfer.robot.assets.sources import references
+from transfer.robot.usd import file_stage
 
 __all__ = ["asset_files", "url_references", "which_read"]
 
@@ -24,13 +27,10 @@ def asset_files(asset: str | os.PathLike) -> tuple[Path, ...]:
     that references it). A file that cannot be read gives itself alone."""
     path = Path(asset)
     if path.suffix.lower() in SOURCE_SUFFIXES:
-        from transfer.assets.sources import references
-
         try:
             return (path, *(r.path for r in references(path) if r.exists))
         except (ValueError, OSError):
             return (path,)
-    from transfer.orders.usd import file_stage
 
     try:
         stage = file_stage(path)  # the read cache's: the command's own reading of the robot composes it no more
@@ -44,8 +44,6 @@ def which_read(out: Path, reads: list[tuple[str, Path]], robots: list[Path]) -> 
     """What ``out`` would write over, said as ``--config task.yaml`` or ``a file the robot R is read from``: one of
     ``reads`` (``(what, path)``), or a file one of ``robots`` is read from (:func:`asset_files`, opened only when
     ``out`` exists); ``None`` when nothing."""
-    from transfer._files import which_input
-
     if not out.exists():
         return None
     hit = which_input(out, reads) or which_input(
@@ -62,8 +60,6 @@ def url_references(asset: str | os.PathLike) -> list[tuple[str, str]]:
     USD ``asset``'s layers that is a URL (``http://``, ``omniverse://``, ...). transfer fetches nothing, but an engine's own USD resolver may: PhysX's
     looked ``example.com`` up for a sublayer ``@http://example.com/x.usd@``. Read from the read cache's stage."""
     from pxr import Sdf
-
-    from transfer.orders.usd import file_stage
 
     try:
         stage = file_stage(asset)

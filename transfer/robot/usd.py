@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from transfer.assets import SOURCE_SUFFIXES, resolve_asset
 from transfer.orders.graph import ArticulationGraph, Body, Joint, JointType, OrderingError, RobotSchema, Topology
-from transfer.orders.usd_cache import _CACHE_SIZE, _Entry, _layer_stats, _ReadCache
-from transfer.orders.usd_schema import robot_schema, robot_schema_or_error
+from transfer.robot.assets import SOURCE_SUFFIXES, resolve_asset
+from transfer.robot.usd_cache import _CACHE_SIZE, _Entry, _layer_stats, _ReadCache
+from transfer.robot.usd_schema import robot_schema, robot_schema_or_error
 
 __all__ = [
     "StagePhysics",
@@ -74,7 +74,7 @@ def open_stage(asset: Any):
     path = Path(asset)
     if not path.is_file():
         raise FileNotFoundError(f"USD file not found: {path}. Check the path (relative paths start at {Path.cwd()}).")
-    if path.suffix.lower() in SOURCE_SUFFIXES:  # MJCF or URDF: the converted USD (transfer.assets)
+    if path.suffix.lower() in SOURCE_SUFFIXES:  # MJCF or URDF: the converted USD (transfer.robot.assets)
         path = resolve_asset(path)
     try:
         _COMPOSED[0] += 1
@@ -92,7 +92,7 @@ def open_stage(asset: Any):
 
 def read_robot_schema(asset: Any, articulation_root: str) -> RobotSchema | None:
     """The robot schema of the asset (a path or a ``Usd.Stage``) holding ``articulation_root``, or ``None`` when
-    none is authored: :func:`transfer.orders.usd_schema.robot_schema` on the opened stage, which says how the
+    none is authored: :func:`transfer.robot.usd_schema.robot_schema` on the opened stage, which says how the
     robot prim is found and what it refuses."""
     return robot_schema(open_stage(asset), articulation_root)
 
@@ -326,7 +326,7 @@ def read_topology(asset: Any, root: str | None = None) -> Topology:
     return select(read, root)
 
 
-# --- the read cache (transfer.orders.usd_cache) -------------------------------------------------------------------
+# --- the read cache (transfer.robot.usd_cache) -------------------------------------------------------------------
 
 _CACHE = _ReadCache(_CACHE_SIZE)
 

@@ -24,8 +24,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Any
 
-from transfer.orders.usd import open_stage, read_physics
-from transfer.profile.rules import (
+from transfer.robot.profile.rules import (
     FIXES,
     ROBOT_SCHEMA_RULES,
     SEVERITIES,
@@ -35,7 +34,8 @@ from transfer.profile.rules import (
     profile_findings,
     stage_contents,
 )
-from transfer.profile.settings import AssetSettings, JointDrive, read_asset_settings
+from transfer.robot.profile.settings import AssetSettings, JointDrive, read_asset_settings
+from transfer.robot.usd import open_stage, read_physics
 
 __all__ = [
     "FIXES",

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+from transfer.robot.usd import file_stage
+
 __all__ = ["authored_mass"]
 
 
@@ -11,8 +13,6 @@ def authored_mass(asset: str | os.PathLike, body: str) -> float | None:
     """The mass ``physics:mass`` authors on the body at ``body`` (kg, by the stage's ``kilogramsPerUnit``), or
     ``None`` when none is authored (0 or missing: the engines then compute it from density and colliders)."""
     from pxr import UsdPhysics
-
-    from transfer.orders.usd import file_stage
 
     stage = file_stage(asset)
     prim = stage.GetPrimAtPath(body)

@@ -32,8 +32,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from transfer.assets.sources import AssetError, ros_packages
 from transfer.errors import MissingPackageError
+from transfer.robot.assets.sources import AssetError, ros_packages
 
 __all__ = [
     "CONVERTERS",

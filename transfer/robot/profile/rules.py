@@ -9,9 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from transfer._numbers import is_finite_number
+from transfer.orders import physx_order
 from transfer.orders.graph import OrderingError
-from transfer.orders.usd import open_stage, read_physics, read_robot_schema, read_stage
-from transfer.profile.settings import authored
+from transfer.robot.assets.chains import is_chain_frame
+from transfer.robot.profile.settings import authored
+from transfer.robot.usd import open_stage, read_physics, read_robot_schema, read_stage
 
 __all__ = [
     "FIXES",
@@ -39,7 +41,7 @@ class StageContents:
 
 def stage_contents(asset: Any) -> StageContents:
     """:class:`StageContents` of ``asset`` (a USD path or ``Usd.Stage``); the composition errors are the ones
-    ``transfer inspect`` lists (:attr:`transfer.orders.usd.StageRead.unresolved`)."""
+    ``transfer inspect`` lists (:attr:`transfer.robot.usd.StageRead.unresolved`)."""
     from pxr import Usd, UsdGeom, UsdPhysics
 
     stage = open_stage(asset)
@@ -378,9 +380,6 @@ def _has_collider(stage: Any, body: str, bodies: set[str]) -> bool:
 def _robot_checks(stage: Any, physics: Any) -> list[Finding]:
     """Per articulation: its base kind and Isaac Lab's flag; links of a floating base without collision geometry;
     movable joints without limits; drives without an effort limit (``maxForce``)."""
-    from transfer.assets.chains import is_chain_frame
-    from transfer.orders import physx_order
-
     out = []
     graphs = {g.root: g for g in read_stage(stage).graphs}
     bodies = set(physics.bodies)

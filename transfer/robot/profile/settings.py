@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from transfer.orders.graph import OrderingError
-from transfer.orders.usd import open_stage, read_physics
+from transfer.robot.usd import open_stage, read_physics
 
 __all__ = ["AssetSettings", "JointDrive", "authored", "read_asset_settings"]
 
