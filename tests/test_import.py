@@ -96,6 +96,33 @@ def test_references_follow_meshdir_package_and_includes(tmp_path):
     assert refs["part.obj"].exists and not refs["gone.stl"].exists  # listed anyway: the converter decides
 
 
+def test_an_mjcf_is_parsed_once_while_it_and_its_includes_stay_unchanged(tmp_path, monkeypatch):
+    """Every caller of one robot file (the asset door, the cache key, the conversion record) gets its format and its
+    references from one parse; a changed byte in the file or in an included file is read again."""
+    from transfer.robot.assets import sources
+
+    parsed: list[Path] = []
+    real = sources._parse
+    monkeypatch.setattr(sources, "_parse", lambda path: parsed.append(Path(path).name) or real(path))
+    monkeypatch.setattr(sources, "_RACY_NS", -1)  # files written just now count as settled (their stamps still differ)
+    main_file, parts = tmp_path / "robot.xml", tmp_path / "parts.xml"
+    parts.write_text('<mujoco><asset><mesh name="a" file="a.obj"/></asset></mujoco>')
+    main_file.write_text('<mujoco model="r"><include file="parts.xml"/><worldbody/></mujoco>')
+    for _ in range(3):
+        assert source_format(main_file) == "mjcf"
+        assert [r.text for r in references(main_file)] == ["parts.xml", "a.obj"]
+        content_key(main_file, "mujoco-usd-converter 0.8.0")
+    assert parsed == ["robot.xml", "robot.xml", "parts.xml"]  # the format once, the references once (two files)
+    parts.write_text('<mujoco><asset><mesh name="b" file="longer.obj"/></asset></mujoco>')
+    assert [r.text for r in references(main_file)] == ["parts.xml", "longer.obj"]  # the include changed: read again
+    main_file.write_text('<robot name="r"><link name="base"/></robot>')
+    assert source_format(main_file) == "urdf"  # the file changed: read again
+    main_file.write_text("<mujoco><worldbody>")
+    for _ in range(2):  # a refusal is never remembered as an answer
+        with pytest.raises(AssetError, match="not well-formed"):
+            source_format(main_file)
+
+
 MJCF_VARIANTS = [
     '<mujoco model="k"><asset><mesh name="m" file="m.obj"/></asset><worldbody/></mujoco>',
     '<mujoco model="k"><asset><mesh name="m" file="m.obj"/></asset><worldbody/></mujoco>\n',

@@ -536,6 +536,7 @@ def test_an_unknown_python_tag_is_refused_naming_it_and_its_line_and_nothing_run
     import transfer.env
     import transfer.formats
     import transfer.formats.info
+    import transfer.runs.inputs
 
     def no(*args, **kwargs):
         raise AssertionError("nothing may be loaded or run for a refused env.yaml")
@@ -544,6 +545,7 @@ def test_an_unknown_python_tag_is_refused_naming_it_and_its_line_and_nothing_run
     monkeypatch.setattr(transfer.formats, "load_policy", no)
     # info binds the name at import: patched there too (imported under the patch, it kept the stand-in for good)
     monkeypatch.setattr(transfer.formats.info, "load_policy", no)
+    monkeypatch.setattr(transfer.runs.inputs, "load_policy", no)  # the input layer binds it too
     marker = tmp_path / "RAN"
     folder = write_run(tmp_path / "run", "physx")
     (folder / "exported").mkdir()

@@ -25,7 +25,18 @@ from typing import Any
 
 from transfer.ordering import OrderingConvention
 
-__all__ = ["BUILTIN", "MEMBERS", "PLUGINS", "Convention", "conventions", "every_member", "get", "load", "register"]
+__all__ = [
+    "BUILTIN",
+    "MEMBERS",
+    "PLUGINS",
+    "Convention",
+    "conventions",
+    "every_member",
+    "get",
+    "listed",
+    "load",
+    "register",
+]
 
 BUILTIN = ("transfer.orders.physx", "transfer.orders.mjwarp", "transfer.orders.robot_schema", "transfer.orders.mujoco")
 """The modules that declare the built-in conventions (each a ``CONVENTION``), in the order they are listed."""
@@ -119,6 +130,11 @@ def conventions() -> tuple[Convention, ...]:
     load()
     order = {name: i for i, name in enumerate(OrderingConvention._names)}
     return tuple(sorted(_REGISTRY.values(), key=lambda c: order.get(c.name, len(order))))
+
+
+def listed() -> str:
+    """The registered conventions' names, comma-separated, for a message: ``physx, mjwarp, robot_schema, mujoco``."""
+    return ", ".join(c.name for c in conventions())
 
 
 def get(name: Any) -> Convention:

@@ -40,7 +40,7 @@ from transfer.formats.checkpoint import atomic_write, build_metadata, check_meta
 from transfer.formats.onnx import onnxruntime, save_onnx
 from transfer.formats.policy import PolicyError
 from transfer.ordering import OrderingConvention
-from transfer.runs.inputs import ReplayError, resolve_inputs
+from transfer.runs.inputs import ReplayError, native_backend, resolve_inputs
 from transfer.task import TaskError
 from transfer.task.deploy import read_deploy_config
 
@@ -549,7 +549,6 @@ def _check_onnx(model: Any, policy: Any) -> float:
 
 
 def _metadata(task: Any, names: Sequence[str], inputs: Any, asset: Any, checkpoint: Any) -> dict[str, Any]:
-    from transfer.runs.inputs import ReplayError, native_backend
 
     try:
         trained_on = native_backend(inputs)

@@ -19,10 +19,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from transfer.backends import backend_names, source_notes
 from transfer.backends import native_backend as convention_backend
-from transfer.ordering import OrderingConvention, parse_ordering
+from transfer.formats import detect_format, load_policy, open_checkpoint
+from transfer.formats.checkpoint import merge_config, metadata_to_task
+from transfer.ordering import OrderingConvention, parse_ordering, read_name_file
 from transfer.orders import get_convention
+from transfer.orders.conventions import listed
 from transfer.robot import Robot
+from transfer.robot.assets import asset_source, conversion_warnings, locate_asset
+from transfer.task import Task, load_task
+from transfer.task.deploy import DeployConfig
+from transfer.task.isaaclab import find_run, isaaclab_task, read_isaaclab_run
+from transfer.task.readers import read_config
 
 if TYPE_CHECKING:  # the main path's values, named for the reader (importing them here would load torch's door)
     from transfer.formats.policy import Policy
@@ -90,8 +99,6 @@ class Inputs:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, device: str = "cpu") -> Inputs:
         """The inputs :meth:`to_dict` wrote: the policy loaded from its file, the rest as resolved."""
-        from transfer.formats import load_policy
-        from transfer.task import Task
 
         policy = load_policy(data["policy"], device=device, format=data["format"], **dict(data["policy_options"]))
         task = Task.from_dict(data["task"], source=data.get("task_source"))
@@ -125,7 +132,6 @@ class Inputs:
         """The robot as a document written from these inputs names it: ``explicit`` (``--asset``) as an absolute
         path, else the task's own name for it (``transfer:quadruped.usda`` stays portable) when that is the file in
         use, else the file in use."""
-        from transfer.robot.assets import locate_asset
 
         if explicit is None and self.task.asset is not None:
             try:
@@ -141,8 +147,6 @@ def parse_source(source: str | Sequence[str] | None) -> Any:
         return parse_ordering(source)
     path = Path(source)
     if path.is_file():
-        from transfer.ordering import read_name_file
-
         try:
             return parse_ordering(read_name_file(path))
         except ValueError as exc:
@@ -151,14 +155,13 @@ def parse_source(source: str | Sequence[str] | None) -> Any:
         return parse_ordering(source)
     except ValueError:
         raise ReplayError(
-            f"--source {source!r}: not a convention (physx, mjwarp, robot_schema, mujoco) and not a file listing joint names"
+            f"--source {source!r}: not a convention ({listed()}) and not a file listing joint names"
         ) from None
 
 
 def open_policy(checkpoint: str | Path) -> Any:
     """The policy in the file ``checkpoint``, for a command that needs only the network (``transfer task`` checks
     its sizes): :func:`transfer.formats.load_policy`."""
-    from transfer.formats import load_policy
 
     return load_policy(checkpoint)
 
@@ -167,8 +170,6 @@ def locate_checkpoint(path: str | Path) -> tuple[Path, dict[str, Any], Any]:
     """``(file, options, run)``: the checkpoint file ``path`` names (a file as it is; an Isaac Lab run folder, or a
     file inside one: the run's checkpoint), the options it loads with (an RSL-RL actor's, from the run's
     agent.yaml) and the run (``None`` outside one). The run's ``params/env.yaml`` is read (safely) first."""
-    from transfer.formats import detect_format
-    from transfer.task.isaaclab import find_run, read_isaaclab_run
 
     if find_run(path) is None:
         return Path(path), {}, None
@@ -179,7 +180,6 @@ def locate_checkpoint(path: str | Path) -> tuple[Path, dict[str, Any], Any]:
 def resolve_task(task: str | Path, asset: str | Path | None = None) -> tuple[Any, Robot]:
     """The task file ``task`` and its robot (``asset``, else the task's): what ``train`` starts from. Raises
     ``ValueError`` naming the file when neither names a robot."""
-    from transfer.task import load_task
 
     spec = load_task(task)
     given = asset if asset is not None else spec.asset
@@ -218,8 +218,6 @@ def resolve_inputs(
     ``aliases``: observation terms a deploy config or run names otherwise -> the term each is (the task field
     ``observation_aliases``; :func:`aliases_in` finds them among ``--set`` settings).
     """
-    from transfer.backends import source_notes
-    from transfer.robot.assets import conversion_warnings
 
     inputs = _resolve(checkpoint, source, config, asset, load, aliases or {})
     extra = conversion_warnings(inputs.asset_file)
@@ -230,7 +228,6 @@ def resolve_inputs(
 
 def _open(path: str | Path, load: bool, **options: Any) -> Any:
     """The policy in ``path`` (``load``), else its :class:`~transfer.formats.CheckpointFile`."""
-    from transfer.formats import load_policy, open_checkpoint
 
     return load_policy(path, **options) if load else open_checkpoint(path)
 
@@ -250,9 +247,6 @@ def aliases_in(settings: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 def _resolve(checkpoint: str | Path, source: Any, config: Any, asset: Any, load: bool, aliases: Any) -> Inputs:
-    from transfer.task.deploy import DeployConfig
-    from transfer.task.isaaclab import find_run
-    from transfer.task.readers import read_config
 
     if find_run(checkpoint) is not None and (config is None or Path(checkpoint).is_dir()):
         return _inputs_from_run(checkpoint, source, config, asset, load, aliases)
@@ -275,7 +269,7 @@ def _resolve(checkpoint: str | Path, source: Any, config: Any, asset: Any, load:
         parsed = parse_ordering(task.convention)
     if parsed is None:
         raise ReplayError(
-            f"--source is needed: the joint order of {Path(checkpoint).name} (physx, mjwarp, robot_schema, mujoco, or a file "
+            f"--source is needed: the joint order of {Path(checkpoint).name} ({listed()}, or a file "
             f"listing its joint names); {config} does not say."
         )
     if isinstance(parsed, OrderingConvention):
@@ -340,9 +334,6 @@ def _inputs_from_run(path: str | Path, source: Any, config: Any, asset: Any, loa
     or the one the training engine (or ``scene.robot.joint_ordering``) gives, the asset is ``asset`` or the run's
     ``usd_path`` when that is a local file. A checkpoint carrying metadata speaks for itself.
     """
-    from transfer.formats import detect_format
-    from transfer.task import load_task
-    from transfer.task.isaaclab import isaaclab_task, read_isaaclab_run
 
     run = read_isaaclab_run(path)
     options = run.policy_options() if detect_format(run.checkpoint) == "rsl_rl" else {}
@@ -359,8 +350,6 @@ def _inputs_from_run(path: str | Path, source: Any, config: Any, asset: Any, loa
             task = task.with_convention(parsed)
         task = dataclasses.replace(task, trained_on=task.trained_on or run.trained_on)
         if asset is None and task.asset is not None:
-            from transfer.robot.assets import locate_asset
-
             asset = locate_asset(task.asset)
     robot = Robot.of(run.asset_path(asset))
     notes: list[str] = []
@@ -378,7 +367,6 @@ def _inputs_from_metadata(
 ) -> Inputs:
     """:func:`resolve_inputs` for a checkpoint that describes itself: the metadata's task, order and asset, each
     explicit argument checked against them."""
-    from transfer.formats.checkpoint import merge_config, metadata_to_task
 
     name = policy.path.name
     task = metadata_to_task(meta, source=f"{name} (metadata)")
@@ -427,8 +415,6 @@ def _inputs_from_metadata(
 
 def _config_task(config: Any, joint_names: Any, aliases: Any) -> Any:
     """The task ``config`` describes; a deploy config's, on the joint names the checkpoint's metadata lists."""
-    from transfer.task.deploy import DeployConfig
-    from transfer.task.readers import read_config
 
     found = read_config(config, aliases=aliases)
     return found.task(joint_names, aliases) if isinstance(found, DeployConfig) else found
@@ -440,7 +426,6 @@ def _asset_drift(meta: dict[str, Any], source_file: Path | None, name: str) -> t
     recorded = meta.get("asset_source")
     if not recorded or source_file is None:
         return ()
-    from transfer.robot.assets import asset_source
 
     now = asset_source(source_file) or {}
     changed = [
@@ -468,7 +453,6 @@ def _asset_drift(meta: dict[str, Any], source_file: Path | None, name: str) -> t
 def native_backend(inputs: Inputs) -> str:
     """The backend the checkpoint was trained on: the task's ``trained_on`` (a converted checkpoint's metadata keeps
     it), else its convention's engine."""
-    from transfer.backends import backend_names
 
     trained = inputs.task.trained_on
     if trained in backend_names():

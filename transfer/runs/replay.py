@@ -21,6 +21,14 @@ from typing import TYPE_CHECKING, Any, TextIO
 import numpy as np
 
 from transfer._console import is_terminal, progress_bar
+from transfer.backends import describe_settings, native_convention
+from transfer.env import Measure, PolicyEnv
+from transfer.env.perturbations import Perturbation
+from transfer.env.tracking import check_motion
+from transfer.formats.onnx import motion_from_onnx
+from transfer.ordering import parse_ordering
+from transfer.robot.assets.mjcf import mujoco_joint_names
+from transfer.robot.assets.mjcf_checks import refuse_welded_walker
 from transfer.runs.inputs import (
     Inputs,
     ReplayError,
@@ -32,6 +40,8 @@ from transfer.runs.inputs import (
     without_listed_order,
 )
 from transfer.runs.replay_plot import plot  # noqa: F401 - the replay's API: replay, compare and plot
+from transfer.task.motion import read_motion
+from transfer.traces import Recorder, metrics, write_trace
 from transfer.traces.parquet import check_destination, trace_paths
 
 if TYPE_CHECKING:  # the main path's values, named for the reader
@@ -154,8 +164,6 @@ def replay(
     :mod:`transfer.task.motion`), its anchor body ``motion_anchor``: every env starts in its first frame and the run
     ends with the clip (:mod:`transfer.env.tracking`).
     """
-    from transfer.env import PolicyEnv
-    from transfer.env.perturbations import Perturbation
 
     if not isinstance(perturbation, Perturbation):
         perturbation = Perturbation.from_dict(perturbation)
@@ -197,7 +205,6 @@ def read_clip(path: str | Path | None, fps: float | None, inputs: Inputs) -> Any
     file's order (MuJoCo's order of its MJCF or URDF; a USD robot's: the checkpoint's); without a path, the motion a
     tracking export carries (mjlab's, :func:`transfer.formats.onnx.motion_from_onnx`: one frame per policy step, in
     the checkpoint's joint order), else ``None``."""
-    from transfer.env.tracking import check_motion
 
     if path is None and fps is not None:
         raise ReplayError("--motion-fps without --motion: give the clip it is the rate of")
@@ -205,12 +212,9 @@ def read_clip(path: str | Path | None, fps: float | None, inputs: Inputs) -> Any
     if path is None:
         if not inputs.policy.motion_export:
             return None
-        from transfer.formats.onnx import motion_from_onnx
 
         names = inputs.task.joint_names or inputs.robot.order(inputs.source).joints
         return motion_from_onnx(inputs.policy.path, names, 1.0 / inputs.task.policy_dt)
-    from transfer.robot.assets.mjcf import mujoco_joint_names
-    from transfer.task.motion import read_motion
 
     file = inputs.robot.file
     names = mujoco_joint_names(file) if file is not None else inputs.robot.order(inputs.source).joints
@@ -246,8 +250,7 @@ def check_sizes_before_run(inputs: Inputs) -> None:
     """The checkpoint's input and output sizes against the task on the robot (its patterns expanded on the robot's
     joints), before any engine starts (the same check runs on the env once it is up: an engine's log must not bury
     the one line that says it); a sweep's spec asks it of each checkpoint before any cell."""
-    from transfer.robot.assets.mjcf_checks import refuse_welded_walker
-    from transfer.runs.verify.checks import check_sizes
+    from transfer.runs.verify.checks import check_sizes  # verify replays: a cycle at module level
 
     refuse_welded_walker(inputs.asset_file, [t.name for t in inputs.task.observation])  # an MJCF welded to the world
     names = inputs.task.joint_names or inputs.robot.order(inputs.source).joints
@@ -262,7 +265,7 @@ def check_sizes_before_run(inputs: Inputs) -> None:
 
 
 def _refuse_sizes(policy: Any, inputs: Inputs, observation_size: int, action_size: int, terms: dict[str, int]):
-    from transfer.runs.verify.checks import size_mismatch
+    from transfer.runs.verify.checks import size_mismatch  # verify replays: a cycle at module level
 
     raise ReplayError(
         f"{size_mismatch(policy, inputs.asset_given.name, observation_size, action_size, terms)}. Is "
@@ -281,8 +284,6 @@ def _run(
     label: str | None,
     record: str | Path | None = None,
 ) -> ReplayResult:
-    from transfer.env import Measure
-    from transfer.traces import Recorder
 
     if policy.input_size != env.observation_size or policy.output_size != env.action_size:
         terms = {k: s.stop - s.start for k, s in env.slices.items()}
@@ -312,8 +313,6 @@ def _run(
         }
     )
     if record is not None:
-        from transfer.traces import write_trace
-
         write_trace(recording, record)
     return _result(
         env,
@@ -367,8 +366,6 @@ def _result(
     record: str | Path | None,
 ) -> ReplayResult:
     """The run's :class:`ReplayResult` from its measurements and recording (``rate``: env steps a second)."""
-    from transfer.env import Measure
-    from transfer.traces import metrics
 
     fallen = np.isfinite(measure.fallen_at)
     command = tuple(float(c) for c in env.command[0])
@@ -404,7 +401,6 @@ def baseline_failure(native: ReplayResult) -> str | None:
     """Why a native run (the checkpoint on its training engine) is no baseline to read a transfer against: it fell
     in some env, or walked below half the commanded speed. ``None`` when it stands and walks."""
     wanted = float(np.linalg.norm(native.command[:2]))
-    from transfer.env import Measure
 
     if native.fall_fraction == 0 and native.seconds <= Measure.warmup:
         return (
@@ -419,7 +415,6 @@ def baseline_failure(native: ReplayResult) -> str | None:
         problems.append(f"walked {speed:.2f} m/s, below half the commanded {wanted:.2f} m/s")
     if not problems:
         return None
-    from transfer.backends import describe_settings
 
     s, engine = native.settings, native.target  # the engine the native run ran on: its own settings, by its own words
     shown = (
@@ -506,8 +501,6 @@ def _no_control(inputs: Inputs, target: str) -> str | None:
     """Why no naive run can be a control on ``target``: the engine's own joint order is the checkpoint's (legged_gym's
     H1 on MuJoCo or Newton: the MJCF's order is MuJoCo's and Newton's), else ``None``; also ``None`` when the
     target's order cannot be told before the run (a USD robot on MuJoCo)."""
-    from transfer.backends import native_convention
-    from transfer.ordering import parse_ordering
 
     convention = native_convention(target)
     try:

@@ -29,7 +29,15 @@ from typing import Any
 
 from transfer._files import same_file
 from transfer.backends import backend_names, native_backend, starting_settings
+from transfer.formats.checkpoint import atomic_write
+from transfer.ordering import OrderingConvention, parse_ordering
+from transfer.orders import OrderingError, conventions, get_convention, resolve_ordering
 from transfer.orders.conventions import MEMBERS
+from transfer.robot import Robot
+from transfer.robot.assets import package_hint
+from transfer.robot.profile import read_asset_settings
+from transfer.runs.inputs import open_policy
+from transfer.task import FLAT_VELOCITY_OBSERVATION, ActionTerm, Task
 
 __all__ = ["DECIDE", "StartingTask", "TaskFileError", "render", "starting_task", "write_task_file"]
 
@@ -61,7 +69,6 @@ def _number(x: float) -> float:
 
 
 def _orders(asset: str) -> dict[str, tuple[str, ...]]:
-    from transfer.orders import OrderingError, conventions, resolve_ordering
 
     out = {}
     for conv in (c for c in conventions() if c.from_usd):  # the orders a USD keeps
@@ -111,10 +118,6 @@ def starting_task(
     """The starting task for ``asset`` (see the module docstring). ``source``: the convention the checkpoint was
     trained in (``physx``, ``mjwarp``, ``robot_schema``); ``output``: where the file will be written (the task's
     ``asset`` is then relative to it). Raises :class:`TaskFileError` when ``checkpoint``'s sizes disagree."""
-    from transfer.robot import Robot
-    from transfer.robot.assets import package_hint
-    from transfer.robot.profile import read_asset_settings
-    from transfer.task import FLAT_VELOCITY_OBSERVATION, Task
 
     asset = str(asset)
     if package_hint(asset) is None and not Path(asset).is_file():
@@ -175,8 +178,6 @@ def _refuse_repeated_names(asset: str, orders: dict[str, tuple[str, ...]]) -> No
 def _source_convention(source: str | None, orders: dict[str, tuple[str, ...]]) -> str | None:
     """The convention ``--source`` names (``None`` without one); refused when unknown or when the asset authors no
     order of it."""
-    from transfer.ordering import OrderingConvention, parse_ordering
-    from transfer.orders import conventions, get_convention
 
     if source is None:
         return None
@@ -279,7 +280,6 @@ def _simulation(settings: Any, draft: _Draft) -> dict[str, Any]:
 
 def _action(joints: list[str], draft: _Draft) -> Any:
     """Isaac Lab's joint-position action over every joint, its scale to decide."""
-    from transfer.task import ActionTerm
 
     draft.ask(
         "action",
@@ -330,7 +330,6 @@ def _pose(drive: Any) -> float | None:
 
 
 def _relative(asset: str, output: str | os.PathLike | None) -> str:
-    from transfer.robot.assets import package_hint
 
     if package_hint(asset) is not None:  # newton:<name>: found through the package wherever the task file lies
         return asset
@@ -339,7 +338,6 @@ def _relative(asset: str, output: str | os.PathLike | None) -> str:
 
 
 def _check_sizes(result: StartingTask, checkpoint: str | os.PathLike) -> dict[str, Any]:
-    from transfer.runs.inputs import open_policy
 
     policy = open_policy(checkpoint)
     sizes = {"input_size": policy.input_size, "output_size": policy.output_size}
@@ -436,7 +434,6 @@ def write_task_file(
     result = starting_task(asset, checkpoint=checkpoint, source=source, output=out)
     text = render(result, str(asset))
     _check_round_trip(text, result, out)
-    from transfer.formats.checkpoint import atomic_write
 
     # the old file stays whole if writing fails (a full disk); without --force, one that appeared meanwhile is kept
     atomic_write(out, lambda tmp: tmp.write_text(text), replace=force)
@@ -445,8 +442,6 @@ def write_task_file(
 
 def _check_round_trip(text: str, result: StartingTask, out: Path) -> None:
     import yaml
-
-    from transfer.task import Task
 
     data = yaml.safe_load(text)
     read = Task.from_dict(data, source=str(out))

@@ -20,6 +20,7 @@ import hashlib
 import os
 import time
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -142,6 +143,10 @@ def source_format(path: str | Path) -> str | None:
         return None
     if not path.is_file():
         raise FileNotFoundError(f"Asset file not found: {path}")
+    return _remembered("format", path, lambda: (_format_of(path), (path,)))
+
+
+def _format_of(path: Path) -> str:
     tag = _parse(path).tag
     if tag not in _ROOTS:
         raise AssetError(
@@ -156,6 +161,16 @@ def references(path: str | Path, fmt: str | None = None) -> tuple[Reference, ...
     (:attr:`Reference.exists` tells); the converter decides whether it needs them."""
     path = Path(path).absolute()
     fmt = fmt or source_format(path)
+    if fmt != "mjcf":  # a URDF's package:// lookups depend on folders and the environment, not on the file alone
+        return _references(path, fmt)
+    return _remembered("mjcf references", path, lambda: _with_includes(_references(path, fmt), path))
+
+
+def _with_includes(refs: tuple[Reference, ...], path: Path) -> tuple[tuple[Reference, ...], tuple[Path, ...]]:
+    return refs, (path, *(ref.path for ref in refs if ref.element == "include"))
+
+
+def _references(path: Path, fmt: str) -> tuple[Reference, ...]:
     found = _mjcf_references(path) if fmt == "mjcf" else _urdf_references(path)
     unique: dict[tuple[str, Path], Reference] = {}
     for ref in found:  # a file visual-only where every mention of it is
@@ -419,6 +434,37 @@ _DIGESTS: dict[str, tuple[tuple[int, int, int, int], str]] = {}
 hashed once per process while they stay unchanged (every command resolves its asset more than once)."""
 _RACY_NS = 2_000_000_000
 """A file changed this recently is hashed every time: file times are too coarse to tell two quick writes apart."""
+
+
+_READ: dict[tuple[str, str], tuple[tuple[Any, ...], tuple[Path, ...], Any]] = {}
+"""What was read of a robot file (its format, an MJCF's references), by kind and real path, with the files it came
+from and their ``(mtime_ns, size, ctime_ns, inode)``: a file is parsed once per process while none of them changes,
+however many callers ask (the asset door, the cache key, the conversion record)."""
+
+
+def _stamp(path: Path) -> tuple[int, int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino)
+
+
+def _remembered(kind: str, path: Path, read: Callable[[], tuple[Any, tuple[Path, ...]]]) -> Any:
+    """``read()``'s value (with the files it read) for ``path``, read again only when one of those files changed;
+    a file changed within :data:`_RACY_NS` is read every time."""
+    key = (kind, os.path.realpath(path))
+    known = _READ.get(key)
+    if known is not None and known[0] == tuple(_stamp(f) for f in known[1]):
+        return known[2]
+    value, files = read()
+    stamps = tuple(_stamp(f) for f in files)
+    now = time.time_ns()
+    if all(s is not None and now - max(s[0], s[2]) > _RACY_NS for s in stamps):
+        if len(_READ) > 4096:
+            _READ.clear()
+        _READ[key] = (stamps, files, value)
+    return value
 
 
 def file_sha256(path: str | Path) -> str:

@@ -43,7 +43,7 @@ from transfer._rotations import quat_conj, quat_mul, rotate
 from transfer.backends import movement_probe, probed_backends
 from transfer.backends.probes import MovementCommand, MovementJoint, MovementPlan
 from transfer.robot import Robot
-from transfer.robot.profile import scan_joints
+from transfer.robot.profile import profile_findings, scan_joints, stage_contents
 from transfer.runs.validate.loops import closed_loops, loop_note
 from transfer.runs.validate.plot import plot
 from transfer.runs.validate.results import (
@@ -490,7 +490,6 @@ def validate(
 
     Raises :class:`ValidateInputError` for an empty stage (no rigid body, joint or geometry), naming the references
     that do not resolve when that is why."""
-    from transfer.robot.profile import profile_findings, scan_joints, stage_contents
 
     given, asset = str(asset), str(Robot.of(asset).usd)  # an MJCF/URDF file: its converted USD
     contents = stage_contents(asset)

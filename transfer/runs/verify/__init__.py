@@ -32,8 +32,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from transfer.backends import backend_names
+from transfer.env import PolicyEnv
 from transfer.orders.conventions import MEMBERS
 from transfer.runs.inputs import Inputs, ReplayError, one_torch_thread, resolve_inputs, without_listed_order
+from transfer.runs.replay import read_clip
 from transfer.runs.verify.checks import (
     ACTION_TOLERANCE,
     BACKENDS,
@@ -123,7 +126,6 @@ def verify(
     ``FileNotFoundError`` for inputs that do not fit together enough to check (no config, no order, a missing
     file); a failed check is ``ok=False`` in the report.
     """
-    from transfer.runs.replay import read_clip
 
     engines = check_engines(engines)
 
@@ -171,7 +173,6 @@ def _open(
 ) -> dict[str, Any]:
     """One environment per engine, in the checkpoint's order (or the order ``overrides`` gives an engine); those
     opened are closed when one fails to open."""
-    from transfer.env import PolicyEnv
 
     envs: dict[str, Any] = {}
     try:
@@ -218,7 +219,6 @@ def _check_on(
 
 def check_engines(engines: Sequence[str] | None) -> tuple[str, str]:
     """The two engines verify compares: two different registered names (default :data:`BACKENDS`)."""
-    from transfer.backends import backend_names
 
     if engines is None:
         return BACKENDS  # type: ignore[return-value]

@@ -16,8 +16,9 @@ from typing import Any
 import numpy as np
 
 from transfer._patterns import PatternError, full_matches
-from transfer._rotations import quat_from_rpy, rotation_matrices
-from transfer.backends import backend_names
+from transfer._rotations import quat_conj, quat_from_rpy, quat_mul, rotation_matrices
+from transfer.backends import backend_names, reference_body_poses
+from transfer.orders import OrderingError
 from transfer.runs.inputs import Inputs
 from transfer.runs.verify.report import Largest, SizeCheck, TermCheck
 from transfer.task.terms import OBS_TERMS
@@ -111,7 +112,6 @@ def size_mismatch(policy: Any, robot: str, observation_size: int, action_size: i
 def check_sizes(inputs: Inputs) -> SizeCheck:
     """Check 1 on the asset alone (no engine): names, then the config expanded on the checkpoint's order, then
     the checkpoint's input/output sizes against the observation and action it describes."""
-    from transfer.orders import OrderingError
 
     policy, task = inputs.policy, inputs.task
     members = inputs.robot.members()  # every joint and body, in some order
@@ -324,8 +324,6 @@ def _motion_terms(env: Any, motion: Any, st: _States, order: Sequence[str], asse
     checkpoint's order, the frame mjlab's count gives (observation k reads frame k + 1), the reference anchor's and
     the robot anchor's poses by forward kinematics of the robot's file (the robot's from the named state written,
     not from an engine)."""
-    from transfer._rotations import quat_conj, quat_mul
-    from transfer.backends import reference_body_poses
 
     if motion is None:
         return {}

@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from transfer.traces.figures import pyplot, save
+
 # ---------------------------------------------------------------------------------------------------- results
 
 
@@ -283,7 +285,6 @@ def _verdict(
 def plot_trace(report: VerifyReport, path: str | Path) -> Path:
     """Per-joint divergence over time (thin), its maximum (thick) and the drift threshold, above both bases'
     heights; a PNG at ``path``."""
-    from transfer.traces.figures import pyplot, save
 
     plt = pyplot()
 

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from transfer._console import progress_bar
+from transfer.env import fallen
 from transfer.runs.verify.report import TraceResult
 
 DRIFT_THRESHOLD = 0.1
@@ -16,7 +17,6 @@ DRIFT_THRESHOLD = 0.1
 
 
 def _trace(envs: Mapping[str, Any], policy: Any, order: Sequence[str], seconds: float, progress: Any) -> TraceResult:
-    from transfer.env import fallen
 
     q: dict[str, np.ndarray] = {}
     height: dict[str, list[float]] = {}
