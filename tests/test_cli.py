@@ -1,3 +1,4 @@
+import ast
 import json
 import os
 import re
@@ -68,6 +69,24 @@ def test_help_lists_subcommands_and_exits_zero():
         assert usage.startswith(f"usage: transfer {sub} ") and (POSITIONALS[sub] or "") in usage, usage
         others = set(POSITIONALS.values()) - {POSITIONALS[sub], None}
         assert not any(other in usage for other in others), usage
+
+
+def test_a_named_command_imports_its_own_module_alone():
+    """``transfer info ...`` imports transfer.cli.info, not the other commands' modules (issue 47: ~0.1 s of every
+    command's start-up); ``transfer --help`` and an unknown name import them all, to list them."""
+    probe = (
+        "import sys\nfrom transfer.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith('transfer.cli.') and not m.startswith('transfer.cli._')))"
+    )
+
+    def loaded(*args):
+        out = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, timeout=120)
+        return ast.literal_eval(out.stdout.strip().splitlines()[-1])  # the list the probe printed
+
+    assert loaded("info", "--help") == ["transfer.cli.info"]
+    assert loaded("replay", "--help") == ["transfer.cli.replay"]
+    every = {f"transfer.cli.{name}" for name in ("asset_import", "info", "replay", "sweep", "view")}
+    assert every <= set(loaded("--help")) and every <= set(loaded("fly"))
 
 
 def test_missing_subcommand_is_a_usage_error():

@@ -258,6 +258,44 @@ def test_records_survive_a_line_cut_short(tmp_path):
     assert bad == ["line 4: not JSON (Unterminated string starting at; a line cut short?)"]
 
 
+def test_a_local_clusters_workers_start_with_ray_and_get_the_environment(monkeypatch):
+    """Issue 47: a local cluster's worker is started while Ray starts (not when the first cell comes, ~0.6 s later,
+    as a ``runtime_env`` made it), with this ``transfer`` on its PYTHONPATH and one OpenMP thread, every worker Ray
+    starts later too; the caller's own environment is left as it was."""
+    ray = pytest.importorskip("ray")
+    import os
+    import time
+
+    from transfer.runs.sweep.run import _start_ray
+
+    if ray.is_initialized() or not Path("/proc/self/stat").exists():
+        pytest.skip("needs its own Ray session and Linux's /proc")
+    monkeypatch.setenv("OMP_NUM_THREADS", "7")
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+
+    @ray.remote(num_cpus=1, max_calls=1)  # a new worker for each call
+    def worker():
+        since_boot = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19]) / os.sysconf("SC_CLK_TCK")
+        started = time.time() - (float(Path("/proc/uptime").read_text().split()[0]) - since_boot)
+        return started, os.environ.get("PYTHONPATH", ""), os.environ.get("OMP_NUM_THREADS")
+
+    try:
+        if not _start_ray(1, None):
+            pytest.skip("Ray was running already")
+    except RayUnavailable as exc:
+        pytest.skip(f"Ray cannot start here: {exc}")
+    try:
+        assert os.environ["OMP_NUM_THREADS"] == "7" and "PYTHONPATH" not in os.environ  # the caller's, as it was
+        time.sleep(0.5)
+        submitted = time.time()
+        first, second = ray.get(worker.remote()), ray.get(worker.remote())
+    finally:
+        ray.shutdown()
+    assert first[0] < submitted - 0.1, "the first cell's worker was started when the cell came, not with Ray"
+    for _, path, threads in (first, second):
+        assert str(ROOT) in path.split(os.pathsep) and threads == "1"
+
+
 # ---------------------------------------------------------------------------------------------- real sweeps
 
 

@@ -34,57 +34,41 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _commands() -> tuple[dict[str, Any], dict[type, Any]]:
-    """The subcommands (name -> tyro type) and each command's runner."""
+COMMANDS = {
+    "inspect": ("inspect", "Inspect"),
+    "replay": ("replay", "Replay"),
+    "verify": ("verify", "Verify"),
+    "train": ("train", "Train"),
+    "info": ("info", "Info"),
+    "convert": ("convert", "Convert"),
+    "export": ("export", "Export"),
+    "validate": ("validate", "Validate"),
+    "task": ("task", "TaskFile"),
+    "import": ("asset_import", "Import"),
+    "sweep": ("sweep", "Sweep"),
+    "diagnose": ("diagnose", "Diagnose"),
+    "traces": ("traces", "Traces"),
+    "view": ("view", "View"),
+}
+"""Each subcommand: its module under :mod:`transfer.cli` and its dataclass (the runner: ``run_<name>`` there)."""
+
+
+def _commands(args: list[str] | None = None) -> tuple[dict[str, Any], dict[type, Any]]:
+    """The subcommands (name -> tyro type) and each command's runner. Where ``args`` (the command line's arguments)
+    start with a command's name, that command alone is imported (the others' imports cost ~0.1 s); otherwise (no
+    command, ``--help``, a mistyped name) all of them, for tyro to list."""
+    from importlib import import_module
+
     import tyro
 
-    from transfer.cli.asset_import import Import, run_import
-    from transfer.cli.convert import Convert, run_convert
-    from transfer.cli.diagnose import Diagnose, run_diagnose
-    from transfer.cli.export import Export, run_export
-    from transfer.cli.info import Info, run_info
-    from transfer.cli.inspect import Inspect, run_inspect
-    from transfer.cli.replay import Replay, run_replay
-    from transfer.cli.sweep import Sweep, run_sweep
-    from transfer.cli.task import TaskFile, run_task
-    from transfer.cli.traces import Traces, run_traces
-    from transfer.cli.train import Train, run_train
-    from transfer.cli.validate import Validate, run_validate
-    from transfer.cli.verify import Verify, run_verify
-    from transfer.cli.view import View, run_view
-
-    subcommands = {
-        "inspect": tyro.conf.FlagCreatePairsOff[Inspect],
-        "replay": tyro.conf.FlagCreatePairsOff[Replay],
-        "verify": tyro.conf.FlagCreatePairsOff[Verify],
-        "train": tyro.conf.FlagCreatePairsOff[Train],
-        "info": tyro.conf.FlagCreatePairsOff[Info],
-        "convert": tyro.conf.FlagCreatePairsOff[Convert],
-        "export": tyro.conf.FlagCreatePairsOff[Export],
-        "validate": tyro.conf.FlagCreatePairsOff[Validate],
-        "task": tyro.conf.FlagCreatePairsOff[TaskFile],
-        "import": tyro.conf.FlagCreatePairsOff[Import],
-        "sweep": tyro.conf.FlagCreatePairsOff[Sweep],
-        "diagnose": tyro.conf.FlagCreatePairsOff[Diagnose],
-        "traces": tyro.conf.FlagCreatePairsOff[Traces],
-        "view": tyro.conf.FlagCreatePairsOff[View],
-    }
-    runners = {
-        Inspect: run_inspect,
-        Replay: run_replay,
-        Verify: run_verify,
-        Train: run_train,
-        Info: run_info,
-        Convert: run_convert,
-        Export: run_export,
-        Validate: run_validate,
-        TaskFile: run_task,
-        Import: run_import,
-        Sweep: run_sweep,
-        Traces: run_traces,
-        Diagnose: run_diagnose,
-        View: run_view,
-    }
+    names = [args[0]] if args and args[0] in COMMANDS else list(COMMANDS)
+    subcommands, runners = {}, {}
+    for name in names:
+        module_name, class_name = COMMANDS[name]
+        module = import_module(f"transfer.cli.{module_name}")
+        command = getattr(module, class_name)
+        subcommands[name] = tyro.conf.FlagCreatePairsOff[command]
+        runners[command] = getattr(module, f"run_{name}")
     return subcommands, runners
 
 
@@ -265,9 +249,9 @@ def main(argv: list[str] | None = None) -> int:
 
         ctrl_c_survives_usd_imports()
 
-        subcommands, runners = _commands()
-        readable_docstrings()
         given = sys.argv[1:] if argv is None else list(argv)
+        subcommands, runners = _commands(given)
+        readable_docstrings()
         cmd = tyro.cli(subcommand_union(subcommands, given), args=argv, prog="transfer", description=DESCRIPTION)
         try:
             check_command(cmd, given)

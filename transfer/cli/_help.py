@@ -74,7 +74,14 @@ def subcommand_union(commands: dict[str, Any], args: list[str]) -> Any:
         ]
         for name, command in commands.items()
     ]
+    if len(choices) == 1:  # the one command the line names (the others not imported): tyro still parses a union
+        choices.append(Annotated[Any, tyro.conf.subcommand(name="(none)", constructor=_NoCommand), tyro.conf.Suppress])
     return Union[tuple(choices)]  # noqa: UP007 - built at run time from a tuple
+
+
+class _NoCommand:
+    """The hidden second member of a one-command :func:`subcommand_union` (a union of one is that one type alone,
+    and tyro would parse the command's flags with no command name before them)."""
 
 
 def _dataclass(command: Any) -> type:

@@ -221,6 +221,54 @@ def _refuse_kind(act: Any, position: bool, source: Path) -> None:
         )
 
 
+_SEES_GEOMS = tuple(
+    getattr(mujoco.mjtSensor, f"mjSENS_{kind}")
+    for kind in ("RANGEFINDER", "GEOMDIST", "GEOMNORMAL", "GEOMFROMTO", "TACTILE", "PLUGIN", "USER")
+    if hasattr(mujoco.mjtSensor, f"mjSENS_{kind}")
+)
+"""Sensors that may read any geom of a body, visual ones included (a ray hits every geom): a file with one keeps
+all its geoms."""
+
+
+def _strip_visuals(spec: Any) -> int:
+    """Delete the mesh geoms that cannot touch the physics, then the meshes no geom uses; return how many geoms went.
+    Compiling a mesh (its convex hull, its inertia) is most of a robot's compile time, and robots drawn with visual
+    meshes (H1-2: 55 of its 108 geoms) pay it twice. A geom goes when it collides with nothing (``contype`` and
+    ``conaffinity`` 0, in no contact pair), no sensor or plugin names it, no fluid force acts on it, and it sets no
+    mass: its body has an explicit ``<inertial>`` the compiler keeps, or the geom weighs nothing, or its group is
+    outside ``inertiagrouprange``. Nothing goes where a sensor may see any geom (:data:`_SEES_GEOMS`). The stepped
+    model is the same to the bit; pictures read the file again (:mod:`~transfer.backends.mujoco.render`)."""
+    if any(sensor.type in _SEES_GEOMS for sensor in spec.sensors):
+        return 0
+    named = {p.geomname1 for p in spec.pairs} | {p.geomname2 for p in spec.pairs}
+    geom_obj = mujoco.mjtObj.mjOBJ_GEOM
+    for sensor in spec.sensors:
+        named |= {sensor.objname} if sensor.objtype == geom_obj else set()
+        named |= {sensor.refname} if sensor.reftype == geom_obj else set()
+    compiler = spec.compiler
+    low, high = compiler.inertiagrouprange
+    gone = 0
+    for geom in list(spec.geoms):
+        if geom.type != mujoco.mjtGeom.mjGEOM_MESH or geom.contype or geom.conaffinity:
+            continue
+        if (geom.name and geom.name in named) or geom.fluid_ellipsoid or geom.plugin.active:
+            continue
+        weightless = geom.mass == 0 or (geom.mass != geom.mass and geom.density == 0)  # mass NaN: unset
+        kept = compiler.inertiafromgeom == mujoco.mjtInertiaFromGeom.mjINERTIAFROMGEOM_FALSE or (
+            compiler.inertiafromgeom == mujoco.mjtInertiaFromGeom.mjINERTIAFROMGEOM_AUTO
+            and geom.parent.explicitinertial
+        )
+        if kept or weightless or not low <= geom.group <= high:
+            spec.delete(geom)
+            gone += 1
+    if gone:
+        used = {g.meshname for g in spec.geoms if g.type == mujoco.mjtGeom.mjGEOM_MESH}
+        for mesh in list(spec.meshes):
+            if mesh.name and mesh.name not in used:
+                spec.delete(mesh)
+    return gone
+
+
 def build_model(asset: str | os.PathLike, scene: SceneDescription, *, drives: bool = True) -> MujocoModel:
     """Read ``asset``'s robot file with ``MjSpec``, apply ``scene`` and compile it. ``drives=False``: as authored
     (no actuator checked or replaced, ball joints allowed): what the engine's own order is read from."""
@@ -250,6 +298,7 @@ def build_model(asset: str | os.PathLike, scene: SceneDescription, *, drives: bo
         raise ValueError(f"{source}: ball joints {odd}: the MuJoCo backend drives hinge and slide joints only")
     names = [j.name for b in robot for j in b.joints if j.type in kinds]
     added = _drives(spec, names, source, notes) if drives else None
+    _strip_visuals(spec)
     try:
         model = spec.compile()
     except Exception as exc:

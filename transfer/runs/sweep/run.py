@@ -496,6 +496,29 @@ def _quiet_stop() -> None:
         signal.signal(sig, stop)
 
 
+@contextlib.contextmanager
+def _worker_environment() -> Iterator[None]:
+    """This process's environment as a local cluster's workers need it, while ``ray.init`` starts the cluster:
+    this ``transfer`` on ``PYTHONPATH``, one OpenMP thread. Ray's node processes copy it when they start, and every
+    worker they start gets it; the caller's own environment is put back afterwards. (A ``runtime_env`` saying the
+    same made Ray start no worker until the first cell came, ~0.6 s later, for each worker.)"""
+    home = str(Path(transfer.__file__).resolve().parents[1])
+    wanted = {
+        "PYTHONPATH": os.pathsep.join([home, *filter(None, [os.environ.get("PYTHONPATH")])]),
+        "OMP_NUM_THREADS": "1",
+    }
+    saved = {name: os.environ.get(name) for name in wanted}
+    os.environ.update(wanted)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
 def _start_ray(workers: int, address: str | None) -> bool:
     """A local cluster of ``workers`` CPU slots (quiet: no dashboard, worker output kept in Ray's logs), or the
     cluster at ``address``. Workers import this very ``transfer`` (its folder is put on their PYTHONPATH). Returns
@@ -522,16 +545,14 @@ def _start_ray(workers: int, address: str | None) -> bool:
         if address:
             ray.init(address=address, **quiet)
             return True
-        home = str(Path(transfer.__file__).resolve().parents[1])
-        path = os.pathsep.join([home, *filter(None, [os.environ.get("PYTHONPATH")])])
-        ray.init(
-            num_cpus=workers,
-            include_dashboard=False,
-            object_store_memory=128 * 1024**2,
-            runtime_env={"env_vars": {"PYTHONPATH": path, "OMP_NUM_THREADS": "1"}},
-            _system_config={"enable_metrics_collection": False},  # nothing to export them to without the dashboard
-            **quiet,
-        )
+        with _worker_environment():
+            ray.init(
+                num_cpus=workers,
+                include_dashboard=False,
+                object_store_memory=128 * 1024**2,
+                _system_config={"enable_metrics_collection": False},  # nothing to export them to without the dashboard
+                **quiet,
+            )
         _quiet_stop()
         return True
     except Exception as exc:  # noqa: BLE001 - any reason Ray cannot start is one message
