@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import platform
+import subprocess
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +28,29 @@ def cpu_name() -> str:
     except OSError:
         pass
     return platform.processor() or platform.machine()
+
+
+SECOND_JOB = (
+    "import torch\ntorch.set_num_threads(1)\nx = torch.randn(512, 512)\nwhile True:\n    x = torch.tanh(x @ x)\n"
+)
+"""What ``--busy`` runs beside a benchmark: another job on the machine (a training process's matrix products on one
+torch thread), as users' machines have."""
+
+
+@contextlib.contextmanager
+def second_job(busy: bool) -> Iterator[str]:
+    """Within the block, :data:`SECOND_JOB` runs in its own process when ``busy`` (stopped after); yields how the
+    machine was: ``"idle"`` or ``"busy (a second job on one core)"``."""
+    if not busy:
+        yield "idle"
+        return
+    job = subprocess.Popen([sys.executable, "-c", SECOND_JOB], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(2.0)  # torch imported, the job at work
+        yield "busy (a second job on one core)"
+    finally:
+        job.kill()
+        job.wait()
 
 
 def stand_pose(joint_names: tuple[str, ...]) -> np.ndarray:

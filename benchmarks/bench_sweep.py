@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from _common import cpu_name  # noqa: E402
+from _common import cpu_name, second_job  # noqa: E402
 
 ANT = ROOT / "checkpoints/ant_flat_physx/exported/policy.pt"
 
@@ -87,8 +87,15 @@ def main() -> None:
     parser.add_argument("--spec", type=Path, help="time this spec file at each worker count instead of the Ant")
     parser.add_argument("--trials", type=int, default=2, help="interleaved runs of the worker comparison (best kept)")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--busy", action="store_true", help="with a second job on one core (_common.SECOND_JOB)")
     args = parser.parse_args()
+    with second_job(args.busy) as machine:
+        results = _measure(args)
+    results["machine"] += f", {machine}"
+    _print(results, args)
 
+
+def _measure(args: argparse.Namespace) -> dict:
     load_before = os.getloadavg()
     results: dict = {"machine": f"{cpu_name()}, {os.cpu_count()} cores", "load_before": load_before}
     with tempfile.TemporaryDirectory() as tmp:
@@ -106,10 +113,14 @@ def main() -> None:
             for n in args.cells
         ]
     results["load_after"] = os.getloadavg()
+    return results
+
+
+def _print(results: dict, args: argparse.Namespace) -> None:
     if args.json:
         print(json.dumps(results, indent=2))
         return
-    print(f"{results['machine']}; load {load_before[0]:.2f} before, {results['load_after'][0]:.2f} after")
+    print(f"{results['machine']}; load {results['load_before'][0]:.2f} before, {results['load_after'][0]:.2f} after")
     print(f"{'workers':>7}  {'cells':>5}  {'wall s':>7}  {'cells/min':>9}  {'x first':>7}  {'cell s (mean)':>13}")
     for r, walls in zip(results["workers"], results["workers_trials"], strict=True):
         print(

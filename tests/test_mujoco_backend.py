@@ -19,6 +19,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 mujoco = pytest.importorskip("mujoco")
 pytest.importorskip("warp")
@@ -409,3 +411,44 @@ def test_an_unset_position_limit_keeps_that_sides_own_limit(tmp_path):
     after = b.joint_properties()
     np.testing.assert_allclose(after.position_limit_upper.numpy(), upper)
     np.testing.assert_allclose(after.position_limit_lower.numpy(), lower)
+
+
+@pytest.fixture(scope="module")
+def floating_quadruped():
+    path = Path(__file__).resolve().parents[1] / "transfer/data/quadruped.xml"
+    backend = _backend(path, num_envs=2, scene=SceneDescription(ground=DEFAULT_GROUND, spawn_height=0.5))
+    yield backend
+    backend.close()
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    state=st.lists(st.floats(-3.0, 3.0, allow_nan=False), min_size=13, max_size=13),
+    quat=st.lists(st.floats(-1.0, 1.0, allow_nan=False), min_size=4, max_size=4).filter(
+        lambda q: float(np.linalg.norm(q)) > 0.1
+    ),
+)
+def test_a_free_roots_state_read_from_its_joint_equals_the_kinematics(floating_quadruped, state, quat):
+    """Issue 47: the root's pose and velocity of a floating robot come from its free joint's ``qpos``/``qvel``,
+    without a kinematics pass per env; on any state (a quaternion not of unit length too) they equal what MuJoCo's
+    kinematics and ``mj_objectVelocity`` give: the frame origin, the unit quaternion, the angular velocity in the
+    world frame and the linear velocity at the centre of mass."""
+    b = floating_quadruped
+    m, d = b.models[1], b.datas[1]
+    f, v = b._free, b._free_dof
+    m.body_ipos[b._root] = (0.05, -0.02, 0.03)  # the centre of mass off the frame's origin (this env's model only)
+    m.body_sameframe[b._root] = 0  # compiled as "the same frame": MuJoCo would skip the offset
+    d.qpos[f : f + 3], d.qpos[f + 3 : f + 7] = state[:3], quat
+    d.qvel[v : v + 6] = state[3:9]
+    d.qpos[b._qadr[:4]] = state[9:13]
+    b._stale = True
+    pose, velocity = b.root_pose().numpy()[1].copy(), b.root_velocity().numpy()[1].copy()
+    mujoco.mj_kinematics(m, d)
+    mujoco.mj_comPos(m, d)
+    mujoco.mj_comVel(m, d)
+    r = b._root
+    expected = np.zeros(6)
+    mujoco.mj_objectVelocity(m, d, mujoco.mjtObj.mjOBJ_BODY, r, expected, 0)
+    np.testing.assert_allclose(pose[:3], d.xpos[r], atol=1e-5)
+    np.testing.assert_allclose(pose[3:], np.r_[d.xquat[r][1:], d.xquat[r][:1]], atol=1e-5)
+    np.testing.assert_allclose(velocity, np.r_[expected[3:], expected[:3]], atol=1e-4)

@@ -148,6 +148,8 @@ class MujocoBackend(Backend):
         self._root = built.root_id
         self._act = np.array([built.actuator_of[n] for n in joints], np.int64)
         self._free = built.free_qpos  # qpos address of the root's free joint, or None (a fixed base)
+        free = [j for j in range(m.njnt) if self._free is not None and m.jnt_qposadr[j] == self._free]
+        self._free_dof = int(m.jnt_dofadr[free[0]]) if free else None
 
     def _initial_state(self, built: MujocoModel, scene: SceneDescription) -> tuple[np.ndarray, np.ndarray]:
         """``(qpos0, joint positions in public order)``: the spawn pose the scene asks for."""
@@ -196,11 +198,33 @@ class MujocoBackend(Backend):
         return np.stack([m.body_ipos[self._root] for m in self.models]).astype(np.float64)
 
     def root_pose(self) -> wp.array:
+        if self._free is not None:  # a free joint's qpos is the root's frame: no kinematics to run first
+            return self._rows(self._free_pose, "root_pose")
         r = self._root
         return self._rows(lambda m, d: np.concatenate([d.xpos[r], _xyzw(d.xquat[r])]), "root_pose", derived=True)
 
     def root_velocity(self) -> wp.array:
+        if self._free is not None:
+            return self._rows(self._free_velocity, "root_velocity")
         return self._rows(lambda m, d: self._body_velocity(m, d, self._root), "root_velocity", derived=True)
+
+    def _free_pose(self, m: Any, d: Any) -> np.ndarray:
+        """The root's pose from its free joint's ``qpos`` (what ``mj_kinematics`` copies into ``xpos``/``xquat``,
+        the quaternion normalised)."""
+        f = self._free
+        quat = d.qpos[f + 3 : f + 7]
+        return np.concatenate([d.qpos[f : f + 3], _xyzw(quat / np.linalg.norm(quat))])
+
+    def _free_velocity(self, m: Any, d: Any) -> np.ndarray:
+        """The root's (linear at its centre of mass, angular) velocity in the world frame from its free joint's
+        ``qvel`` (linear at the body's origin in the world frame, angular in the body frame): what
+        ``mj_objectVelocity`` gives after the kinematics, without them."""
+        f, v = self._free, self._free_dof
+        quat = d.qpos[f + 3 : f + 7] / np.linalg.norm(d.qpos[f + 3 : f + 7])
+        angular, offset = np.empty(3), np.empty(3)
+        mujoco.mju_rotVecQuat(angular, d.qvel[v + 3 : v + 6], quat)
+        mujoco.mju_rotVecQuat(offset, m.body_ipos[self._root], quat)
+        return np.concatenate([d.qvel[v : v + 3] + np.cross(angular, offset), angular])
 
     @staticmethod
     def _body_velocity(m: Any, d: Any, body: int) -> np.ndarray:
