@@ -211,20 +211,24 @@ class MujocoBackend(Backend):
     def _free_pose(self, m: Any, d: Any) -> np.ndarray:
         """The root's pose from its free joint's ``qpos`` (what ``mj_kinematics`` copies into ``xpos``/``xquat``,
         the quaternion normalised)."""
-        f = self._free
-        quat = d.qpos[f + 3 : f + 7]
-        return np.concatenate([d.qpos[f : f + 3], _xyzw(quat / np.linalg.norm(quat))])
+        f, out = self._free, np.empty(7)
+        quat = d.qpos[f + 3 : f + 7].copy()
+        mujoco.mju_normalize4(quat)
+        out[:3], out[3:6], out[6] = d.qpos[f : f + 3], quat[1:], quat[0]
+        return out
 
     def _free_velocity(self, m: Any, d: Any) -> np.ndarray:
         """The root's (linear at its centre of mass, angular) velocity in the world frame from its free joint's
         ``qvel`` (linear at the body's origin in the world frame, angular in the body frame): what
         ``mj_objectVelocity`` gives after the kinematics, without them."""
-        f, v = self._free, self._free_dof
-        quat = d.qpos[f + 3 : f + 7] / np.linalg.norm(d.qpos[f + 3 : f + 7])
-        angular, offset = np.empty(3), np.empty(3)
-        mujoco.mju_rotVecQuat(angular, d.qvel[v + 3 : v + 6], quat)
+        f, v, out = self._free, self._free_dof, np.empty(6)
+        quat, offset, turn = d.qpos[f + 3 : f + 7].copy(), np.empty(3), np.empty(3)
+        mujoco.mju_normalize4(quat)
+        mujoco.mju_rotVecQuat(out[3:], d.qvel[v + 3 : v + 6], quat)
         mujoco.mju_rotVecQuat(offset, m.body_ipos[self._root], quat)
-        return np.concatenate([d.qvel[v : v + 3] + np.cross(angular, offset), angular])
+        mujoco.mju_cross(turn, out[3:], offset)
+        out[:3] = d.qvel[v : v + 3] + turn
+        return out
 
     @staticmethod
     def _body_velocity(m: Any, d: Any, body: int) -> np.ndarray:
