@@ -17,27 +17,29 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from transfer.backends import backend_names, source_notes
 from transfer.backends import native_backend as convention_backend
 from transfer.formats import detect_format, load_policy, open_checkpoint
 from transfer.formats.checkpoint import merge_config, metadata_to_task
-from transfer.ordering import OrderingConvention, parse_ordering, read_name_file
+from transfer.formats.policy import Policy
+from transfer.ordering import Ordering, OrderingConvention, parse_ordering, read_name_file
 from transfer.orders import get_convention
 from transfer.orders.conventions import listed
 from transfer.robot import Robot
 from transfer.robot.assets import asset_source, conversion_warnings, locate_asset
 from transfer.task import Task, load_task
 from transfer.task.deploy import DeployConfig
-from transfer.task.isaaclab import find_run, isaaclab_task, read_isaaclab_run
+from transfer.task.isaaclab import IsaacLabRun, find_run, isaaclab_task, read_isaaclab_run
 from transfer.task.readers import read_config
 
-if TYPE_CHECKING:  # the main path's values, named for the reader (importing them here would load torch's door)
-    from transfer.formats.policy import Policy
-    from transfer.ordering import Ordering
-    from transfer.task import Task
-    from transfer.task.isaaclab import IsaacLabRun
+Source = str | Sequence[str] | None
+"""``--source`` as given: a convention's name, a file listing joint names, the names themselves, or none."""
+PathLike = str | Path | None
+"""A file as given (``--config``, ``--asset``; a robot may also be ``<package>:<name>``), or none."""
+Aliases = Mapping[str, Any] | None
+"""Joint-name aliases (a task's or a spec's ``aliases``), or none."""
 
 __all__ = [
     "Inputs",
@@ -142,7 +144,7 @@ class Inputs:
         return str(self.robot.given.resolve())
 
 
-def parse_source(source: str | Sequence[str] | None) -> Any:
+def parse_source(source: str | Sequence[str] | None) -> Ordering:
     if source is None or not isinstance(source, str):
         return parse_ordering(source)
     path = Path(source)
@@ -159,7 +161,7 @@ def parse_source(source: str | Sequence[str] | None) -> Any:
         ) from None
 
 
-def open_policy(checkpoint: str | Path) -> Any:
+def open_policy(checkpoint: str | Path) -> Policy:
     """The policy in the file ``checkpoint``, for a command that needs only the network (``transfer task`` checks
     its sizes): :func:`transfer.formats.load_policy`."""
 
@@ -226,7 +228,7 @@ def resolve_inputs(
     return dataclasses.replace(inputs, warnings=(*inputs.warnings, *extra)) if extra else inputs
 
 
-def _open(path: str | Path, load: bool, **options: Any) -> Any:
+def _open(path: str | Path, load: bool, **options: Any) -> Policy:
     """The policy in ``path`` (``load``), else its :class:`~transfer.formats.CheckpointFile`."""
 
     return load_policy(path, **options) if load else open_checkpoint(path)
@@ -246,7 +248,9 @@ def aliases_in(settings: Mapping[str, Any] | None) -> dict[str, Any]:
     return out
 
 
-def _resolve(checkpoint: str | Path, source: Any, config: Any, asset: Any, load: bool, aliases: Any) -> Inputs:
+def _resolve(
+    checkpoint: str | Path, source: Source, config: PathLike, asset: PathLike, load: bool, aliases: Aliases
+) -> Inputs:
 
     if find_run(checkpoint) is not None and (config is None or Path(checkpoint).is_dir()):
         return _inputs_from_run(checkpoint, source, config, asset, load, aliases)
@@ -283,7 +287,7 @@ def _resolve(checkpoint: str | Path, source: Any, config: Any, asset: Any, load:
     return Inputs(policy, task, robot, checkpoint_order(parsed, robot.file), label)
 
 
-def checkpoint_order(parsed: Any, source_file: Path | None, flag: str = "--source") -> Any:
+def checkpoint_order(parsed: Ordering, source_file: Path | None, flag: str = "--source") -> Ordering:
     """The order the floors below take for the checkpoint's ``parsed`` order: as it is, except a convention read
     from the robot's own file (``mujoco``: a converted USD does not keep it), which becomes the explicit list of the
     names that file gives. ``flag``: the option that gave it, as the refusal names it."""
@@ -297,7 +301,9 @@ def checkpoint_order(parsed: Any, source_file: Path | None, flag: str = "--sourc
     return get_convention(parsed).names_from_source(source_file)
 
 
-def _inputs_from_deploy(policy: Any, config: Any, parsed: Any, asset: Any, aliases: Any) -> Inputs:
+def _inputs_from_deploy(
+    policy: Policy, config: DeployConfig, parsed: Ordering, asset: PathLike, aliases: Aliases
+) -> Inputs:
     """:func:`resolve_inputs` for a deploy config (:mod:`transfer.task.deploy`): the robot is ``--asset`` (or the
     config's ``xml_path``), the policy's order ``--source`` (legged_gym's: the MJCF's, ``mujoco``), and the task the
     config's values put on the joint names of that order."""
@@ -325,7 +331,9 @@ def _inputs_from_deploy(policy: Any, config: Any, parsed: Any, asset: Any, alias
     return Inputs(policy, task, robot, order, label)
 
 
-def _inputs_from_run(path: str | Path, source: Any, config: Any, asset: Any, load: bool, aliases: Any) -> Inputs:
+def _inputs_from_run(
+    path: str | Path, source: Source, config: PathLike, asset: PathLike, load: bool, aliases: Aliases
+) -> Inputs:
     """:func:`resolve_inputs` for an Isaac Lab run folder (or a checkpoint file inside one, without ``config``).
 
     The run's ``params/env.yaml`` is read (safely) before anything else is loaded; the checkpoint is the named
@@ -363,14 +371,14 @@ def _inputs_from_run(path: str | Path, source: Any, config: Any, asset: Any, loa
 
 
 def _inputs_from_metadata(
-    policy: Any, meta: dict[str, Any], source: Any, config: Any, asset: Any, aliases: Any
+    policy: Policy, meta: dict[str, Any], source: Source, config: PathLike, asset: PathLike, aliases: Aliases
 ) -> Inputs:
     """:func:`resolve_inputs` for a checkpoint that describes itself: the metadata's task, order and asset, each
     explicit argument checked against them."""
 
     name = policy.path.name
     task = metadata_to_task(meta, source=f"{name} (metadata)")
-    order: Any = parse_ordering(task.convention) if task.convention is not None else task.joint_names
+    order: Ordering = parse_ordering(task.convention) if task.convention is not None else task.joint_names
     label = task.convention or "explicit list"
     config_task = None if config is None else _config_task(config, task.joint_names, aliases)
     if config_task is not None:
@@ -413,7 +421,7 @@ def _inputs_from_metadata(
     return Inputs(policy, task, robot, order, label, _asset_drift(meta, robot.file, name))
 
 
-def _config_task(config: Any, joint_names: Any, aliases: Any) -> Any:
+def _config_task(config: PathLike, joint_names: Sequence[str] | None, aliases: Aliases) -> Task | None:
     """The task ``config`` describes; a deploy config's, on the joint names the checkpoint's metadata lists."""
 
     found = read_config(config, aliases=aliases)
@@ -468,7 +476,7 @@ def native_backend(inputs: Inputs) -> str:
     )
 
 
-def without_listed_order(task: Any) -> Any:
+def without_listed_order(task: Task) -> Task:
     """``task`` with no joint order of its own: the naive control reads the checkpoint's vectors in the order of the
     engine it runs on."""
     return dataclasses.replace(task, joint_names=None, convention=None, joint_names_by_convention={})
