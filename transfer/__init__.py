@@ -54,7 +54,7 @@ _EXPORTS = {
     "load_task": "transfer.task",
     "Policy": "transfer.formats.policy",
     "load_policy": "transfer.formats",
-    "PolicyEnv": "transfer.env",
+    "PolicyEnv": "transfer.env.environment",
     "ReplayResult": "transfer.runs.replay",
     "replay": "transfer.runs.replay",
     "compare": "transfer.runs.replay",
@@ -100,7 +100,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from transfer.articulation import Articulation, open_articulation
-    from transfer.env import PolicyEnv
+    from transfer.env.environment import PolicyEnv
     from transfer.formats import load_policy, read_metadata, write_metadata
     from transfer.formats.policy import Policy
     from transfer.name_map import ArticulationNameMap, NameMapError, build_name_map

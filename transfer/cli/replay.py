@@ -152,7 +152,7 @@ def print_table(rows: list[dict[str, Any]], out: Any = None) -> None:
         ]
         for line in aligned(cells, left=2):
             print(line, file=out)
-    from transfer.env import Measure
+    from transfer.env.measure import Measure
 
     short = [r for r in rows if r.get("forward_velocity") is None and (r.get("seconds") or 0.0) <= Measure.warmup]
     if short:

@@ -25,11 +25,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from transfer._numbers import is_finite_number
-from transfer.task.terms import OBS_TERMS
 
 if TYPE_CHECKING:
     from transfer.backends.scene import SceneDescription
-    from transfer.env import PolicyEnv
+    from transfer.env.environment import PolicyEnv
     from transfer.robot import Robot
     from transfer.task import Task
 
@@ -183,6 +182,7 @@ class ObservationNoise(PerturbationKind):
     neutral, minimum, why_minimum = 0.0, 0.0, "a scale >= 0 (0 adds none, 1 the noise a policy is trained with)"
 
     def observation(self, value: float, env: PolicyEnv, frames: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        from transfer.task.terms import OBS_TERMS  # the task's table: the command line lists kinds without it
 
         out = dict(frames)
         for name, x in frames.items():

@@ -22,7 +22,8 @@ import numpy as np
 
 from transfer._console import is_terminal, progress_bar
 from transfer.backends import describe_settings, native_convention
-from transfer.env import Measure, PolicyEnv
+from transfer.env.environment import PolicyEnv
+from transfer.env.measure import Measure
 from transfer.env.perturbations import Perturbation
 from transfer.env.tracking import check_motion
 from transfer.formats.onnx import motion_from_onnx
@@ -45,7 +46,7 @@ from transfer.traces import Recorder, metrics, write_trace
 from transfer.traces.parquet import check_destination, trace_paths
 
 if TYPE_CHECKING:  # the main path's values, named for the reader
-    from transfer.env import PolicyEnv
+    from transfer.env.environment import PolicyEnv
     from transfer.env.measure import Measure
     from transfer.formats.policy import Policy
     from transfer.traces import Recorder, Recording

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from transfer.env import Measure
+from transfer.env.measure import Measure
 from transfer.traces.figures import pyplot, save
 
 if TYPE_CHECKING:

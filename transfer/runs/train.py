@@ -29,7 +29,8 @@ import numpy as np
 from transfer._console import is_terminal, progress_bar
 from transfer._files import which_input
 from transfer.backends import default_backend
-from transfer.env import PolicyEnv, fallen
+from transfer.env.environment import PolicyEnv
+from transfer.env.measure import fallen
 from transfer.formats.checkpoint import atomic_write, build_metadata
 from transfer.formats.rsl_rl import save_rsl_rl
 from transfer.formats.torchscript import save_torchscript

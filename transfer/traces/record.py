@@ -28,7 +28,7 @@ import numpy as np
 
 from transfer._arrays import host
 from transfer._rotations import rotation_matrices
-from transfer.env import MAX_BUFFER_BYTES
+from transfer.env.environment import MAX_BUFFER_BYTES
 from transfer.traces.metrics import contact_point_speed
 
 __all__ = ["CONTACT_HEIGHT", "FOOT_REACH", "TRACKING", "Recording", "Recorder", "feet_of"]

@@ -20,7 +20,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from transfer.env import Measure
+from transfer.env.measure import Measure
 from transfer.env.perturbations import Perturbation
 from transfer.runs.diagnose.factors import FACTORS, Candidate, candidates, flag_lines
 from transfer.runs.inputs import aliases_in, native_backend, resolve_inputs

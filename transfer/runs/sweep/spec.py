@@ -21,7 +21,7 @@ from typing import Any
 from transfer._console import engine_output, printable
 from transfer._files import same_file
 from transfer.backends import backend_names, default_targets
-from transfer.env import Measure
+from transfer.env.measure import Measure
 from transfer.env.perturbations import PERTURBATIONS, Perturbation
 from transfer.errors import read_yaml_mapping
 from transfer.orders.conventions import listed

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from transfer.backends import backend_names
-from transfer.env import PolicyEnv
+from transfer.env.environment import PolicyEnv
 from transfer.orders.conventions import MEMBERS
 from transfer.runs.inputs import Inputs, ReplayError, one_torch_thread, resolve_inputs, without_listed_order
 from transfer.runs.replay import read_clip

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from transfer._console import progress_bar
-from transfer.env import fallen
+from transfer.env.measure import fallen
 from transfer.runs.verify.report import TraceResult
 
 DRIFT_THRESHOLD = 0.1
