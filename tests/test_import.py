@@ -113,10 +113,12 @@ def test_an_mjcf_is_parsed_once_while_it_and_its_includes_stay_unchanged(tmp_pat
         assert [r.text for r in references(main_file)] == ["parts.xml", "a.obj"]
         content_key(main_file, "mujoco-usd-converter 0.8.0")
     assert parsed == ["robot.xml", "robot.xml", "parts.xml"]  # the format once, the references once (two files)
+    digest = file_sha256(main_file)
     parts.write_text('<mujoco><asset><mesh name="b" file="longer.obj"/></asset></mujoco>')
     assert [r.text for r in references(main_file)] == ["parts.xml", "longer.obj"]  # the include changed: read again
     main_file.write_text('<robot name="r"><link name="base"/></robot>')
     assert source_format(main_file) == "urdf"  # the file changed: read again
+    assert file_sha256(main_file) != digest  # its hash too (one mechanism remembers both)
     main_file.write_text("<mujoco><worldbody>")
     for _ in range(2):  # a refusal is never remembered as an answer
         with pytest.raises(AssetError, match="not well-formed"):

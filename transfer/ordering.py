@@ -24,6 +24,7 @@ __all__ = [
     "MAX_NAMES",
     "OrderingConvention",
     "Ordering",
+    "convention_list",
     "dof_joint_name",
     "dof_names",
     "parse_ordering",
@@ -85,7 +86,7 @@ class OrderingConvention(str, metaclass=_Registered):
             _ensure_registry()  # a plug-in's name
         found = cls._names.get(name) if isinstance(name, str) else None
         if found is None:
-            raise ValueError(f"{name!r} is not an ordering convention ({_valid_values()})")
+            raise ValueError(f"{name!r} is not an ordering convention ({convention_list()})")
         return found
 
     @classmethod
@@ -130,7 +131,8 @@ Ordering = OrderingConvention | tuple[str, ...] | None
 """What :func:`parse_ordering` returns: a convention, an explicit name tuple, or ``None``."""
 
 
-def _valid_values() -> str:
+def convention_list() -> str:
+    """Every registered convention's name, comma-separated, for a message: ``physx, mjwarp, robot_schema, mujoco``."""
     return ", ".join(c.value for c in OrderingConvention)
 
 
@@ -153,7 +155,7 @@ def parse_ordering(value: object) -> Ordering:
             return OrderingConvention(key)
         except ValueError:
             raise ValueError(
-                f"Unknown ordering convention {value!r}. Valid values: {_valid_values()}, "
+                f"Unknown ordering convention {value!r}. Valid values: {convention_list()}, "
                 "None (the backend's own order), or an explicit list of names."
             ) from None
     if isinstance(value, Sequence) and not isinstance(value, (bytes, bytearray)):
@@ -167,7 +169,7 @@ def parse_ordering(value: object) -> Ordering:
         return names
     raise TypeError(
         f"Cannot use {type(value).__name__} {value!r} as an ordering. Expected None, one of "
-        f"{_valid_values()}, an OrderingConvention, or a list/tuple of names."
+        f"{convention_list()}, an OrderingConvention, or a list/tuple of names."
     )
 
 

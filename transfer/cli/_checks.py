@@ -342,9 +342,9 @@ def check_output_dir(flag: str, path: Path) -> None:
 
 def check_order(flag: str, value: str) -> None:
     """A convention name, or a readable YAML file listing joint names."""
-    from transfer.ordering import OrderingConvention, parse_ordering
+    from transfer.ordering import convention_list, parse_ordering
 
-    conventions = ", ".join(c.value for c in OrderingConvention)
+    conventions = convention_list()
     path = Path(value)
     if path.is_dir():
         raise UsageError(

@@ -33,7 +33,6 @@ __all__ = [
     "conventions",
     "every_member",
     "get",
-    "listed",
     "load",
     "register",
 ]
@@ -130,11 +129,6 @@ def conventions() -> tuple[Convention, ...]:
     load()
     order = {name: i for i, name in enumerate(OrderingConvention._names)}
     return tuple(sorted(_REGISTRY.values(), key=lambda c: order.get(c.name, len(order))))
-
-
-def listed() -> str:
-    """The registered conventions' names, comma-separated, for a message: ``physx, mjwarp, robot_schema, mujoco``."""
-    return ", ".join(c.name for c in conventions())
 
 
 def get(name: Any) -> Convention:

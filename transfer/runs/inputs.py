@@ -24,9 +24,8 @@ from transfer.backends import native_backend as convention_backend
 from transfer.formats import detect_format, load_policy, open_checkpoint
 from transfer.formats.checkpoint import merge_config, metadata_to_task
 from transfer.formats.policy import Policy
-from transfer.ordering import Ordering, OrderingConvention, parse_ordering, read_name_file
+from transfer.ordering import Ordering, OrderingConvention, convention_list, parse_ordering, read_name_file
 from transfer.orders import get_convention
-from transfer.orders.conventions import listed
 from transfer.robot import Robot
 from transfer.robot.assets import asset_source, conversion_warnings, locate_asset
 from transfer.task import Task, load_task
@@ -157,7 +156,7 @@ def parse_source(source: str | Sequence[str] | None) -> Ordering:
         return parse_ordering(source)
     except ValueError:
         raise ReplayError(
-            f"--source {source!r}: not a convention ({listed()}) and not a file listing joint names"
+            f"--source {source!r}: not a convention ({convention_list()}) and not a file listing joint names"
         ) from None
 
 
@@ -273,7 +272,7 @@ def _resolve(
         parsed = parse_ordering(task.convention)
     if parsed is None:
         raise ReplayError(
-            f"--source is needed: the joint order of {Path(checkpoint).name} ({listed()}, or a file "
+            f"--source is needed: the joint order of {Path(checkpoint).name} ({convention_list()}, or a file "
             f"listing its joint names); {config} does not say."
         )
     if isinstance(parsed, OrderingConvention):

@@ -429,15 +429,12 @@ def _feed_file(digest: Any, path: Path) -> None:
     digest.update(b"F" + file_sha256(path).encode())
 
 
-_DIGESTS: dict[str, tuple[tuple[int, int, int, int], str]] = {}
-"""sha256 by real path, with the ``(mtime_ns, size, ctime_ns, inode)`` it was computed for: a robot's meshes are
-hashed once per process while they stay unchanged (every command resolves its asset more than once)."""
 _RACY_NS = 2_000_000_000
-"""A file changed this recently is hashed every time: file times are too coarse to tell two quick writes apart."""
+"""A file changed this recently is read every time: file times are too coarse to tell two quick writes apart."""
 
 
 _READ: dict[tuple[str, str], tuple[tuple[Any, ...], tuple[Path, ...], Any]] = {}
-"""What was read of a robot file (its format, an MJCF's references), by kind and real path, with the files it came
+"""What was read of a robot file (its format, an MJCF's references, a file's sha256), by kind and real path, with the files it came
 from and their ``(mtime_ns, size, ctime_ns, inode)``: a file is parsed once per process while none of them changes,
 however many callers ask (the asset door, the cache key, the conversion record)."""
 
@@ -468,20 +465,16 @@ def _remembered(kind: str, path: Path, read: Callable[[], tuple[Any, tuple[Path,
 
 
 def file_sha256(path: str | Path) -> str:
-    """The sha256 of a file's bytes (what ``sha256sum`` prints)."""
-    st = os.stat(path)
-    stamp, real = (st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino), os.path.realpath(path)
-    known = _DIGESTS.get(real)
-    if known is not None and known[0] == stamp:
-        return known[1]
+    """The sha256 of a file's bytes (what ``sha256sum`` prints); hashed once per process while the file stays
+    unchanged (a robot's meshes: every command resolves its asset more than once)."""
+    return _remembered("sha256", Path(path), lambda: (_sha256(Path(path)), (Path(path),)))
+
+
+def _sha256(path: Path) -> str:
     digest = hashlib.sha256()
-    with Path(path).open("rb") as stream:
+    with path.open("rb") as stream:
         while chunk := stream.read(_CHUNK):
             digest.update(chunk)
-    if time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) > _RACY_NS:
-        if len(_DIGESTS) > 4096:
-            _DIGESTS.clear()
-        _DIGESTS[real] = (stamp, digest.hexdigest())
     return digest.hexdigest()
 
 

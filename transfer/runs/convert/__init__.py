@@ -41,8 +41,7 @@ import numpy as np
 from transfer import __version__
 from transfer.formats import checkpoint_format, detect_format, permutation_class
 from transfer.formats.checkpoint import OVER_AN_INPUT, build_metadata, check_metadata, check_output, new_output
-from transfer.ordering import OrderingConvention
-from transfer.orders.conventions import listed
+from transfer.ordering import OrderingConvention, convention_list
 from transfer.robot.usd_files import which_read
 from transfer.runs.convert.order import RUNTIME_HINT, ConvertError, Reorder, in_order
 from transfer.runs.inputs import ReplayError, checkpoint_order, native_backend, parse_source, resolve_inputs
@@ -125,7 +124,7 @@ def convert(
     """
     parsed_to = _parse_to(to)
     if parsed_to is None:
-        raise ConvertError(f"--to is needed: the joint order to convert to ({listed()}, or names)")
+        raise ConvertError(f"--to is needed: the joint order to convert to ({convention_list()}, or names)")
     inputs = _inputs(checkpoint, source, config, asset)
     file = inputs.policy
     out = check_output(file.path, out, force=force, format=file.format)

@@ -24,7 +24,7 @@ from transfer.backends import backend_names, default_targets
 from transfer.env.measure import Measure
 from transfer.env.perturbations import PERTURBATIONS, Perturbation
 from transfer.errors import read_yaml_mapping
-from transfer.orders.conventions import listed
+from transfer.ordering import convention_list
 from transfer.robot import Robot
 from transfer.runs.inputs import Inputs, ReplayError, aliases_in, native_backend, resolve_inputs
 from transfer.runs.replay import check_sizes_before_run, read_clip
@@ -371,7 +371,7 @@ def _checkpoints(value: Any, base: Path, source: str | None) -> list[Checkpoint]
             order = str(_path(order, base, f"{at}.source", "a file listing joint names"))
         elif order is not None and not (isinstance(order, str) or _names(order)):
             raise SpecError(
-                f"{at}.source: expected a convention ({listed()}), a list of joint names "
+                f"{at}.source: expected a convention ({convention_list()}), a list of joint names "
                 f"or a file listing them, got {order!r}"
             )
         settings = entry.get("settings") or {}
