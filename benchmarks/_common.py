@@ -10,6 +10,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -51,6 +52,14 @@ def second_job(busy: bool) -> Iterator[str]:
     finally:
         job.kill()
         job.wait()
+
+
+def refuse_below_one(parser: Any, args: Any, *names: str) -> None:
+    """One line (argparse's) for a count flag under 1: no run, no traceback."""
+    for name in names:
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            parser.error(f"--{name.replace('_', '-')} {value}: give 1 or more")
 
 
 def stand_pose(joint_names: tuple[str, ...]) -> np.ndarray:

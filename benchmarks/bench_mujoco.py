@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from _common import cpu_name, second_job, time_interleaved  # noqa: E402
+from _common import cpu_name, refuse_below_one, second_job, time_interleaved  # noqa: E402
 
 CHECKPOINT = ROOT / "checkpoints/quadruped_flat_physx/exported/policy.pt"
 MJCF = ROOT / "transfer/data/quadruped.xml"
@@ -80,6 +80,9 @@ def main() -> int:
     parser.add_argument("--curve", action="store_true", help="also 4, 16 and 64 envs on 1 and 2 threads (issue 47)")
     parser.add_argument("--busy", action="store_true", help="with a second job on one core (_common.SECOND_JOB)")
     args = parser.parse_args()
+    refuse_below_one(parser, args, "trials", "runs")
+    if not 0 < args.min_time < float("inf"):
+        parser.error(f"--min-time {args.min_time}: give seconds > 0")
     with second_job(args.busy) as machine:
         result = _measure(args)
     result["machine"] = machine

@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from _common import cpu_name, second_job  # noqa: E402
+from _common import cpu_name, refuse_below_one, second_job  # noqa: E402
 
 ANT = ROOT / "checkpoints/ant_flat_physx/exported/policy.pt"
 
@@ -89,6 +89,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--busy", action="store_true", help="with a second job on one core (_common.SECOND_JOB)")
     args = parser.parse_args()
+    refuse_below_one(parser, args, "trials", "grid")
     with second_job(args.busy) as machine:
         results = _measure(args)
     results["machine"] += f", {machine}"

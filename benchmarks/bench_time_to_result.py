@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from _common import cpu_name, second_job  # noqa: E402
+from _common import cpu_name, refuse_below_one, second_job  # noqa: E402
 
 SECONDS = 8.0
 HAND_LOOP = """
@@ -99,6 +99,7 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--shared", type=Path, default=Path(os.environ.get("TRANSFER_SHARED", ROOT.parent / "shared")))
     args = parser.parse_args()
+    refuse_below_one(parser, args, "runs")
     repository = args.shared / "community" / "unitree_rl_gym"
     if not (repository / "deploy/deploy_mujoco/deploy_mujoco.py").is_file():
         raise SystemExit(f"{repository}: unitree_rl_gym not found (give --shared or set TRANSFER_SHARED)")
