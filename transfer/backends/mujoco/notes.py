@@ -16,7 +16,7 @@ def notes(path: str | Path) -> tuple[str, ...]:
     """One line naming the MJCF's actuators with activation dynamics (``dyntype`` other than none: a filter, an
     integrator), which MuJoCo steps as authored and PhysX and Newton do not (their drives take the policy's targets
     as they are); ``()`` when there are none, or for a file MuJoCo refuses (said where it is compiled)."""
-    if not dynamics_said(path):
+    if not names_dynamics(path):  # the text names no activation dynamics anywhere (an actuator or a default)
         return ()  # nothing to ask MuJoCo (compiling the spec takes ~0.1 s)
     try:
         spec = mujoco.MjSpec.from_file(str(path))
@@ -36,8 +36,3 @@ def notes(path: str | Path) -> tuple[str, ...]:
         f"{Path(path).name}: {'; '.join(named)}{more}: MuJoCo steps it as authored, PhysX and Newton drive the "
         "joint without it (the policy's targets reach their drives unfiltered)",
     )
-
-
-def dynamics_said(path: str | Path) -> bool:
-    """Whether the MJCF's text names activation dynamics anywhere (an actuator or a default): only then is it asked."""
-    return names_dynamics(path)
