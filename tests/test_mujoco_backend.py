@@ -442,6 +442,7 @@ def test_a_free_roots_state_read_from_its_joint_equals_the_kinematics(floating_q
     d.qvel[v : v + 6] = state[3:9]
     d.qpos[b._qadr[:4]] = state[9:13]
     b._stale = True
+    b._snapshot.written()  # state and model written behind the backend: read them again
     pose, velocity = b.root_pose().numpy()[1].copy(), b.root_velocity().numpy()[1].copy()
     mujoco.mj_kinematics(m, d)
     mujoco.mj_comPos(m, d)
@@ -452,3 +453,54 @@ def test_a_free_roots_state_read_from_its_joint_equals_the_kinematics(floating_q
     np.testing.assert_allclose(pose[:3], d.xpos[r], atol=1e-5)
     np.testing.assert_allclose(pose[3:], np.r_[d.xquat[r][1:], d.xquat[r][:1]], atol=1e-5)
     np.testing.assert_allclose(velocity, np.r_[expected[3:], expected[:3]], atol=1e-4)
+
+
+@pytest.fixture(scope="module")
+def threaded_quadruped():
+    path = Path(__file__).resolve().parents[1] / "transfer/data/quadruped.xml"
+    backend = _backend(path, num_envs=5, threads=2, scene=SceneDescription(ground=DEFAULT_GROUND, spawn_height=0.5))
+    yield backend
+    backend.close()
+
+
+_ACTIONS = st.one_of(
+    st.tuples(st.just("steps"), st.integers(1, 3)),
+    st.tuples(st.just("reset"), st.lists(st.integers(0, 4), max_size=5, unique=True)),
+    st.tuples(st.just("joints"), st.lists(st.integers(0, 4), max_size=5, unique=True)),
+    st.tuples(st.just("root"), st.lists(st.integers(0, 4), max_size=5, unique=True)),
+)
+
+
+@settings(max_examples=30, deadline=None)
+@given(actions=st.lists(_ACTIONS, min_size=1, max_size=6), seed=st.integers(0, 2**16))
+def test_the_reads_follow_every_step_and_write_of_every_env(threaded_quadruped, actions, seed):
+    """Issue 47: the reads of ``qpos``/``qvel`` come from a snapshot the stepping threads take after their steps (and
+    taken again after a write); after any mix of steps, resets and written joint and root states, of some envs or all,
+    every read equals what each env's own ``MjData`` holds."""
+    b, rng = threaded_quadruped, np.random.default_rng(seed)
+    n, j = b.num_envs, b.num_joints
+    for kind, arg in actions:
+        ids = None if kind == "steps" or len(arg) == n else np.asarray(arg, np.int32)
+        if kind == "steps":
+            b.steps(arg)
+        elif kind == "reset":
+            b.reset(ids)
+        elif kind == "joints":
+            q = b.joint_positions().numpy() + rng.uniform(-0.2, 0.2, (n, j)).astype(np.float32)
+            b.write_joint_state(q, rng.uniform(-1, 1, (n, j)).astype(np.float32), env_ids=ids)
+        else:
+            pose = b.root_pose().numpy().copy()
+            pose[:, 2] += 0.1
+            b.write_root_pose(pose, env_ids=ids)
+    pos, vel = b.joint_positions().numpy(), b.joint_velocities().numpy()
+    pose, velocity = b.root_pose().numpy(), b.root_velocity().numpy()
+    for e, (m, d) in enumerate(zip(b.models, b.datas, strict=True)):
+        np.testing.assert_array_equal(pos[e], d.qpos[b._qadr].astype(np.float32))
+        np.testing.assert_array_equal(vel[e], d.qvel[b._dadr].astype(np.float32))
+        mujoco.mj_kinematics(m, d)
+        mujoco.mj_comPos(m, d)
+        mujoco.mj_comVel(m, d)
+        expected = np.zeros(6)
+        mujoco.mj_objectVelocity(m, d, mujoco.mjtObj.mjOBJ_BODY, b._root, expected, 0)
+        np.testing.assert_allclose(pose[e, :3], d.xpos[b._root], atol=1e-6)
+        np.testing.assert_allclose(velocity[e], np.r_[expected[3:], expected[:3]], atol=1e-4)

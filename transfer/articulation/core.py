@@ -27,7 +27,7 @@ import numpy as np
 import warp as wp
 
 from transfer import kernels
-from transfer._arrays import is_torch
+from transfer._arrays import host, is_torch
 from transfer._patterns import full_matches
 from transfer.articulation.data import ArticulationData, StateFeed
 from transfer.kernels.plan import ReorderPlan, capture
@@ -511,12 +511,12 @@ def _host_copy(dst: wp.array, values: np.ndarray, shape: tuple[int, int], what: 
     """``values`` (every row and column, public = backend order) copied into the CPU buffer ``dst`` through its
     numpy view: no device array made, no launch. ``names``: the joints, to check the values are finite (``None``:
     not checked)."""
-    host = values[None] if values.ndim == 1 and shape[0] == 1 else values
-    if host.shape != shape:
-        raise ValueError(f"{what}: got shape {tuple(host.shape)}, expected {shape} = (len(env_ids), len(joint_ids))")
+    rows = values[None] if values.ndim == 1 and shape[0] == 1 else values
+    if rows.shape != shape:
+        raise ValueError(f"{what}: got shape {tuple(rows.shape)}, expected {shape} = (len(env_ids), len(joint_ids))")
     if names is not None:
-        _check_finite(host, what, names)
-    dst.numpy()[...] = host
+        _check_finite(rows, what, names)
+    host(dst)[...] = rows
 
 
 def _as_float_array(values: Any, shape: tuple[int, int], what: str, layout: str, device: str) -> wp.array:
@@ -531,10 +531,10 @@ def _as_float_array(values: Any, shape: tuple[int, int], what: str, layout: str,
             raise TypeError(f"{what}: expected a float32 tensor, got {values.dtype}")
         arr = wp.from_torch(values.contiguous())
     else:
-        host = np.asarray(values, dtype=np.float32)
-        if host.ndim == 1 and shape[0] == 1:
-            host = host[None]
-        arr = wp.array(host, dtype=wp.float32, device=device)
+        rows = np.asarray(values, dtype=np.float32)
+        if rows.ndim == 1 and shape[0] == 1:
+            rows = rows[None]
+        arr = wp.array(rows, dtype=wp.float32, device=device)
     if tuple(arr.shape) != shape:
         raise ValueError(f"{what}: got shape {tuple(arr.shape)}, expected {shape} = {layout}")
     return arr

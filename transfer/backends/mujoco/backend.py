@@ -31,8 +31,10 @@ import mujoco
 import numpy as np
 import warp as wp
 
+from transfer._arrays import host
 from transfer.backends.base import JOINT_PROPERTIES, UNLIMITED, Backend, EngineOrder, JointProperties
 from transfer.backends.mujoco.model import MujocoModel, build_model, dof_names
+from transfer.backends.mujoco.snapshot import Snapshot
 from transfer.backends.scene import SceneDescription
 from transfer.ordering import OrderingConvention
 
@@ -123,8 +125,10 @@ class MujocoBackend(Backend):
         self._effort = np.zeros((num_envs, self.num_joints))
         workers = threads or _default_threads(num_envs)
         self._pairs = list(zip(self.models, self.datas, strict=True))
+        self._snapshot = Snapshot(self._pairs, self._root, self._free, self._free_dof)
         self._pool = ThreadPoolExecutor(workers - 1) if workers > 1 and num_envs > 1 else None
-        self._chunks = [self._pairs[k::workers] for k in range(workers)] if self._pool else []
+        envs = list(enumerate(self._pairs))
+        self._chunks = [envs[k::workers] for k in range(workers)] if self._pool else [envs]
         self.reset()
         self.default_joint_pos = wp.array(np.tile(self._initial[1], (num_envs, 1)), dtype=wp.float32)
 
@@ -197,38 +201,25 @@ class MujocoBackend(Backend):
         """The root body's ``body_ipos`` (MuJoCo's centre of mass in the body frame) of every env's model."""
         return np.stack([m.body_ipos[self._root] for m in self.models]).astype(np.float64)
 
+    def _fill(self, key: str, values: np.ndarray) -> wp.array:
+        """The buffer ``key`` (as :meth:`_rows`) filled with ``values`` ``(E, ...)`` computed over every env at once."""
+        held = self._buffers.get(key)
+        if held is None:
+            buffer = wp.zeros(values.shape, dtype=wp.float32, device="cpu")
+            held = self._buffers[key] = (buffer, buffer.numpy())
+        held[1][...] = values
+        return held[0]
+
     def root_pose(self) -> wp.array:
         if self._free is not None:  # a free joint's qpos is the root's frame: no kinematics to run first
-            return self._rows(self._free_pose, "root_pose")
+            return self._snapshot.root()[0]
         r = self._root
         return self._rows(lambda m, d: np.concatenate([d.xpos[r], _xyzw(d.xquat[r])]), "root_pose", derived=True)
 
     def root_velocity(self) -> wp.array:
         if self._free is not None:
-            return self._rows(self._free_velocity, "root_velocity")
+            return self._snapshot.root()[1]
         return self._rows(lambda m, d: self._body_velocity(m, d, self._root), "root_velocity", derived=True)
-
-    def _free_pose(self, m: Any, d: Any) -> np.ndarray:
-        """The root's pose from its free joint's ``qpos`` (what ``mj_kinematics`` copies into ``xpos``/``xquat``,
-        the quaternion normalised)."""
-        f, out = self._free, np.empty(7)
-        quat = d.qpos[f + 3 : f + 7].copy()
-        mujoco.mju_normalize4(quat)
-        out[:3], out[3:6], out[6] = d.qpos[f : f + 3], quat[1:], quat[0]
-        return out
-
-    def _free_velocity(self, m: Any, d: Any) -> np.ndarray:
-        """The root's (linear at its centre of mass, angular) velocity in the world frame from its free joint's
-        ``qvel`` (linear at the body's origin in the world frame, angular in the body frame): what
-        ``mj_objectVelocity`` gives after the kinematics, without them."""
-        f, v, out = self._free, self._free_dof, np.empty(6)
-        quat, offset, turn = d.qpos[f + 3 : f + 7].copy(), np.empty(3), np.empty(3)
-        mujoco.mju_normalize4(quat)
-        mujoco.mju_rotVecQuat(out[3:], d.qvel[v + 3 : v + 6], quat)
-        mujoco.mju_rotVecQuat(offset, m.body_ipos[self._root], quat)
-        mujoco.mju_cross(turn, out[3:], offset)
-        out[:3] = d.qvel[v : v + 3] + turn
-        return out
 
     @staticmethod
     def _body_velocity(m: Any, d: Any, body: int) -> np.ndarray:
@@ -237,10 +228,10 @@ class MujocoBackend(Backend):
         return np.concatenate([res[3:], res[:3]])
 
     def joint_positions(self) -> wp.array:
-        return self._rows(lambda m, d: d.qpos[self._qadr], "joint_positions")
+        return self._fill("joint_positions", self._snapshot.qpos[:, self._qadr])
 
     def joint_velocities(self) -> wp.array:
-        return self._rows(lambda m, d: d.qvel[self._dadr], "joint_velocities")
+        return self._fill("joint_velocities", self._snapshot.qvel[:, self._dadr])
 
     def body_poses(self) -> wp.array:
         b = self._bid
@@ -311,12 +302,13 @@ class MujocoBackend(Backend):
         return ids
 
     def _values(self, array: Any, width: tuple[int, ...], what: str) -> np.ndarray:
-        values = np.asarray(array.numpy() if hasattr(array, "numpy") else array, np.float64)
+        values = np.asarray(host(array) if isinstance(array, wp.array) else array, np.float64)
         if values.shape != (self.num_envs, *width):
             raise ValueError(f"MujocoBackend.{what}: expected shape {(self.num_envs, *width)}, got {values.shape}")
         return values
 
     def write_root_pose(self, pose: wp.array, env_ids: wp.array | None = None) -> None:
+        self._snapshot.written()
         values = self._values(pose, (7,), "write_root_pose")
         if self._free is None:
             raise ValueError(f"MujocoBackend.write_root_pose: {self.source.name}'s root is fixed to the world")
@@ -326,6 +318,7 @@ class MujocoBackend(Backend):
             mujoco.mj_forward(self.models[e], self.datas[e])
 
     def write_root_velocity(self, velocity: wp.array, env_ids: wp.array | None = None) -> None:
+        self._snapshot.written()
         values = self._values(velocity, (6,), "write_root_velocity")
         if self._free is None:
             raise ValueError(f"MujocoBackend.write_root_velocity: {self.source.name}'s root is fixed to the world")
@@ -340,6 +333,7 @@ class MujocoBackend(Backend):
             mujoco.mj_forward(m, d)
 
     def write_joint_state(self, position: wp.array, velocity: wp.array, env_ids: wp.array | None = None) -> None:
+        self._snapshot.written()
         q = self._values(position, (self.num_joints,), "write_joint_state")
         v = self._values(velocity, (self.num_joints,), "write_joint_state")
         for e in self._envs(env_ids):
@@ -402,6 +396,7 @@ class MujocoBackend(Backend):
         # velocity_limit: MuJoCo has none to set; the contract's reads say unlimited
 
     def write_body_masses(self, masses: wp.array, env_ids: wp.array | None = None) -> None:
+        self._snapshot.written()
         values = self._values(masses, (self.num_bodies,), "write_body_masses")
         if (values <= 0).any():
             raise ValueError("MujocoBackend.write_body_masses: every mass must be > 0 kg")
@@ -423,22 +418,26 @@ class MujocoBackend(Backend):
             for m in self.models:
                 m.opt.timestep = float(dt)
         self._stale = True
+        self._snapshot.stepped()
         if self._pool is None:
-            self._step_chunk(self._pairs, count)
+            self._step_chunk(self._chunks[0], count)
             return
         futures = [self._pool.submit(self._step_chunk, chunk, count) for chunk in self._chunks[1:]]
         self._step_chunk(self._chunks[0], count)  # the first share in this thread: one hand-off fewer
         for future in futures:
             future.result()
 
-    @staticmethod
-    def _step_chunk(pairs: list[tuple[Any, Any]], count: int) -> None:
-        step = mujoco.mj_step
-        for m, d in pairs:
+    def _step_chunk(self, envs: list[tuple[int, tuple[Any, Any]]], count: int) -> None:
+        """``count`` ``mj_step`` of each of ``envs`` (``(index, (model, data))``), then its state into the snapshot
+        while it is in this core's cache."""
+        step, take = mujoco.mj_step, self._snapshot.take
+        for e, (m, d) in envs:
             for _ in range(count):
                 step(m, d)
+            take(e, m, d)
 
     def reset(self, env_ids: wp.array | None = None) -> None:
+        self._snapshot.written()
         qpos, _ = self._initial
         for e in self._envs(env_ids):
             m, d = self.models[e], self.datas[e]
