@@ -436,7 +436,7 @@ def test_a_free_roots_state_read_from_its_joint_equals_the_kinematics(floating_q
     b = floating_quadruped
     m, d = b.models[1], b.datas[1]
     f, v = b._free, b._free_dof
-    m.body_ipos[b._root] = (0.05, -0.02, 0.03)  # the centre of mass off the frame's origin (this env's model only)
+    m.body_ipos[b._root] = (0.05, -0.02, 0.03)  # the centre of mass off the frame's origin (the envs' shared model)
     m.body_sameframe[b._root] = 0  # compiled as "the same frame": MuJoCo would skip the offset
     d.qpos[f : f + 3], d.qpos[f + 3 : f + 7] = state[:3], quat
     d.qvel[v : v + 6] = state[3:9]
@@ -504,3 +504,42 @@ def test_the_reads_follow_every_step_and_write_of_every_env(threaded_quadruped, 
         mujoco.mj_objectVelocity(m, d, mujoco.mjtObj.mjOBJ_BODY, b._root, expected, 0)
         np.testing.assert_allclose(pose[e, :3], d.xpos[b._root], atol=1e-6)
         np.testing.assert_allclose(velocity[e], np.r_[expected[3:], expected[:3]], atol=1e-4)
+
+
+_WRITES = st.tuples(
+    st.sampled_from(["stiffness", "mass"]),
+    st.lists(st.integers(0, 3), min_size=1, max_size=4, unique=True),
+    st.lists(st.sampled_from([20.0, 40.0]), min_size=4, max_size=4),
+)
+
+
+@settings(max_examples=30, deadline=None)
+@given(writes=st.lists(_WRITES, min_size=1, max_size=6))
+def test_envs_share_a_model_while_alike_and_each_keeps_what_was_written_to_it(tmp_path_factory, writes):
+    """Issue 47: envs step one shared ``MjModel`` until a write makes one differ; after any mix of gains and masses
+    written to some envs or all (alike or not), each env's model holds exactly what was written to it, and a write
+    of the same values to every env leaves them on one model."""
+    b = _backend(quadruped(tmp_path_factory.mktemp("q"), position_actuators=True), num_envs=4)
+    try:
+        assert len({id(m) for m in b.models}) == 1
+        gains = np.full((4, b.num_joints), 30.0)
+        masses = b.body_masses().numpy().astype(np.float64)
+        for kind, envs, per_env in writes:
+            value = np.asarray(per_env)[:, None]
+            if kind == "stiffness":
+                rows = np.repeat(value, b.num_joints, axis=1).astype(np.float32)
+                b.write_joint_properties(np.asarray(envs, np.int32), stiffness=rows)
+                gains[envs] = rows[envs]
+            else:
+                rows = masses.copy()
+                rows[:, 0] = value[:, 0]
+                b.write_body_masses(rows.astype(np.float32), env_ids=np.asarray(envs, np.int32))
+                masses[envs] = rows[envs]
+        for e, m in enumerate(b.models):
+            np.testing.assert_allclose(m.actuator_gainprm[b._act, 0], gains[e])
+            np.testing.assert_allclose(m.body_mass[b._bid], masses[e], rtol=1e-6)
+        models = len({id(m) for m in b.models})
+        b.write_joint_properties(stiffness=np.full((4, b.num_joints), 50.0, np.float32))
+        assert len({id(m) for m in b.models}) == models  # written alike: no env copied
+    finally:
+        b.close()
