@@ -49,6 +49,7 @@ __all__ = [
     "solver_variations",
     "starting_settings",
     "training_settings",
+    "warm_robot",
 ]
 
 
@@ -76,6 +77,8 @@ class BackendEntry:
             the others will not have (:func:`source_notes`), or ``None``.
         renderer: A module with ``frames(asset, joint_names, base, joint_pos, width, height)``: pictures of recorded
             states of any engine's run (:func:`render_frames`), or ``None``.
+        warm: A module with ``warm(path)``: starts reading a robot's own file in the background while a command
+            loads its policy (:func:`warm_robot`), or ``None``.
     """
 
     module: str
@@ -89,6 +92,7 @@ class BackendEntry:
     kinematics: str | None = None
     notes: str | None = None
     renderer: str | None = None
+    warm: str | None = None
 
 
 REGISTRY: Mapping[str, BackendEntry] = MappingProxyType(
@@ -121,6 +125,7 @@ REGISTRY: Mapping[str, BackendEntry] = MappingProxyType(
             kinematics="transfer.backends.mujoco.kinematics",
             notes="transfer.backends.mujoco.notes",
             renderer="transfer.backends.mujoco.render",
+            warm="transfer.backends.mujoco.model",
         ),
     }
 )
@@ -274,6 +279,20 @@ def robot_poses(asset: Any, joint_names: Any, base: Any, joint_pos: Any) -> Any:
     """Each body's world pose ``{body: (T, 7)}`` (position, then w, x, y, z) at ``T`` recorded states, by the engine
     that draws (forward kinematics of the robot's own file)."""
     return _offering("renderer").poses(asset, joint_names, base, joint_pos)
+
+
+def warm_robot(targets: Any, asset: Any) -> None:
+    """Let the engines of ``targets`` (backend names) that read a robot's own file start reading ``asset`` in the
+    background (:attr:`BackendEntry.warm`: MuJoCo compiles it on a thread), while the command goes on loading the
+    policy. Nothing for the other engines, an unknown name or an engine not installed: the run itself says so."""
+    for name in dict.fromkeys(str(t).strip().lower() for t in targets):
+        entry = REGISTRY.get(name)
+        if entry is None or entry.warm is None:
+            continue
+        try:
+            _import(name, entry.warm).warm(asset)
+        except ImportError:
+            continue
 
 
 def source_notes(path: Any) -> tuple[str, ...]:

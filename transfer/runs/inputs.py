@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -200,6 +200,7 @@ def resolve_inputs(
     asset: str | Path | None = None,
     load: bool = True,
     aliases: Mapping[str, str] | None = None,
+    warm: Callable[[PathLike], None] | None = None,
 ) -> Inputs:
     """Load the checkpoint and the task, and settle the asset and the checkpoint's joint order.
 
@@ -218,13 +219,31 @@ def resolve_inputs(
 
     ``aliases``: observation terms a deploy config or run names otherwise -> the term each is (the task field
     ``observation_aliases``; :func:`aliases_in` finds them among ``--set`` settings).
+
+    ``warm``: called with the robot file as soon as ``asset`` or ``config`` names it, before the policy is loaded
+    (:func:`transfer.backends.warm_robot`: an engine reads the robot meanwhile).
     """
 
+    if warm is not None:
+        robot = _named_robot(config, asset, aliases or {})
+        if robot is not None:
+            warm(robot)
     inputs = _resolve(checkpoint, source, config, asset, load, aliases or {})
     extra = conversion_warnings(inputs.asset_file)
     if inputs.robot.file is not None and inputs.robot.file.suffix.lower() == ".xml":
         extra += source_notes(inputs.robot.file)  # what MuJoCo reads in the MJCF that the USD's drives do not keep
     return dataclasses.replace(inputs, warnings=(*inputs.warnings, *extra)) if extra else inputs
+
+
+def _named_robot(config: PathLike, asset: PathLike, aliases: Aliases) -> PathLike:
+    """The robot file ``asset`` or the ``config`` names, read before anything else (``None`` when neither does, or
+    the config cannot be read here: it is read again, and refused in one line, in its turn)."""
+    if asset is not None or config is None:
+        return asset
+    try:
+        return getattr(read_config(config, aliases=aliases), "asset", None)
+    except Exception:  # noqa: BLE001 - only a head start: the config's own reading reports what is wrong with it
+        return None
 
 
 def _open(path: str | Path, load: bool, **options: Any) -> Policy:

@@ -15,13 +15,14 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
 
 from transfer._console import is_terminal, progress_bar
-from transfer.backends import describe_settings, native_convention
+from transfer.backends import describe_settings, native_convention, warm_robot
 from transfer.env.environment import PolicyEnv
 from transfer.env.measure import Measure
 from transfer.env.perturbations import Perturbation
@@ -170,7 +171,9 @@ def replay(
         perturbation = Perturbation.from_dict(perturbation)
 
     aliases = aliases_in(settings)
-    inputs = inputs or resolve_inputs(checkpoint, source=source, config=config, asset=asset, aliases=aliases)
+    inputs = inputs or resolve_inputs(
+        checkpoint, source=source, config=config, asset=asset, aliases=aliases, warm=partial(warm_robot, [target])
+    )
     inputs = with_settings(inputs, settings)
     policy, task = inputs.policy, inputs.task
     if record is not None:
@@ -466,6 +469,7 @@ def compare(checkpoint: str | Path, target: str, **kwargs: Any) -> list[ReplayRe
         config=kwargs.pop("config", None),
         asset=kwargs.pop("asset", None),
         aliases=aliases_in(settings),
+        warm=partial(warm_robot, [target]),
     )
     inputs = with_settings(inputs, settings)
     native = native_backend(inputs)

@@ -393,9 +393,12 @@ class MujocoBackend(Backend):
 
     def _apply_forces(self, e: int) -> None:
         """``qfrc_applied``: the feed-forward effort plus ``kv x velocity target`` (the actuator's bias damps the
-        joint velocity towards 0; this moves its rest to the target)."""
-        kv = -self.models[e].actuator_biasprm[self._act, 2]
-        self.datas[e].qfrc_applied[self._dadr] = self._effort[e] + kv * self._velocity_target[e]
+        joint velocity towards 0; this moves its rest to the target). An explicit actuator writes the effort every
+        physics step, with no velocity target: the effort alone then."""
+        force = self._effort[e]
+        if self._velocity_target[e].any():
+            force = force - self.models[e].actuator_biasprm[self._act, 2] * self._velocity_target[e]
+        self.datas[e].qfrc_applied[self._dadr] = force
 
     def write_joint_properties(self, env_ids: wp.array | None = None, **values: wp.array) -> None:
         unknown = sorted(set(values) - set(JOINT_PROPERTIES))
