@@ -135,24 +135,28 @@ def _print(result: dict, args: argparse.Namespace) -> None:
     for row in result.get("curve", []):
         print(
             f"  {row['envs']:>3} envs, {row['threads']} thread(s) {row['env_steps_per_second']:>10.0f} env-steps/s "
-            f"{row['over_mj_step']:.2f}x mj_step ({row['mj_step_per_second']:.0f} beside it)"
+            f"{row['over_mj_step']:.2f}x mj_step ({row['mj_step_per_second']:.0f} beside it), "
+            f"{row['over_one_thread']:.2f}x one thread"
         )
 
 
 def _curve(decimation: int, min_time: float, trials: int) -> list[dict]:
-    """The policy loop at 1, 4, 16 and 64 envs on 1 and 2 backend threads, each interleaved with bare ``mj_step`` on
-    the same compiled model (one thread steps N envs one after another: its env-steps/s do not change with N)."""
+    """The policy loop at 1, 4, 16 and 64 envs on 1 and 2 backend threads: for each env count the two loops and bare
+    ``mj_step`` on the same compiled model are timed interleaved (one thread steps N envs one after another: its
+    env-steps/s do not change with N), so that a change in the machine's speed hits all three alike."""
     import mujoco
 
     rows = []
     for envs in (1, 4, 16, 64):
-        for threads in (1, 2):
-            env, step = _loop(envs, threads)
-            model = env.art.backend.models[0]
-            data = mujoco.MjData(model)
-            bare_step = functools.partial(mujoco.mj_step, model, data)
-            timed = time_interleaved({"mj_step": bare_step, "loop": step}, min_time, trials)
-            rate, bare = envs * decimation / timed["loop"], 1 / timed["mj_step"]
+        loops = {threads: _loop(envs, threads) for threads in (1, 2)}
+        model = loops[1][0].art.backend.models[0]
+        data = mujoco.MjData(model)
+        fns = {"mj_step": functools.partial(mujoco.mj_step, model, data)}
+        fns.update({threads: step for threads, (_, step) in loops.items()})
+        timed = time_interleaved(fns, min_time, trials)
+        bare = 1 / timed["mj_step"]
+        for threads, (env, _) in loops.items():
+            rate = envs * decimation / timed[threads]
             rows.append(
                 {
                     "envs": envs,
@@ -160,6 +164,7 @@ def _curve(decimation: int, min_time: float, trials: int) -> list[dict]:
                     "env_steps_per_second": rate,
                     "mj_step_per_second": bare,
                     "over_mj_step": rate / bare,
+                    "over_one_thread": timed[1] / timed[threads],
                 }
             )
             env.close()
