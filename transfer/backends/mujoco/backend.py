@@ -5,8 +5,8 @@ with MuJoCo's own model-editing API (``mujoco.MjSpec``) and compiled as authored
 ``<default>`` classes and contact parameters are what runs. The scene description adds only what it asks for: a
 ground plane when the file has none, gravity, the training engine's base, the spawn height and pose, the ground
 friction scale, self-collisions off. Each environment is one ``MjData``; the envs share one ``MjModel`` until a
-write gives one masses or gains of its own (then it steps its own copy); environments are stepped on threads (``mj_step`` releases the GIL), each on its own
-data, so a seed gives the same run whatever the thread count.
+write gives one masses or gains of its own (then it steps its own copy); environments are stepped on threads
+(``mj_step`` releases the GIL), each on its own data, so a seed gives the same run whatever the thread count.
 
 Drives: a joint driven by a position actuator keeps it (the task's stiffness and damping set its ``kp`` / ``kv``); a
 joint driven by a motor gets a position actuator on the same joint instead, with the motor's force range
@@ -111,7 +111,7 @@ class MujocoBackend(Backend):
         self.source = built.source
         self.notes: list[str] = list(built.notes)
         self.changes = built.changes
-        self.models = [built.model] * num_envs  # shared until a write gives an env its own (_own_model)
+        self.models = [built.model] * num_envs  # shared until a write gives an env its own (_models_to_write)
         self.datas = [mujoco.MjData(built.model) for _ in range(num_envs)]
         self._buffers: dict[str, tuple[wp.array, np.ndarray]] = {}
         self._stale = False  # derived quantities (frames, COM velocities) behind qpos/qvel since the last mj_step
