@@ -143,3 +143,30 @@ def test_the_input_layer_names_the_robot_before_it_loads_the_policy(monkeypatch)
         warm=lambda robot: events.append(f"warm {Path(robot).name}"),
     )
     assert events == ["warm quadruped.xml", "policy"]
+
+
+def test_a_config_naming_the_robot_is_read_once_and_warms_it_first(monkeypatch):
+    """With no ``asset``, the robot the ``config`` names is warmed before the policy loads, and the config read for
+    that is the one the rest of the resolution uses (read once)."""
+    import transfer.runs.inputs as inputs
+
+    events: list[str] = []
+    load, read = inputs.load_policy, inputs.read_config
+
+    def loading(*args, **kwargs):
+        events.append("policy")
+        return load(*args, **kwargs)
+
+    def reading(*args, **kwargs):
+        events.append("config")
+        return read(*args, **kwargs)
+
+    monkeypatch.setattr(inputs, "load_policy", loading)
+    monkeypatch.setattr(inputs, "read_config", reading)
+    found = inputs.resolve_inputs(
+        ROOT / "checkpoints/quadruped_flat_physx/exported/policy.pt",
+        config=ROOT / "presets/tasks/quadruped_flat_velocity.yaml",
+        warm=lambda robot: events.append(f"warm {Path(robot).name}"),
+    )
+    assert events == ["config", "warm quadruped.usda", "policy"]
+    assert found.task.name == "quadruped_flat_velocity"

@@ -75,9 +75,10 @@ class Measure:
         alive = ~np.isfinite(self.fallen_at)
         causes = {**causes, "nonfinite": np.asarray(causes.get("nonfinite", False)) | self.nonfinite}
         down = fallen(causes)
-        for name in FALL_CAUSES if down.any() else ():  # the first cause that holds names the fall
-            hit = alive & down & np.asarray(causes.get(name, False), bool) & (self.cause == "")
-            self.cause[hit] = name
+        if down.any():
+            for name in FALL_CAUSES:  # the first cause that holds names the fall
+                hit = alive & down & np.asarray(causes.get(name, False), bool) & (self.cause == "")
+                self.cause[hit] = name
         self.fallen_at[alive & down] = t
         alive &= ~down
         heading = yaw(quat)

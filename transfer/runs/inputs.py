@@ -27,7 +27,7 @@ from transfer.formats.policy import Policy
 from transfer.ordering import Ordering, OrderingConvention, convention_list, parse_ordering, read_name_file
 from transfer.orders import get_convention
 from transfer.robot import Robot
-from transfer.robot.assets import asset_source, conversion_warnings, locate_asset
+from transfer.robot.assets import AssetError, asset_source, conversion_warnings, locate_asset
 from transfer.task import Task, load_task
 from transfer.task.deploy import DeployConfig
 from transfer.task.isaaclab import IsaacLabRun, find_run, isaaclab_task, read_isaaclab_run
@@ -224,26 +224,33 @@ def resolve_inputs(
     (:func:`transfer.backends.warm_robot`: an engine reads the robot meanwhile).
     """
 
+    found = None
     if warm is not None:
-        robot = _named_robot(config, asset, aliases or {})
+        found, robot = _named_robot(config, asset, aliases or {})
         if robot is not None:
             warm(robot)
-    inputs = _resolve(checkpoint, source, config, asset, load, aliases or {})
+    inputs = _resolve(checkpoint, source, config, asset, load, aliases or {}, found)
     extra = conversion_warnings(inputs.asset_file)
     if inputs.robot.file is not None and inputs.robot.file.suffix.lower() == ".xml":
         extra += source_notes(inputs.robot.file)  # what MuJoCo reads in the MJCF that the USD's drives do not keep
     return dataclasses.replace(inputs, warnings=(*inputs.warnings, *extra)) if extra else inputs
 
 
-def _named_robot(config: PathLike, asset: PathLike, aliases: Aliases) -> PathLike:
-    """The robot file ``asset`` or the ``config`` names, read before anything else (``None`` when neither does, or
-    the config cannot be read here: it is read again, and refused in one line, in its turn)."""
-    if asset is not None or config is None:
-        return asset
+def _named_robot(config: PathLike, asset: PathLike, aliases: Aliases) -> tuple[Any, Path | None]:
+    """``(the config as read, the robot file)``: the robot ``asset`` or the ``config`` names, located, before anything
+    else. The config read here is handed on (``None`` when it was not read, or cannot be: it is read again, and
+    refused in one line, in its turn); the robot is ``None`` when neither names one it can locate."""
+    found = None
+    if asset is None and config is not None:
+        try:
+            found = read_config(config, aliases=aliases)
+        except Exception:  # noqa: BLE001 - the config's own reading reports what is wrong with it
+            return None, None
+    named = asset if asset is not None else getattr(found, "asset", None)
     try:
-        return getattr(read_config(config, aliases=aliases), "asset", None)
-    except Exception:  # noqa: BLE001 - only a head start: the config's own reading reports what is wrong with it
-        return None
+        return found, None if named is None else locate_asset(named)
+    except (OSError, AssetError):
+        return found, None
 
 
 def _open(path: str | Path, load: bool, **options: Any) -> Policy:
@@ -267,22 +274,29 @@ def aliases_in(settings: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 def _resolve(
-    checkpoint: str | Path, source: Source, config: PathLike, asset: PathLike, load: bool, aliases: Aliases
+    checkpoint: str | Path,
+    source: Source,
+    config: PathLike,
+    asset: PathLike,
+    load: bool,
+    aliases: Aliases,
+    found: Any = None,
 ) -> Inputs:
+    """:func:`resolve_inputs`'s inputs; ``found``: the ``config`` already read (else it is read here)."""
 
     if find_run(checkpoint) is not None and (config is None or Path(checkpoint).is_dir()):
         return _inputs_from_run(checkpoint, source, config, asset, load, aliases)
     policy = _open(checkpoint, load)
     meta = policy.metadata
     if meta is not None:
-        return _inputs_from_metadata(policy, meta, source, config, asset, aliases)
+        return _inputs_from_metadata(policy, meta, source, config, asset, aliases, found)
     if config is None:
         raise ReplayError(
             f"{Path(checkpoint).name} carries no metadata: pass --config with a task file (presets/tasks/*.yaml), a "
             "deploy config or a Newton policy YAML describing the checkpoint's observation, action and defaults "
             "(no task configuration was given); or store them in the checkpoint once: transfer convert CHECKPOINT --source X --to X --config FILE.yaml --asset ROBOT.usd -o OUT."
         )
-    found = read_config(config, aliases=aliases)
+    found = found if found is not None else read_config(config, aliases=aliases)
     parsed = parse_source(source)
     if isinstance(found, DeployConfig):
         return _inputs_from_deploy(policy, found, parsed, asset, aliases)
@@ -389,7 +403,13 @@ def _inputs_from_run(
 
 
 def _inputs_from_metadata(
-    policy: Policy, meta: dict[str, Any], source: Source, config: PathLike, asset: PathLike, aliases: Aliases
+    policy: Policy,
+    meta: dict[str, Any],
+    source: Source,
+    config: PathLike,
+    asset: PathLike,
+    aliases: Aliases,
+    found: Any = None,
 ) -> Inputs:
     """:func:`resolve_inputs` for a checkpoint that describes itself: the metadata's task, order and asset, each
     explicit argument checked against them."""
@@ -398,7 +418,7 @@ def _inputs_from_metadata(
     task = metadata_to_task(meta, source=f"{name} (metadata)")
     order: Ordering = parse_ordering(task.convention) if task.convention is not None else task.joint_names
     label = task.convention or "explicit list"
-    config_task = None if config is None else _config_task(config, task.joint_names, aliases)
+    config_task = None if config is None else _config_task(config, task.joint_names, aliases, found)
     if config_task is not None:
         task = merge_config(
             task,
@@ -439,10 +459,13 @@ def _inputs_from_metadata(
     return Inputs(policy, task, robot, order, label, _asset_drift(meta, robot.file, name))
 
 
-def _config_task(config: PathLike, joint_names: Sequence[str] | None, aliases: Aliases) -> Task | None:
-    """The task ``config`` describes; a deploy config's, on the joint names the checkpoint's metadata lists."""
+def _config_task(
+    config: PathLike, joint_names: Sequence[str] | None, aliases: Aliases, found: Any = None
+) -> Task | None:
+    """The task ``config`` describes (``found``: as read already); a deploy config's, on the joint names the
+    checkpoint's metadata lists."""
 
-    found = read_config(config, aliases=aliases)
+    found = found if found is not None else read_config(config, aliases=aliases)
     return found.task(joint_names, aliases) if isinstance(found, DeployConfig) else found
 
 

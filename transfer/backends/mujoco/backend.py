@@ -128,7 +128,7 @@ class MujocoBackend(Backend):
         self._workers = workers if self._pool else 1
         self._pairs: list[tuple[Any, Any]] = []
         self._pair()
-        self._snapshot = Snapshot(self._pairs, self._root, self._free, self._free_dof)
+        self._snapshot = Snapshot(self._pairs, self.root_com_offset, self._free, self._free_dof)
         self.reset()
         self.default_joint_pos = wp.array(np.tile(self._initial[1], (num_envs, 1)), dtype=wp.float32)
 
@@ -206,14 +206,10 @@ class MujocoBackend(Backend):
         if derived:
             self._refresh()
         held = self._buffers.get(key)
-        if held is None:
-            out = np.stack([fn(m, d) for m, d in zip(self.models, self.datas, strict=True)]).astype(np.float32)
-            buffer = wp.zeros(out.shape, dtype=wp.float32, device="cpu")
-            held = self._buffers[key] = (buffer, buffer.numpy())  # a CPU array's numpy() is a view of it
-            held[1][...] = out
-            return buffer
+        if held is None:  # the first read makes the buffer, of the shape fn gives
+            return self._fill(key, np.stack([fn(m, d) for m, d in self._pairs]))
         buffer, view = held
-        for e, (m, d) in enumerate(zip(self.models, self.datas, strict=True)):
+        for e, (m, d) in enumerate(self._pairs):
             view[e] = fn(m, d)  # filled in place, no launch, no array made
         return buffer
 
@@ -239,7 +235,7 @@ class MujocoBackend(Backend):
         held = self._buffers.get(key)
         if held is None:
             buffer = wp.zeros(values.shape, dtype=wp.float32, device="cpu")
-            held = self._buffers[key] = (buffer, buffer.numpy())
+            held = self._buffers[key] = (buffer, buffer.numpy())  # a CPU array's numpy() is a view of it
         held[1][...] = values
         return held[0]
 

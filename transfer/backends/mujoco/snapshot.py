@@ -8,6 +8,7 @@ joints, and for a free root one recorded Warp launch (:func:`_free_root`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import mujoco
@@ -56,13 +57,20 @@ class Snapshot:
 
     Args:
         pairs: every env's ``(MjModel, MjData)``.
-        root: the root body's id.
+        com_offsets: every env's root centre of mass in the root's frame ``(E, 3)``, asked again after each write
+            (the backend's :meth:`~transfer.backends.base.Backend.root_com_offset`).
         free: the root free joint's ``qpos`` address, or ``None`` (a fixed base: no root to compute here).
         free_dof: its ``qvel`` address.
     """
 
-    def __init__(self, pairs: list[tuple[Any, Any]], root: int, free: int | None, free_dof: int | None) -> None:
-        self._pairs, self._root = pairs, root
+    def __init__(
+        self,
+        pairs: list[tuple[Any, Any]],
+        com_offsets: Callable[[], np.ndarray],
+        free: int | None,
+        free_dof: int | None,
+    ) -> None:
+        self._pairs, self._com_offsets = pairs, com_offsets
         model = pairs[0][0]
         nq, envs = model.nq, len(pairs)
         self._state = wp.zeros((envs, nq + model.nv), dtype=wp.float64, device="cpu")
@@ -103,7 +111,7 @@ class Snapshot:
         for e, (m, d) in enumerate(self._pairs):
             self.take(e, m, d)
         if self._launch is not None:
-            self._ipos.numpy()[...] = [m.body_ipos[self._root] for m, _ in self._pairs]
+            self._ipos.numpy()[...] = self._com_offsets()
         self._taken = True
 
     @property
