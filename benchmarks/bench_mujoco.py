@@ -35,6 +35,8 @@ if str(ROOT) not in sys.path:
 
 from _common import cpu_name, refuse_below_one, second_job, time_interleaved  # noqa: E402
 
+from transfer._console import stdout_to_stderr  # noqa: E402
+
 CHECKPOINT = ROOT / "checkpoints/quadruped_flat_physx/exported/policy.pt"
 MJCF = ROOT / "transfer/data/quadruped.xml"
 
@@ -79,11 +81,14 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--curve", action="store_true", help="also 4, 16 and 64 envs on 1 and 2 threads (issue 47)")
     parser.add_argument("--busy", action="store_true", help="with a second job on one core (_common.SECOND_JOB)")
+    parser.add_argument(
+        "--stepping", action="store_true", help="also 64 envs' stepping alone on 1 and 2 threads, and mujoco.rollout's"
+    )
     args = parser.parse_args()
     refuse_below_one(parser, args, "trials", "runs")
     if not 0 < args.min_time < float("inf"):
         parser.error(f"--min-time {args.min_time}: give seconds > 0")
-    with second_job(args.busy) as machine:
+    with second_job(args.busy) as machine, stdout_to_stderr():  # Warp's banner and MuJoCo's warnings: not in the JSON
         result = _measure(args)
     result["machine"] = machine
     _print(result, args)
@@ -118,6 +123,8 @@ def _measure(args: argparse.Namespace) -> dict:
     }
     if args.curve:
         result["curve"] = _curve(decimation, args.min_time, args.trials)
+    if args.stepping:
+        result["stepping"] = _stepping(args.min_time, args.trials)
     return result
 
 
@@ -132,6 +139,8 @@ def _print(result: dict, args: argparse.Namespace) -> None:
     print(f"  2 envs / 1 env       {result['two_envs_over_one']:.2f}x (target >= 1.6 on 2 cores)")
     for target, seconds in result["time_to_result_seconds"].items():
         print(f"  time to a result     {target:<7} {seconds:.1f} s (replay --seconds 0.2, median of {args.runs})")
+    for name, ratio in result.get("stepping", {}).items():
+        print(f"  64 envs, {name:<38} {ratio:.2f}x")
     for row in result.get("curve", []):
         print(
             f"  {row['envs']:>3} envs, {row['threads']} thread(s) {row['env_steps_per_second']:>10.0f} env-steps/s "
@@ -169,6 +178,56 @@ def _curve(decimation: int, min_time: float, trials: int) -> list[dict]:
             )
             env.close()
     return rows
+
+
+def _stepping(min_time: float, trials: int, envs: int = 64) -> dict[str, float]:
+    """Two threads over one at ``envs`` envs, timed interleaved: the policy loops; the backend's ``steps(4)`` alone;
+    and MuJoCo's own threads (``mujoco.rollout``, the GIL released for the whole batch) stepping the same states 4
+    steps, which says whether the GIL holds the backend's threads back."""
+    import mujoco
+    import numpy as np
+    from mujoco import rollout
+
+    (one, loop_one), (two, loop_two) = _loop(envs, 1), _loop(envs, 2)
+    for _ in range(30):
+        loop_one(), loop_two()
+    b1, b2 = one.art.backend, two.art.backend
+    model, spec = b1.models[0], mujoco.mjtState.mjSTATE_FULLPHYSICS
+    state = np.zeros((envs, mujoco.mj_stateSize(model, spec)))
+    for e, d in enumerate(b1.datas):
+        mujoco.mj_getState(model, d, state[e], spec)
+    control = np.tile(b1.datas[0].ctrl, (envs, 4, 1))
+    out, sensors = np.zeros((envs, 4, state.shape[1])), np.zeros((envs, 4, model.nsensordata))
+    runners = {
+        n: (rollout.Rollout(nthread=0 if n == 1 else n), [mujoco.MjData(model) for _ in range(n)]) for n in (1, 2)
+    }
+
+    def rolled(n: int) -> None:
+        runner, scratch = runners[n]
+        runner.rollout([model] * envs, scratch, state, control, nstep=4, state=out, sensordata=sensors)
+
+    timed = time_interleaved(
+        {
+            "loop 1": loop_one,
+            "loop 2": loop_two,
+            "steps 1": lambda: b1.steps(4),
+            "steps 2": lambda: b2.steps(4),
+            "rollout 1": functools.partial(rolled, 1),
+            "rollout 2": functools.partial(rolled, 2),
+        },
+        min_time,
+        trials,
+    )
+    for runner, _ in runners.values():
+        runner.close()
+    one.close()
+    two.close()
+    return {
+        "policy loop, 2 threads / 1": timed["loop 1"] / timed["loop 2"],
+        "backend steps(4), 2 threads / 1": timed["steps 1"] / timed["steps 2"],
+        "mujoco.rollout, 2 threads / 1": timed["rollout 1"] / timed["rollout 2"],
+        "mujoco.rollout / backend steps(4), 1 thread": timed["steps 1"] / timed["rollout 1"],
+    }
 
 
 if __name__ == "__main__":
