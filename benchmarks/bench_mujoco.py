@@ -145,25 +145,38 @@ def _print(result: dict, args: argparse.Namespace) -> None:
         print(
             f"  {row['envs']:>3} envs, {row['threads']} thread(s) {row['env_steps_per_second']:>10.0f} env-steps/s "
             f"{row['over_mj_step']:.2f}x mj_step ({row['mj_step_per_second']:.0f} beside it), "
-            f"{row['over_one_thread']:.2f}x one thread"
+            f"{row['over_mj_step_on_loop_states']:.2f}x mj_step on the loop's states "
+            f"({row['mj_step_on_loop_states_per_second']:.0f}), {row['over_one_thread']:.2f}x one thread"
         )
 
 
 def _curve(decimation: int, min_time: float, trials: int) -> list[dict]:
-    """The policy loop at 1, 4, 16 and 64 envs on 1 and 2 backend threads: for each env count the two loops and bare
-    ``mj_step`` on the same compiled model are timed interleaved (one thread steps N envs one after another: its
-    env-steps/s do not change with N), so that a change in the machine's speed hits all three alike."""
+    """The policy loop at 1, 4, 16 and 64 envs on 1 and 2 backend threads: for each env count the two loops and two
+    bare ``mj_step`` bases on the same compiled model are timed interleaved, so that a change in the machine's speed
+    hits all four alike:
+
+    - ``mj_step``: one ``MjData`` from the spawn, stepped again and again (the robot soon lies still on its feet:
+      few contacts that change, the solver warm-started from the step before);
+    - ``mj_step on the loop's states``: the states the 1-thread loop went through (every env, each policy step of
+      its warm-up: walking robots, their controls), each set into a ``MjData`` (``mj_setState``) and stepped
+      ``decimation`` times with one call: the engine's own speed on the loop's work, nothing else."""
     import mujoco
 
     rows = []
     for envs in (1, 4, 16, 64):
         loops = {threads: _loop(envs, threads) for threads in (1, 2)}
-        model = loops[1][0].art.backend.models[0]
+        backend = loops[1][0].art.backend
+        model = backend.models[0]
         data = mujoco.MjData(model)
-        fns = {"mj_step": functools.partial(mujoco.mj_step, model, data)}
+        states = _walked_states(backend, loops[1][1], rounds=max(8, 256 // envs))
+        fns = {
+            "mj_step": functools.partial(mujoco.mj_step, model, data),
+            "states": functools.partial(_step_states, model, mujoco.MjData(model), states, decimation),
+        }
         fns.update({threads: step for threads, (_, step) in loops.items()})
         timed = time_interleaved(fns, min_time, trials)
         bare = 1 / timed["mj_step"]
+        on_states = len(states) * decimation / timed["states"]
         for threads, (env, _) in loops.items():
             rate = envs * decimation / timed[threads]
             rows.append(
@@ -173,11 +186,45 @@ def _curve(decimation: int, min_time: float, trials: int) -> list[dict]:
                     "env_steps_per_second": rate,
                     "mj_step_per_second": bare,
                     "over_mj_step": rate / bare,
+                    "mj_step_on_loop_states_per_second": on_states,
+                    "over_mj_step_on_loop_states": rate / on_states,
                     "over_one_thread": timed[1] / timed[threads],
                 }
             )
             env.close()
     return rows
+
+
+def _walked_states(backend, step, rounds: int, settle: int = 50) -> list:
+    """Every env's integration state (``mjSTATE_INTEGRATION``: positions, velocities, controls, warm start) after
+    each of ``rounds`` policy steps of the loop ``step``, from its ``settle``-th on (before it the robots fall from
+    their spawn height, with no contact to solve: cheaper steps than the loop's)."""
+    import mujoco
+    import numpy as np
+
+    spec = mujoco.mjtState.mjSTATE_INTEGRATION
+    size = mujoco.mj_stateSize(backend.models[0], spec)
+    for _ in range(settle):
+        step()
+    states = []
+    for _ in range(rounds):
+        step()
+        for m, d in zip(backend.models, backend.datas, strict=True):
+            state = np.empty(size)
+            mujoco.mj_getState(m, d, state, spec)
+            states.append(state)
+    return states
+
+
+def _step_states(model, data, states: list, decimation: int) -> None:
+    """``decimation`` ``mj_step`` from each of ``states`` (one ``mj_setState`` each, as the loop takes one
+    ``mj_getState`` per env and policy step)."""
+    import mujoco
+
+    spec = mujoco.mjtState.mjSTATE_INTEGRATION
+    for state in states:
+        mujoco.mj_setState(model, data, state, spec)
+        mujoco.mj_step(model, data, decimation)
 
 
 def _stepping(min_time: float, trials: int, envs: int = 64) -> dict[str, float]:

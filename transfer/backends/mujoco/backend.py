@@ -113,6 +113,7 @@ class MujocoBackend(Backend):
         self.changes = built.changes
         self.models = [built.model] * num_envs  # shared until a write gives an env its own (_models_to_write)
         self.datas = [mujoco.MjData(built.model) for _ in range(num_envs)]
+        self._ctrls = [d.ctrl for d in self.datas]  # views kept: each d.ctrl makes a new one (64 envs: 18 -> 12 us)
         self._buffers: dict[str, tuple[wp.array, np.ndarray]] = {}
         self._stale = False  # derived quantities (frames, COM velocities) behind qpos/qvel since the last mj_step
         self._layout(built, joint_order, body_order)
@@ -372,8 +373,9 @@ class MujocoBackend(Backend):
 
     def set_joint_position_target(self, target: wp.array, env_ids: wp.array | None = None) -> None:
         values = self._values(target, (self.num_joints,), "set_joint_position_target")
+        ctrls, act = self._ctrls, self._act
         for e in self._envs(env_ids):
-            self.datas[e].ctrl[self._act] = values[e]
+            ctrls[e][act] = values[e]
 
     def set_joint_velocity_target(self, target: wp.array, env_ids: wp.array | None = None) -> None:
         values = self._values(target, (self.num_joints,), "set_joint_velocity_target")
@@ -460,12 +462,13 @@ class MujocoBackend(Backend):
             future.result()
 
     def _step_chunk(self, envs: list[tuple[int, tuple[Any, Any]]], count: int) -> None:
-        """``count`` ``mj_step`` of each of ``envs`` (``(index, (model, data))``), then its state into the snapshot
-        while it is in this core's cache."""
+        """``count`` ``mj_step`` of each of ``envs`` (``(index, (model, data))``) in one call (``nstep``: the GIL is
+        taken back once per env, not once per step; with two threads the 64-env stepping ran 1.61-1.77x one thread
+        with a call per step, 1.80-1.86x with one per env, docs/mujoco.md), then its state into the snapshot while it
+        is in this core's cache."""
         step, take = mujoco.mj_step, self._snapshot.take
         for e, (m, d) in envs:
-            for _ in range(count):
-                step(m, d)
+            step(m, d, count)
             take(e, m, d)
 
     def reset(self, env_ids: wp.array | None = None) -> None:
