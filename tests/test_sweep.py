@@ -424,6 +424,24 @@ def test_the_acceptance_sweep_walks_resumes_and_halves_with_two_workers(shared, 
     assert min(walls[2]) <= 0.65 * min(walls[1]), walls
 
 
+def test_the_seeds_preset_is_the_grid_its_figures_were_timed_on(shared):
+    """presets/sweeps/anymal_c_seeds.yaml (docs/sweep.md's 1-vs-2-worker figures): 3 checkpoints x 2 engines x 2
+    seeds, undisturbed, 4 envs x 8 s; its checkpoints read as the training engines they name."""
+    plan = load_spec(ROOT / "presets/sweeps/anymal_c_seeds.yaml")
+    cells = plan.cells
+    assert (
+        len(cells) == 12
+        and {c["seed"] for c in cells} == {0, 1}
+        and {c["target"] for c in cells}
+        == {
+            "physx",
+            "newton",
+        }
+    )
+    assert plan.spec["num_envs"] == 4 and plan.spec["seconds"] == 8 and not plan.spec.get("perturbations")
+    assert sorted(c.native for c in plan.checkpoints) == ["newton", "physx", "physx"]
+
+
 def test_resume_appends_only_to_a_sweeps_own_folder_and_one_sweep_at_a_time(tmp_path):
     """Issue 31: ``--resume`` into a folder holding the user's own cells.jsonl and summary.json appended to one and
     overwrote the other; two sweeps into one folder both ran every cell."""
