@@ -468,6 +468,7 @@ _ACTIONS = st.one_of(
     st.tuples(st.just("reset"), st.lists(st.integers(0, 4), max_size=5, unique=True)),
     st.tuples(st.just("joints"), st.lists(st.integers(0, 4), max_size=5, unique=True)),
     st.tuples(st.just("root"), st.lists(st.integers(0, 4), max_size=5, unique=True)),
+    st.tuples(st.just("frames"), st.none()),
 )
 
 
@@ -475,12 +476,13 @@ _ACTIONS = st.one_of(
 @given(actions=st.lists(_ACTIONS, min_size=1, max_size=6), seed=st.integers(0, 2**16))
 def test_the_reads_follow_every_step_and_write_of_every_env(threaded_quadruped, actions, seed):
     """Issue 47: the reads of ``qpos``/``qvel`` come from a snapshot the stepping threads take after their steps (and
-    taken again after a write); after any mix of steps, resets and written joint and root states, of some envs or all,
-    every read equals what each env's own ``MjData`` holds."""
+    taken again after a write), and the body frames from the threads' ``mj_kinematics`` at a step that follows a read
+    of them; after any mix of steps, resets, frame reads and written joint and root states, of some envs or all, every
+    read equals what each env's own ``MjData`` holds."""
     b, rng = threaded_quadruped, np.random.default_rng(seed)
     n, j = b.num_envs, b.num_joints
     for kind, arg in actions:
-        ids = None if kind == "steps" or len(arg) == n else np.asarray(arg, np.int32)
+        ids = None if kind in ("steps", "frames") or len(arg) == n else np.asarray(arg, np.int32)
         if kind == "steps":
             b.steps(arg)
         elif kind == "reset":
@@ -488,12 +490,15 @@ def test_the_reads_follow_every_step_and_write_of_every_env(threaded_quadruped, 
         elif kind == "joints":
             q = b.joint_positions().numpy() + rng.uniform(-0.2, 0.2, (n, j)).astype(np.float32)
             b.write_joint_state(q, rng.uniform(-1, 1, (n, j)).astype(np.float32), env_ids=ids)
+        elif kind == "frames":
+            b.body_poses()
         else:
             pose = b.root_pose().numpy().copy()
             pose[:, 2] += 0.1
             b.write_root_pose(pose, env_ids=ids)
     pos, vel = b.joint_positions().numpy(), b.joint_velocities().numpy()
     pose, velocity = b.root_pose().numpy(), b.root_velocity().numpy()
+    frames = b.body_poses().numpy().copy()
     for e, (m, d) in enumerate(zip(b.models, b.datas, strict=True)):
         np.testing.assert_array_equal(pos[e], d.qpos[b._qadr].astype(np.float32))
         np.testing.assert_array_equal(vel[e], d.qvel[b._dadr].astype(np.float32))
@@ -504,6 +509,36 @@ def test_the_reads_follow_every_step_and_write_of_every_env(threaded_quadruped, 
         mujoco.mj_objectVelocity(m, d, mujoco.mjtObj.mjOBJ_BODY, b._root, expected, 0)
         np.testing.assert_allclose(pose[e, :3], d.xpos[b._root], atol=1e-6)
         np.testing.assert_allclose(velocity[e], np.r_[expected[3:], expected[:3]], atol=1e-4)
+        np.testing.assert_array_equal(frames[e, :, :3], d.xpos[b._bid].astype(np.float32))
+        np.testing.assert_array_equal(frames[e, :, 3:], np.roll(d.xquat[b._bid], -1, axis=1).astype(np.float32))
+
+
+def test_frames_computed_by_the_stepping_threads_leave_the_run_as_it_was():
+    """Body frames read after every policy step are computed by the stepping threads (``mj_kinematics`` after the
+    steps); the next step computes them again from ``qpos``, so the run is the one without reads, to the bit, and each
+    read is what MuJoCo's own kinematics give."""
+    path = Path(__file__).resolve().parents[1] / "transfer/data/quadruped.xml"
+    targets = np.random.default_rng(1).uniform(-0.4, 0.2, (25, 3, 12)).astype(np.float32)
+    runs = []
+    for read in (False, True):
+        b = _backend(path, num_envs=3, threads=2, scene=SceneDescription(ground=DEFAULT_GROUND, spawn_height=0.5))
+        try:
+            for k, t in enumerate(targets):
+                b.set_joint_position_target(t)
+                b.steps(4)
+                if read:
+                    frames = b.body_poses().numpy()
+                    assert b._snapshot._kinematics == (k > 0)  # from the second step on: the threads'
+                    for e, (m, d) in enumerate(b._pairs):
+                        xpos = d.xpos[b._bid].copy()
+                        mujoco.mj_kinematics(m, d)
+                        np.testing.assert_array_equal(xpos, d.xpos[b._bid])  # computed already, at this state
+                        np.testing.assert_array_equal(frames[e, :, :3], xpos.astype(np.float32))
+            runs.append((b.joint_positions().numpy().copy(), b.root_velocity().numpy().copy()))
+        finally:
+            b.close()
+    np.testing.assert_array_equal(runs[0][0], runs[1][0])
+    np.testing.assert_array_equal(runs[0][1], runs[1][1])
 
 
 _WRITES = st.tuples(

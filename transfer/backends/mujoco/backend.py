@@ -264,10 +264,9 @@ class MujocoBackend(Backend):
         return self._fill("joint_velocities", self._snapshot.qvel[:, self._dadr])
 
     def body_poses(self) -> wp.array:
+        xpos, xquat = self._snapshot.frames()
         b = self._bid
-        return self._rows(
-            lambda m, d: np.concatenate([d.xpos[b], _xyzw(d.xquat[b])], axis=1), "body_poses", derived=True
-        )
+        return self._fill("body_poses", np.concatenate([xpos[:, b], _xyzw(xquat[:, b])], axis=-1))
 
     def body_velocities(self) -> wp.array:
         return self._rows(

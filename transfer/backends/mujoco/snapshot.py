@@ -79,6 +79,12 @@ class Snapshot:
         self._qpos, self._qvel = state[:, :nq], state[:, nq:]
         self._taken = False  # False after a write: taken again, from every env, at the next read
         self._root_fresh = False
+        self._xpos = np.zeros((envs, model.nbody, 3))
+        self._xquat = np.zeros((envs, model.nbody, 4))
+        self._frame_views = [(d.xpos, d.xquat) for _, d in pairs]  # an MjData's arrays stay where they are
+        self._frames_read = False  # frames read since the last step: the threads compute them at the next
+        self._kinematics = False  # the threads compute frames at this step (take)
+        self._frames_fresh = False
         self._launch = None
         if free is not None:
             self._ipos = wp.zeros(envs, dtype=wp.vec3d, device="cpu")
@@ -94,16 +100,33 @@ class Snapshot:
             )
 
     def take(self, e: int, model: Any, data: Any) -> None:
-        """Env ``e``'s state, now (called by the thread that stepped it)."""
+        """Env ``e``'s state, now (called by the thread that stepped it); its bodies' frames too when they were read
+        after the step before (:meth:`frames`)."""
         mujoco.mj_getState(model, data, self._rows[e], _QPOS_QVEL)
+        if self._kinematics:
+            self._frame(e, model, data)
+
+    def _frame(self, e: int, model: Any, data: Any) -> None:
+        """Env ``e``'s body frames from its ``qpos`` (``mj_kinematics``: after ``mj_step`` MuJoCo's frames are those
+        of the state before the step's integration; the next step computes them again from ``qpos`` whatever they
+        hold, so the run is the same)."""
+        mujoco.mj_kinematics(model, data)
+        xpos, xquat = self._frame_views[e]
+        self._xpos[e] = xpos
+        self._xquat[e] = xquat
 
     def stepped(self) -> None:
-        """Every env was stepped and taken: what is computed from the state is stale."""
+        """Every env is being stepped and taken: what is computed from the state is stale, but the frames, which the
+        threads compute now when they were read after the step before (a loop that reads them after each policy
+        step's physics steps; one that steps one physics step at a time computes them once too often and reads them
+        from :meth:`frames`)."""
         self._root_fresh = False
+        self._kinematics, self._frames_read = self._frames_read, False
+        self._frames_fresh = self._kinematics
 
     def written(self) -> None:
         """A write changed the state (or a model) behind the snapshot: take it again at the next read."""
-        self._taken = self._root_fresh = False
+        self._taken = self._root_fresh = self._frames_fresh = False
 
     def _current(self) -> None:
         if self._taken:
@@ -113,6 +136,20 @@ class Snapshot:
         if self._launch is not None:
             self._ipos.numpy()[...] = self._com_offsets()
         self._taken = True
+        self._frames_fresh = self._kinematics
+
+    def frames(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every body's position ``(E, nbody, 3)`` and quaternion ``(E, nbody, 4)`` (``wxyz``), world frame, at the
+        current state (views: valid until the next step or write). Computed here, env by env, unless the stepping
+        threads did with the state: they do at a step that follows a read (a policy loop that reads them after each
+        policy step: the recorder's feet, a tracker's anchor)."""
+        self._current()
+        if not self._frames_fresh:
+            for e, (m, d) in enumerate(self._pairs):
+                self._frame(e, m, d)
+            self._frames_fresh = True
+        self._frames_read = True
+        return self._xpos, self._xquat
 
     @property
     def qpos(self) -> np.ndarray:
