@@ -457,9 +457,21 @@ def test_a_folder_without_params_env_yaml_names_that_file(tmp_path, capsys):
     assert "params/env.yaml" in refused(capsys, "replay", tmp_path, "--target", "physx")
 
 
-def test_a_file_that_is_not_usd_says_so_in_one_line(capsys):
-    err = refused(capsys, "inspect", POLICY)
-    assert "Could not open USD file" in err and "Give a USD file" in err and "Error in '" not in err
+def test_a_file_that_is_not_usd_says_so_in_one_line(capsys, tmp_path):
+    """A robot named by a file no USD format reads (a checkpoint, a config, a file without a suffix) is called what
+    it is, not a USD file that failed to open."""
+    bare = tmp_path / "robot"
+    bare.write_text("not a robot\n")
+    config = tmp_path / "env.yaml"
+    config.write_text("sim: {dt: 0.005}\n")
+    for command in (
+        ("inspect", POLICY),
+        ("replay", POLICY, "--target", "mujoco", "--asset", config),
+        ("inspect", bare),
+    ):
+        err = refused(capsys, *command)
+        assert f"{command[-1]}: not a robot file" in err and "Give a USD file" in err, err
+        assert "Error in '" not in err and "Could not open USD file" not in err and err.count("\n") == 1, err
 
 
 def test_inspect_root_must_be_a_prim_path(capsys):
