@@ -65,7 +65,7 @@ def compose(*args: Any):
 
 def open_stage(asset: Any):
     """A ``Usd.Stage`` from a path or a stage. Missing or unreadable files raise with the path."""
-    from pxr import Sdf, Usd
+    from pxr import Usd
 
     if isinstance(asset, Usd.Stage):
         return asset
@@ -76,11 +76,6 @@ def open_stage(asset: Any):
         raise FileNotFoundError(f"USD file not found: {path}. Check the path (relative paths start at {Path.cwd()}).")
     if path.suffix.lower() in SOURCE_SUFFIXES:  # MJCF or URDF: the converted USD (transfer.robot.assets)
         path = resolve_asset(path)
-    elif not path.suffix or Sdf.FileFormat.FindByExtension(path.suffix[1:]) is None:  # USD: "Cannot determine..."
-        raise OrderingError(
-            f"{path}: not a robot file ({path.suffix or 'no suffix'}: no USD file format reads it). Give a USD file "
-            "(.usd, .usda, .usdc), or a robot's MJCF (.xml) or URDF (.urdf) file."
-        )
     try:
         _COMPOSED[0] += 1
         stage = compose(str(path))

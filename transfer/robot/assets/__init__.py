@@ -106,6 +106,7 @@ def locate_asset(asset: str | os.PathLike) -> Path:
             raise AssetError(f"{path}: not a regular file (a FIFO or a device); give the robot file itself")
         if not path.is_file():
             raise FileNotFoundError(f"Asset file not found: {path}")
+        _refuse_unreadable(path)
         return path
     subdir, extra = PACKAGE_ASSETS[package]
     name = text[len(package) + 1 :]
@@ -125,6 +126,20 @@ def locate_asset(asset: str | os.PathLike) -> Path:
     available = sorted(p.name for kind in kinds for p in folder.glob(kind)) if folder.is_dir() else []
     raise FileNotFoundError(
         f"Asset {text!r}: no {name}(.usda|.usd|.usdc|.xml|.urdf) in {folder}; available: {available}"
+    )
+
+
+def _refuse_unreadable(path: Path) -> None:
+    """Refuse a file that is neither an MJCF/URDF nor of a format USD reads (a config, a checkpoint, no suffix) as
+    what it is, before USD says it "cannot determine file format" of a robot it could not open."""
+    from pxr import Sdf
+
+    suffix = path.suffix
+    if suffix.lower() in SOURCE_SUFFIXES or (suffix and Sdf.FileFormat.FindByExtension(suffix[1:]) is not None):
+        return
+    raise AssetError(
+        f"{path}: not a robot file ({suffix or 'no suffix'}: no USD file format reads it). Give a USD file (.usd, "
+        ".usda, .usdc), or a robot's MJCF (.xml) or URDF (.urdf) file."
     )
 
 
