@@ -44,15 +44,20 @@ def test_a_batch_one_call_does_not_stall_beside_another_process_calling_torch():
         obs = np.zeros((1, policy.input_size), np.float32)
         for _ in range(50):
             policy(obs)
-        times = []
-        for _ in range(300):
-            start = time.perf_counter()
-            policy(obs)
-            times.append(time.perf_counter() - start)
+        medians = []
+        for _ in range(3):  # up to three tries: a neighbour's burst slows one (the stall slows every one, ~7 ms)
+            times = []
+            for _ in range(300):
+                start = time.perf_counter()
+                policy(obs)
+                times.append(time.perf_counter() - start)
+            medians.append(statistics.median(times))
+            if medians[-1] < 200e-6:
+                break
     finally:
         busy.kill()
         busy.wait()
-    assert statistics.median(times) < 200e-6, f"median {statistics.median(times) * 1e6:.0f} us"
+    assert min(medians) < 200e-6, f"medians {[round(m * 1e6) for m in medians]} us"
     before = torch.get_num_threads()
     seen = []
     policy._forward, forward = (lambda x: seen.append(torch.get_num_threads()) or forward(x)), policy._forward
