@@ -29,6 +29,8 @@ import time
 import warnings
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
@@ -200,19 +202,23 @@ def _walked_states(backend, step, rounds: int, settle: int = 50) -> list:
     each of ``rounds`` policy steps of the loop ``step``, from its ``settle``-th on (before it the robots fall from
     their spawn height, with no contact to solve: cheaper steps than the loop's)."""
     import mujoco
-    import numpy as np
 
-    spec = mujoco.mjtState.mjSTATE_INTEGRATION
-    size = mujoco.mj_stateSize(backend.models[0], spec)
     for _ in range(settle):
         step()
     states = []
     for _ in range(rounds):
         step()
-        for m, d in zip(backend.models, backend.datas, strict=True):
-            state = np.empty(size)
-            mujoco.mj_getState(m, d, state, spec)
-            states.append(state)
+        states.extend(_states_of(backend, mujoco.mjtState.mjSTATE_INTEGRATION))
+    return states
+
+
+def _states_of(backend, spec) -> np.ndarray:
+    """``(E, size)``: every env's state of kind ``spec`` (``mj_getState``), now."""
+    import mujoco
+
+    states = np.empty((backend.num_envs, mujoco.mj_stateSize(backend.models[0], spec)))
+    for e, (m, d) in enumerate(zip(backend.models, backend.datas, strict=True)):
+        mujoco.mj_getState(m, d, states[e], spec)
     return states
 
 
@@ -232,17 +238,14 @@ def _stepping(min_time: float, trials: int, envs: int = 64) -> dict[str, float]:
     and MuJoCo's own threads (``mujoco.rollout``, the GIL released for the whole batch) stepping the same states 4
     steps, which says whether the GIL holds the backend's threads back."""
     import mujoco
-    import numpy as np
     from mujoco import rollout
 
     (one, loop_one), (two, loop_two) = _loop(envs, 1), _loop(envs, 2)
     for _ in range(30):
         loop_one(), loop_two()
     b1, b2 = one.art.backend, two.art.backend
-    model, spec = b1.models[0], mujoco.mjtState.mjSTATE_FULLPHYSICS
-    state = np.zeros((envs, mujoco.mj_stateSize(model, spec)))
-    for e, d in enumerate(b1.datas):
-        mujoco.mj_getState(model, d, state[e], spec)
+    model = b1.models[0]
+    state = _states_of(b1, mujoco.mjtState.mjSTATE_FULLPHYSICS)
     control = np.tile(b1.datas[0].ctrl, (envs, 4, 1))
     out, sensors = np.zeros((envs, 4, state.shape[1])), np.zeros((envs, 4, model.nsensordata))
     runners = {

@@ -116,10 +116,10 @@ class Snapshot:
         self._xquat[e] = xquat
 
     def stepped(self) -> None:
-        """Every env is being stepped and taken: what is computed from the state is stale, but the frames, which the
-        threads compute now when they were read after the step before (a loop that reads them after each policy
-        step's physics steps; one that steps one physics step at a time computes them once too often and reads them
-        from :meth:`frames`)."""
+        """Every env is being stepped and taken: what is computed from the state is stale. The threads compute the
+        frames with it when they were read since the step before (a loop that reads them after each policy step; one
+        that steps one physics step at a time, as explicit actuators do, computes them once too many per policy
+        step)."""
         self._root_fresh = False
         self._kinematics, self._frames_read = self._frames_read, False
         self._frames_fresh = self._kinematics

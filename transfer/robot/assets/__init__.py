@@ -131,11 +131,14 @@ def locate_asset(asset: str | os.PathLike) -> Path:
 
 def _refuse_unreadable(path: Path) -> None:
     """Refuse a file that is neither an MJCF/URDF nor of a format USD reads (a config, a checkpoint, no suffix) as
-    what it is, before USD says it "cannot determine file format" of a robot it could not open."""
+    what it is, before USD says it "cannot determine file format" of a robot it could not open. An MJCF or URDF is
+    told by its suffix alone: USD (pxr) is imported only to ask about any other."""
+    suffix = path.suffix
+    if suffix.lower() in SOURCE_SUFFIXES:
+        return
     from pxr import Sdf
 
-    suffix = path.suffix
-    if suffix.lower() in SOURCE_SUFFIXES or (suffix and Sdf.FileFormat.FindByExtension(suffix[1:]) is not None):
+    if suffix and Sdf.FileFormat.FindByExtension(suffix[1:]) is not None:
         return
     raise AssetError(
         f"{path}: not a robot file ({suffix or 'no suffix'}: no USD file format reads it). Give a USD file (.usd, "
